@@ -1,0 +1,2 @@
+import CohorlyCrash
+print("CrashDemo")

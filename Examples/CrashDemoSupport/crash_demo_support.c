@@ -1,0 +1,2 @@
+#include "crash_demo_support.h"
+void demo_placeholder(void) {}

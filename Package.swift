@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+// Cohorly for Linux: crash capture, delivery and symbolication for Swift apps.
+// Layout and import rules: see README.md ("Layout") — imports flow one way.
+import PackageDescription
+
+let package = Package(
+    name: "Cohorly",
+    products: [
+        .library(name: "CohorlyCrash", targets: ["CohorlyCrash"]),
+        .executable(name: "CrashDemo", targets: ["CrashDemo"]),
+    ],
+    targets: [
+        // libunwind headers only. The library itself is never linked: Debian's libunwind.so.8 exports
+        // `_Unwind_*` and would take over C++ exception handling for the whole process, so the recorder
+        // loads it privately with dlopen(RTLD_LOCAL) at install time (see cly_unwind.c).
+        .systemLibrary(
+            name: "CUnwind",
+            path: "Sources/CUnwind",
+            providers: [.apt(["libunwind-dev"])]
+        ),
+        // The async-signal-safe crash core (C, plus one C++ file for the terminate hook).
+        .target(
+            name: "CCrashRecorder",
+            dependencies: ["CUnwind"],
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
+        ),
+        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder"]),
+        // Crashes on demand, in every supported way (also the crash matrix's child process).
+        .target(name: "CrashDemoSupport", path: "Examples/CrashDemoSupport", linkerSettings: [.linkedLibrary("dl")]),
+        .executableTarget(
+            name: "CrashDemo",
+            dependencies: ["CohorlyCrash", "CrashDemoSupport"],
+            path: "Examples/CrashDemo"
+        ),
+        .testTarget(name: "CohorlyCrashTests", dependencies: ["CohorlyCrash", "CrashDemo"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
