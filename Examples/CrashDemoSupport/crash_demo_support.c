@@ -1,2 +1,60 @@
+#define _GNU_SOURCE
 #include "crash_demo_support.h"
-void demo_placeholder(void) {}
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void demo_null_write(void) {
+    volatile int *pointer = NULL;
+    *pointer = 42;
+}
+
+__attribute__((noinline)) void demo_abort(void) { abort(); }
+
+__attribute__((noinline)) int demo_sigfpe(int divisor) {
+    volatile int dividend = 42;
+    volatile int result = dividend / divisor;
+    return result;
+}
+
+__attribute__((noinline)) void demo_sigtrap(void) {
+    raise(SIGTRAP);
+    demo_opaque(NULL);
+}
+
+__attribute__((noinline)) void demo_sigbus(const char *directory) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sigbus-XXXXXX", directory);
+    int fd = mkstemp(path);
+    if (fd < 0) return;
+    unlink(path);
+    if (ftruncate(fd, 0) != 0) return;
+    volatile char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED) return;
+    page[4096] = 1;  // past the end of the (empty) file
+    demo_opaque((void *)page);
+}
+
+int demo_crash_in_library(const char *path) {
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) return -1;
+    void (*crash)(void) = (void (*)(void))dlsym(library, "cly_fixture_crash");
+    if (crash == NULL) return -1;
+    crash();
+    return 0;
+}
+
+void demo_set_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, 15);
+    truncated[15] = 0;
+    pthread_setname_np(pthread_self(), truncated);
+}
+
+__attribute__((noinline)) void demo_opaque(void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }

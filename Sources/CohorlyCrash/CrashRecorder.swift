@@ -1,1 +1,136 @@
 import CCrashRecorder
+import Foundation
+import Synchronization
+
+/// The crash recorder: catches every crash of the process and writes one report file per crash.
+///
+/// Install it once, as early as possible:
+/// ```swift
+/// try CrashRecorder.install(.init())
+/// CrashRecorder.updateContext { $0.release = "MyApp@1.2.0"; $0.distinctId = "user-42" }
+/// ```
+/// The reports land in ``Options/reportDirectory`` and are read back with ``CrashReportStore``.
+public enum CrashRecorder {
+    /// What ``install(_:)`` sets up.
+    public struct Options: Sendable, Equatable {
+        /// Where reports are written. Default: `$XDG_STATE_HOME/cohorly/crashes`, else
+        /// `~/.local/state/cohorly/crashes`. Created with mode 0700 when missing.
+        public var reportDirectory: URL
+        /// After a report is written: `true` (default) calls the handlers that were installed before ours
+        /// (the Swift runtime's backtracer prints its backtrace); `false` restores the default action.
+        /// Either way the process dies of the original signal.
+        public var chainToPreviousHandlers: Bool
+        /// Context present from the first crash on (default: empty; the device fields are always added).
+        public var context: CrashContext
+
+        /// Options with the defaults documented on each property.
+        public init(
+            reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, context: CrashContext = CrashContext()
+        ) {
+            self.reportDirectory = reportDirectory ?? Self.defaultReportDirectory()
+            self.chainToPreviousHandlers = chainToPreviousHandlers
+            self.context = context
+        }
+
+        /// `$XDG_STATE_HOME/cohorly/crashes`, else `~/.local/state/cohorly/crashes`.
+        public static func defaultReportDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+            -> URL
+        {
+            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+                return URL(fileURLWithPath: state).appendingPathComponent("cohorly/crashes")
+            }
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return URL(fileURLWithPath: home).appendingPathComponent(".local/state/cohorly/crashes")
+        }
+    }
+
+    /// Why ``install(_:)`` failed. The process is left as it was.
+    public enum InstallError: Error, Equatable, CustomStringConvertible {
+        /// The report directory could not be created or is not writable.
+        case reportDirectoryUnusable(path: String, reason: String)
+        /// The recorder could not be set up (libunwind missing, sigaction failed…).
+        case recorderUnavailable(reason: String)
+
+        /// A one-line explanation naming the directory or the missing part.
+        public var description: String {
+            switch self {
+            case .reportDirectoryUnusable(let path, let reason): "crash report directory \(path): \(reason)"
+            case .recorderUnavailable(let reason): "crash recorder unavailable: \(reason)"
+            }
+        }
+    }
+
+    private struct State {
+        var options: Options?
+        var context = CrashContext()
+    }
+    private static let state = Mutex(State())
+
+    /// Installs the handlers (SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, uncaught C++ exceptions) and
+    /// gives the calling thread an alternate signal stack. Calling it again only applies the new options.
+    /// - Throws: ``InstallError`` when the directory is unusable or the recorder cannot be set up.
+    public static func install(_ options: Options = Options()) throws {
+        let directory = options.reportDirectory.path
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw InstallError.reportDirectoryUnusable(path: directory, reason: "cannot create it (\(error))")
+        }
+        var message = [CChar](repeating: 0, count: 512)
+        let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)
+        if result != 0 {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if access(directory, W_OK | X_OK) != 0 {
+                throw InstallError.reportDirectoryUnusable(path: directory, reason: "not writable")
+            }
+            throw InstallError.recorderUnavailable(reason: reason)
+        }
+        let context = state.withLock {
+            $0.options = options
+            $0.context = options.context
+            return $0.context
+        }
+        publish(context)
+    }
+
+    /// Whether ``install(_:)`` succeeded in this process.
+    public static var isInstalled: Bool { cly_is_installed() }
+
+    /// The options of the last successful ``install(_:)``, or nil.
+    public static var options: Options? { state.withLock { $0.options } }
+
+    /// The context the next crash report will carry.
+    public static var context: CrashContext { state.withLock { $0.context } }
+
+    /// Changes the crash-time context (release, distinct id, free-form pairs). Safe from any thread; a crash
+    /// sees the context before or after the change, never a mix.
+    public static func updateContext(_ change: (inout CrashContext) -> Void) {
+        let context = state.withLock {
+            change(&$0.context)
+            return $0.context
+        }
+        publish(context)
+    }
+
+    /// Gives the calling thread an alternate signal stack so a stack overflow on it is caught (the installing
+    /// thread has one already). Call it first thing on threads you create. Returns false when it failed.
+    @discardableResult
+    public static func prepareCurrentThread() -> Bool { cly_prepare_current_thread() == 0 }
+
+    /// Rescans the loaded libraries now (a crash finds libraries loaded later anyway, through the loader).
+    public static func refreshModules() { cly_refresh_modules() }
+
+    /// The `$insert_id` the next report of this process will carry.
+    public static var pendingInsertId: String {
+        var buffer = [CChar](repeating: 0, count: 37)
+        cly_current_insert_id(&buffer)
+        return String(decoding: buffer.prefix(36).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func publish(_ context: CrashContext) {
+        let json = context.serializedForCrash()
+        _ = json.withCString { cly_set_context($0, strlen($0)) }
+        cly_refresh_modules()
+    }
+}

@@ -1,2 +1,34 @@
-#pragma once
-void demo_placeholder(void);
+// C and C++ ways to crash, for CrashDemo (the Swift ways live in Swift).
+#ifndef CRASH_DEMO_SUPPORT_H
+#define CRASH_DEMO_SUPPORT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Writes through a null pointer (SIGSEGV).
+void demo_null_write(void);
+/// Calls abort() (SIGABRT).
+void demo_abort(void);
+/// Integer division by zero in C (SIGFPE).
+int demo_sigfpe(int divisor);
+/// raise(SIGTRAP).
+void demo_sigtrap(void);
+/// Touches a mapped page past the end of a truncated file in `directory` (SIGBUS).
+void demo_sigbus(const char *directory);
+/// Throws a std::runtime_error with `what` through C frames; nobody catches it (std::terminate).
+void demo_cxx_throw(const char *what);
+/// Throws and catches a C++ exception; returns 1 when it was caught.
+int demo_cxx_catch(void);
+/// dlopens `path` and calls its `cly_fixture_crash` function; returns -1 when it cannot.
+int demo_crash_in_library(const char *path);
+/// Names the calling thread (raw bytes, up to 15).
+void demo_set_thread_name(const char *name);
+/// Does nothing, opaquely (keeps the optimizer from removing a frame).
+void demo_opaque(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,2 +1,53 @@
-#pragma once
-int cly_placeholder(void);
+// The crash recorder's C interface, the only header Swift sees.
+//
+// Everything here is called from normal code (never from a signal handler). The functions that the crash
+// path itself runs are internal (cly_internal.h).
+#ifndef CLY_RECORDER_H
+#define CLY_RECORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cly_limits.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Installs the signal handlers and the C++ terminate hook, prepares every buffer the crash path needs,
+/// loads libunwind privately and gives the calling thread an alternate signal stack.
+/// `report_directory` must exist and be writable (the caller creates it). `chain` selects what happens after
+/// the report is committed: true calls the previous handlers (the Swift backtracer), false restores the
+/// default action; the process dies of the original signal either way.
+/// Returns 0, or an errno value with a message in `error` (NUL-terminated, at most `error_size` bytes).
+/// A second call updates the directory and `chain` and returns 0. Not async-signal-safe.
+int cly_install(const char *report_directory, bool chain, char *error, size_t error_size);
+
+/// Whether the handlers are installed.
+bool cly_is_installed(void);
+
+/// Replaces the crash-time context: `json_object` must be one JSON object of at most CLY_MAX_CONTEXT bytes.
+/// Safe to call from any thread at any time; a crash sees either the old or the new context, never a mix.
+/// Returns 0, or EINVAL / E2BIG.
+int cly_set_context(const char *json_object, size_t length);
+
+/// Gives the calling thread an alternate signal stack (CLY_ALTSTACK_BYTES, freed at thread exit) so that a
+/// stack overflow on it is caught. Keeps an existing alternate stack that is at least as large.
+/// Returns 0 or an errno value.
+int cly_prepare_current_thread(void);
+
+/// Rebuilds the module table when libraries were loaded or unloaded since the last build (cheap otherwise).
+void cly_refresh_modules(void);
+
+/// Copies the `$insert_id` the next report of this process will carry (36 characters + NUL) into `out`.
+void cly_current_insert_id(char out[37]);
+
+/// Test hook: how many modules the prepared table holds.
+int cly_module_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

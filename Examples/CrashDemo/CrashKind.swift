@@ -1,0 +1,116 @@
+import CohorlyCrash
+import CrashDemoSupport
+import Foundation
+
+/// Every way CrashDemo can crash. The raw value is the word on the command line.
+enum CrashKind: String, CaseIterable {
+    case forceUnwrap = "force-unwrap"
+    case fatalError = "fatal-error"
+    case indexOutOfRange = "index-out-of-range"
+    case integerOverflow = "integer-overflow"
+    case divisionByZero = "division-by-zero"
+    case precondition
+    case nullWrite = "null-write"
+    case stackOverflow = "stack-overflow"
+    case abort
+    case cxxException = "cxx-exception"
+    case badCast = "bad-cast"
+    case sigbus
+    case sigfpe
+    case sigtrap
+
+    /// One line for `CrashDemo list`.
+    var summary: String {
+        switch self {
+        case .forceUnwrap: "force-unwrap nil (SIGILL)"
+        case .fatalError: "fatalError with non-ASCII and control characters (SIGILL)"
+        case .indexOutOfRange: "array index out of range (SIGILL)"
+        case .integerOverflow: "integer overflow (SIGILL)"
+        case .divisionByZero: "Swift integer division by zero (SIGILL)"
+        case .precondition: "precondition failure (SIGILL)"
+        case .nullWrite: "write through a null pointer (SIGSEGV)"
+        case .stackOverflow: "unbounded recursion (SIGSEGV)"
+        case .abort: "abort() (SIGABRT)"
+        case .cxxException: "uncaught C++ std::runtime_error (SIGABRT)"
+        case .badCast: "failed as! cast (SIGABRT)"
+        case .sigbus: "access past the end of a truncated mmap'd file (SIGBUS)"
+        case .sigfpe: "C integer division by zero (SIGFPE)"
+        case .sigtrap: "raise(SIGTRAP)"
+        }
+    }
+
+    /// The text of `fatalError` in the `fatal-error` kind.
+    static let fatalMessage = "demo fatal ✓ ünïcödé \u{1}bell\u{7}tab\t end"
+
+    /// Crashes the calling thread this way.
+    func crash(scratchDirectory: String) -> Never {
+        switch self {
+        case .forceUnwrap: crashForceUnwrap()
+        case .fatalError: crashFatalError()
+        case .indexOutOfRange: crashIndexOutOfRange()
+        case .integerOverflow: crashIntegerOverflow()
+        case .divisionByZero: crashDivisionByZero()
+        case .precondition: crashPrecondition()
+        case .nullWrite: demo_null_write()
+        case .stackOverflow: _ = recurseForever(0)
+        case .abort: demo_abort()
+        case .cxxException: demo_cxx_throw("demo C++ failure")
+        case .badCast: crashBadCast()
+        case .sigbus: demo_sigbus(scratchDirectory)
+        case .sigfpe: _ = demo_sigfpe(Int32(CommandLine.arguments.count - CommandLine.arguments.count))
+        case .sigtrap: demo_sigtrap()
+        }
+        Foundation.exit(97)  // not reached when the crash works
+    }
+}
+
+/// Values the optimizer cannot see through.
+nonisolated(unsafe) var opaqueOptional: Int? = nil
+nonisolated(unsafe) var opaqueNumbers = [1, 2, 3]
+nonisolated(unsafe) var opaqueIndex = 7
+nonisolated(unsafe) var opaqueLarge = Int.max - 1
+nonisolated(unsafe) var opaqueZero = 0
+nonisolated(unsafe) var opaqueAny: Any = 42
+nonisolated(unsafe) var opaqueStop = -1
+
+@inline(never) func crashForceUnwrap() {
+    let value = opaqueOptional!
+    print(value)
+}
+
+@inline(never) func crashFatalError() {
+    if opaqueZero == 0 { fatalError(CrashKind.fatalMessage) }
+    print(opaqueZero)
+}
+
+@inline(never) func crashIndexOutOfRange() {
+    let value = opaqueNumbers[opaqueIndex]
+    print(value)
+}
+
+@inline(never) func crashIntegerOverflow() {
+    let value = opaqueLarge + opaqueIndex
+    print(value)
+}
+
+@inline(never) func crashDivisionByZero() {
+    let value = opaqueIndex / opaqueZero
+    print(value)
+}
+
+@inline(never) func crashPrecondition() {
+    precondition(opaqueZero != 0, "demo precondition")
+    print(opaqueZero)
+}
+
+@inline(never) func crashBadCast() {
+    let value = opaqueAny as! String
+    print(value)
+}
+
+@inline(never) func recurseForever(_ depth: Int) -> Int {
+    if depth == opaqueStop { return depth }
+    var frame = (depth, depth, depth, depth, depth, depth, depth, depth)
+    demo_opaque(&frame)
+    return recurseForever(depth + 1) + frame.0
+}

@@ -1,0 +1,81 @@
+import CohorlyCrash
+import CrashDemoSupport
+import Dispatch
+import Foundation
+
+/// Crash scenarios beyond one kind on one thread, used by the recorder's tests.
+enum Scenario {
+    static let names = ["concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash"]
+
+    static func run(_ name: String, options: DemoOptions) -> Never {
+        switch name {
+        case "concurrent": concurrent()
+        case "context-race": contextRace()
+        case "fork": forkThenCrash()
+        case "cxx-catch":
+            let caught = demo_cxx_catch() == 1
+            print(caught ? "caught" : "not caught")
+            exit(caught ? 0 : 1)
+        case "install-twice":
+            installRecorder()
+            print("installed twice")
+            demo_null_write()
+        case "dlopen-crash":
+            guard let library = options.library else { usage("dlopen-crash needs --library PATH") }
+            CrashRecorder.refreshModules()
+            if demo_crash_in_library(library) != 0 { usage("cannot load \(library)") }
+        default:
+            usage("unknown scenario '\(name)' (\(names.joined(separator: ", ")))")
+        }
+        exit(97)
+    }
+
+    /// Eight threads reach a null write at the same moment.
+    static func concurrent() -> Never {
+        let count = 8
+        let started = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        for _ in 0..<count {
+            Thread {
+                started.signal()
+                go.wait()
+                demo_null_write()
+            }.start()
+        }
+        for _ in 0..<count { started.wait() }
+        for _ in 0..<count { go.signal() }
+        while true { sleep(60) }
+    }
+
+    /// Another thread rewrites the context as fast as it can while this one crashes; a report must hold
+    /// a context whose two counters agree.
+    static func contextRace() -> Never {
+        let running = DispatchSemaphore(value: 0)
+        Thread {
+            var counter = 0
+            while true {
+                counter += 1
+                CrashRecorder.updateContext {
+                    $0.properties["counter"] = String(counter)
+                    $0.distinctId = "user-\(counter)"
+                    $0.properties["padding"] = String(repeating: "x", count: counter % 3000)
+                }
+                if counter == 1000 { running.signal() }
+            }
+        }.start()
+        running.wait()
+        demo_null_write()
+        exit(97)
+    }
+
+    /// The child and then the parent crash: two reports with different insert ids.
+    static func forkThenCrash() -> Never {
+        let child = fork()
+        if child == 0 { demo_null_write() }
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        print("child status \(status)")
+        demo_null_write()
+        exit(97)
+    }
+}

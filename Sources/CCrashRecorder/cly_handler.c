@@ -1,0 +1,205 @@
+// The crash path. Read this file first: it is the whole of what runs when the process crashes.
+//
+// What runs in the handler (the crashed thread, on its alternate stack), in call order:
+//   crash_signal_handler
+//     - escape hatches: a fault inside our own unwinding jumps back (siglongjmp) to where that unwind began;
+//       a fault while this thread writes the report marks the file once and dies (never a hang);
+//     - cly_handle_crash: one thread wins a compare-and-swap and writes; any other crashing thread waits on
+//       a futex (at most CLY_CONCURRENT_CRASH_WAIT_MS) and then dies of its own signal;
+//         . cly_unwind_from_ucontext (libunwind, local: signal-safe) - the crashed thread, frame 0 exact;
+//         . cly_threads_capture (tgkill + SIGSYS self-unwinds, bounded wait) - up to 19 other threads;
+//         . cly_context_copy_for_crash (seqlock copy of the app's context);
+//         . cly_report_write (open/write/rename, no allocation) - the committed report;
+//         . cly_threads_release;
+//     - chain: restore the previous actions (or the default ones), call the previous handler (the Swift
+//       runtime's backtracer when it is on), then make sure the process dies of the original signal: a
+//       hardware fault returns and faults again under SIG_DFL; a sent signal (abort, raise, SIGTRAP) is
+//       raised again with tgkill.
+// What runs later, in normal code: the Swift side lists, salvages and sends the reports (CohorlyCrash).
+// Every function called here is on POSIX's async-signal-safe list (sigaction, sigprocmask, open, read,
+// write, close, rename, unlink, clock_gettime, getpid, the string functions of POSIX.1-2016) or a raw
+// syscall (gettid, tgkill, futex, getdents64, getrandom), or our own code that only touches static memory.
+// No malloc, no locks, no stdio, no Swift.
+#include <errno.h>
+#include <setjmp.h>
+#include <string.h>
+
+#include "cly_internal.h"
+
+atomic_int cly_crash_started;            // a crash began: module refreshes and context updates stop
+static atomic_int winner_tid;            // the thread that writes the report
+static atomic_int report_done;           // the report is committed (or given up)
+static atomic_int recrash_marked;
+static atomic_int crashed_unwinding_tid; // the crashed thread while it unwinds itself
+static sigjmp_buf crashed_unwind_jump;
+
+static cly_thread crashed_thread;
+static cly_thread other_threads[CLY_MAX_THREADS - 1];
+static char context_copy[CLY_MAX_CONTEXT];
+
+static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT};
+#define HANDLED_COUNT ((int)(sizeof handled_signals / sizeof handled_signals[0]))
+static struct sigaction previous_actions[HANDLED_COUNT];
+static bool chain_to_previous = true;
+
+void cly_report_mark_recrash(int signal_number);
+
+static void copy_registers(const ucontext_t *context, uintptr_t *out) {
+    static const int order[18] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
+                                  REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_EFL};
+    for (int i = 0; i < 18; i++) out[i] = (uintptr_t)context->uc_mcontext.gregs[order[i]];
+}
+
+bool cly_handle_crash(const cly_crash *crash) {
+    if (atomic_load(&report_done) != 0) return true;  // written already (C++ terminate, then SIGABRT)
+    pid_t tid = cly_gettid();
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&winner_tid, &expected, tid)) {
+        // Another thread is writing the one report: wait for it (bounded), then die normally.
+        uint64_t deadline = cly_monotonic_ns() + (uint64_t)CLY_CONCURRENT_CRASH_WAIT_MS * 1000000ull;
+        while (atomic_load(&report_done) == 0 && cly_monotonic_ns() < deadline)
+            cly_futex_wait(&report_done, 0, 50000000ull);
+        return false;
+    }
+    atomic_store(&cly_crash_started, 1);
+    cly_report_input input;
+    memset(&input, 0, sizeof input);
+    input.crash = crash;
+    input.start_ns = cly_monotonic_ns();
+    input.pid = getpid();
+
+    crashed_thread.tid = tid;
+    crashed_thread.answered = true;
+    crashed_thread.frame_count = 0;
+    cly_thread_read_name(tid, crashed_thread.name, sizeof crashed_thread.name);
+    atomic_store(&crashed_unwinding_tid, tid);
+    if (sigsetjmp(crashed_unwind_jump, 1) == 0) {
+        if (crash->context != NULL) {
+            cly_unwind_from_ucontext(crash->context, true, &crashed_thread);
+        } else {
+            ucontext_t here;  // not from a signal (C++ terminate): unwind from this very function
+            getcontext(&here);
+            cly_unwind_from_ucontext(&here, false, &crashed_thread);
+        }
+    } else {
+        crashed_thread.truncated = true;  // the stack is corrupt beyond what we have
+    }
+    atomic_store(&crashed_unwinding_tid, 0);
+    if (crash->context != NULL) {
+        copy_registers(crash->context, input.registers);
+        input.has_registers = true;
+    }
+    input.crashed = &crashed_thread;
+
+    input.others = other_threads;
+    input.other_count = cly_threads_capture(tid, other_threads, CLY_MAX_THREADS - 1, &input.threads_requested,
+                                            &input.threads_answered);
+    input.context = context_copy;
+    input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
+    cly_report_write(&input);
+    cly_threads_release();
+    atomic_store(&report_done, 1);
+    cly_futex_wake(&report_done);
+    return true;
+}
+
+static void restore_actions(void) {
+    struct sigaction default_action;
+    memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    for (int i = 0; i < HANDLED_COUNT; i++)
+        sigaction(handled_signals[i], chain_to_previous ? &previous_actions[i] : &default_action, NULL);
+}
+
+static int signal_index(int signal_number) {
+    for (int i = 0; i < HANDLED_COUNT; i++)
+        if (handled_signals[i] == signal_number) return i;
+    return -1;
+}
+
+/// Dies of `signal_number` now: default action, unblocked, sent to this thread.
+static void die_of(int signal_number) {
+    struct sigaction default_action;
+    memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    sigaction(signal_number, &default_action, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, signal_number);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    cly_tgkill(getpid(), cly_gettid(), signal_number);
+}
+
+static void chain(int signal_number, siginfo_t *info, void *context) {
+    restore_actions();
+    int index = signal_index(signal_number);
+    if (chain_to_previous && index >= 0) {
+        const struct sigaction *previous = &previous_actions[index];
+        if ((previous->sa_flags & SA_SIGINFO) != 0 && previous->sa_sigaction != NULL)
+            previous->sa_sigaction(signal_number, info, context);
+        else if ((previous->sa_flags & SA_SIGINFO) == 0 && previous->sa_handler != SIG_DFL &&
+                 previous->sa_handler != SIG_IGN)
+            previous->sa_handler(signal_number);
+    }
+    // Still alive: make sure the process dies of the original signal, whatever the previous handler did.
+    bool faults_again = info != NULL && info->si_code > 0 && signal_number != SIGTRAP && signal_number != SIGABRT;
+    struct sigaction default_action;
+    memset(&default_action, 0, sizeof default_action);
+    default_action.sa_handler = SIG_DFL;
+    sigaction(signal_number, &default_action, NULL);
+    if (!faults_again) die_of(signal_number);
+    // A hardware fault returns: the instruction runs again and faults under SIG_DFL.
+}
+
+static void crash_signal_handler(int signal_number, siginfo_t *info, void *context) {
+    int saved_errno = errno;
+    pid_t tid = cly_gettid();
+    // Our own unwinding faulted (a corrupt stack): go back to where it started, keep what we have.
+    cly_threads_escape_if_dumping(tid);
+    if (atomic_load(&crashed_unwinding_tid) == tid) siglongjmp(crashed_unwind_jump, 1);
+    // A fault while this very thread writes the report: mark the file once and die, never hang.
+    if (atomic_load(&report_done) == 0 && atomic_load(&winner_tid) == tid) {
+        if (atomic_exchange(&recrash_marked, 1) == 0) cly_report_mark_recrash(signal_number);
+        chain_to_previous = false;
+        restore_actions();
+        die_of(signal_number);
+        return;
+    }
+    cly_crash crash;
+    memset(&crash, 0, sizeof crash);
+    crash.signal_number = signal_number;
+    crash.signal_code = info ? info->si_code : 0;
+    crash.fault_address = info ? (uintptr_t)info->si_addr : 0;
+    crash.context = (ucontext_t *)context;
+    crash.mechanism = CLY_MECHANISM_SIGNAL;
+    // Swift traps (SIGILL, SIGTRAP on arm64) and runtime aborts (SIGABRT) leave their text in the buffer.
+    if (signal_number == SIGILL || signal_number == SIGTRAP || signal_number == SIGABRT) {
+        crash.message = cly_swift_fatal_message();
+        if (crash.message != NULL) crash.mechanism = CLY_MECHANISM_SWIFT_FATAL;
+    }
+    cly_handle_crash(&crash);
+    chain(signal_number, info, context);
+    errno = saved_errno;
+}
+
+int cly_signals_install(bool chain_enabled) {
+    chain_to_previous = chain_enabled;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = crash_signal_handler;
+    // SA_NODEFER: a fault inside the handler reaches it again (recrash path) instead of killing silently.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    struct sigaction saved[HANDLED_COUNT];
+    for (int i = 0; i < HANDLED_COUNT; i++) {
+        if (sigaction(handled_signals[i], &action, &saved[i]) != 0) {
+            int error = errno;
+            for (int j = 0; j < i; j++) sigaction(handled_signals[j], &saved[j], NULL);
+            return error;
+        }
+    }
+    memcpy(previous_actions, saved, sizeof saved);
+    return 0;
+}
+
+void cly_signals_set_chain(bool chain_enabled) { chain_to_previous = chain_enabled; }

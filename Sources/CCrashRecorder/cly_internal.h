@@ -1,0 +1,163 @@
+// Internal interface between the recorder's C files. Every function marked "signal-safe" may run inside
+// the crash handler; the others run only in normal code (install, refresh, context updates).
+#ifndef CLY_INTERNAL_H
+#define CLY_INTERNAL_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cly_limits.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- raw system calls (all on the async-signal-safe list or plain syscalls with no userspace state) ----
+
+static inline pid_t cly_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+static inline int cly_tgkill(pid_t pid, pid_t tid, int sig) { return (int)syscall(SYS_tgkill, pid, tid, sig); }
+
+/// Monotonic nanoseconds (clock_gettime is async-signal-safe).
+static inline uint64_t cly_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/// Sleeps on a futex word while it still holds `expected`, at most `timeout_ns` (signal-safe: one syscall).
+void cly_futex_wait(atomic_int *word, int expected, uint64_t timeout_ns);
+/// Wakes every waiter of a futex word (signal-safe).
+void cly_futex_wake(atomic_int *word);
+
+// ---- one thread's captured stack ----
+
+typedef struct {
+    pid_t tid;
+    int frame_count;
+    bool truncated;  // more frames than CLY_MAX_FRAMES
+    bool answered;   // the thread recorded its own stack in time (always true for the crashed thread)
+    uintptr_t frames[CLY_MAX_FRAMES];
+    char name[32];   // from /proc/self/task/<tid>/comm
+} cly_thread;
+
+// ---- unwinding (cly_unwind.c) ----
+
+/// Loads libunwind privately and warms its caches. Normal code. Returns 0 or an errno value.
+int cly_unwind_load(char *error, size_t error_size);
+/// Unwinds from a signal's ucontext (frame 0 = the exact interrupted PC) into `thread`. Signal-safe.
+void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread);
+
+// ---- other threads (cly_threads.c) ----
+
+/// Stops up to CLY_MAX_THREADS - 1 other threads, has each record its own stack into `threads`, and waits at
+/// most CLY_THREAD_WAIT_MS. Returns how many entries of `threads` are filled (answered or not). Signal-safe.
+int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, int *requested, int *answered);
+/// Lets the stopped threads run again. Signal-safe.
+void cly_threads_release(void);
+/// Whether `tid` is a thread currently recording its own stack for us; if so, jumps back out of its unwind
+/// (used when that unwind faults). Signal-safe. Returns only when `tid` is not such a thread.
+void cly_threads_escape_if_dumping(pid_t tid);
+/// Reads /proc/self/task/<tid>/comm into `name` (signal-safe: open/read/close).
+void cly_thread_read_name(pid_t tid, char *name, size_t size);
+
+// ---- modules (cly_modules.c) ----
+
+typedef struct {
+    uintptr_t base;       // address of the first PT_LOAD segment's page
+    uintptr_t size;       // extent of the PT_LOAD segments
+    uint32_t path_offset; // into the table's path pool
+    uint8_t build_id_length;
+    uint8_t build_id[32];
+} cly_module;
+
+typedef struct {
+    int count;
+    cly_module modules[CLY_MAX_MODULES];
+    uint32_t pool_used;
+    char pool[CLY_MODULE_PATH_POOL];
+} cly_module_table;
+
+/// Builds the first module table. Normal code.
+void cly_modules_build(void);
+/// The current table (never freed, never written while published). Signal-safe.
+const cly_module_table *cly_modules_current(void);
+/// Finds the module of `pc` that is not in `table` with `_dl_find_object` (documented async-signal-safe)
+/// and describes it into `out` with its path in `path`. Returns true when found. Signal-safe.
+bool cly_modules_find_extra(uintptr_t pc, cly_module *out, char *path, size_t path_size);
+/// Reads the GNU build id from a mapped object's program headers. Signal-safe (reads mapped memory only).
+int cly_modules_read_build_id(uintptr_t load_bias, const void *phdrs, int phdr_count, uint8_t *out, int capacity);
+
+// ---- crash-time context (cly_context.c) ----
+
+/// Copies the active context into `out`; returns its length. Stops later updates. Signal-safe.
+size_t cly_context_copy_for_crash(char *out, size_t capacity);
+
+// ---- monitors ----
+
+/// The Swift runtime's last fatal-error message, or NULL (cly_fatal_message.c). Signal-safe.
+const char *cly_swift_fatal_message(void);
+/// Installs the C++ terminate hook (cly_terminate.cpp). Normal code, safe to call twice.
+void cly_terminate_install(void);
+
+// ---- the crash itself (cly_handler.c) ----
+
+typedef enum { CLY_MECHANISM_SIGNAL, CLY_MECHANISM_SWIFT_FATAL, CLY_MECHANISM_CXX_TERMINATE } cly_mechanism;
+
+/// What a monitor hands to the one writer.
+typedef struct {
+    int signal_number;
+    int signal_code;
+    uintptr_t fault_address;
+    ucontext_t *context;      // NULL when the crash did not come from a signal (C++ terminate)
+    cly_mechanism mechanism;
+    const char *message;      // Swift fatal-error text or NULL
+    const char *cxx_type;     // C++ exception type (demangled) or NULL
+    const char *cxx_what;     // C++ what() or NULL
+} cly_crash;
+
+/// Writes the one report of this process for `crash` unless another thread is already writing it. Returns
+/// true when this call wrote it (or it had been written before). Signal-safe.
+bool cly_handle_crash(const cly_crash *crash);
+
+// ---- the report (cly_report.c) ----
+
+typedef struct {
+    const cly_crash *crash;
+    pid_t pid;
+    uint64_t start_ns;           // monotonic, at handler entry
+    cly_thread *crashed;
+    uintptr_t registers[18];     // x86_64 general registers (rip, rsp, rbp, rax, …) when there is a context
+    bool has_registers;
+    cly_thread *others;
+    int other_count;
+    int threads_requested;
+    int threads_answered;
+    char *context;               // JSON object
+    size_t context_length;
+} cly_report_input;
+
+/// Writes `<dir>/<ts>-<pid>-<insert_id>.tmp`, renames it to `.json`, drops the oldest reports beyond
+/// CLY_MAX_REPORTS. Returns true when the report was committed. Signal-safe.
+bool cly_report_write(const cly_report_input *input);
+
+// ---- shared configuration, set at install (cly_install.c) ----
+
+extern char cly_report_directory[CLY_MAX_PATH];
+extern char cly_executable_path[CLY_MAX_PATH];
+/// The `$insert_id` of this process (refreshed after fork). Signal-safe accessor: regenerates it with
+/// getrandom when the pid changed without a fork handler having run.
+const char *cly_insert_id_for_crash(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

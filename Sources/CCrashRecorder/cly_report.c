@@ -1,0 +1,276 @@
+// The report file: one JSON object, format `cohorly-crash/1` (docs/report-format.md).
+//
+// Runs inside the crash handler, after the stacks are captured. Call order and why each call is safe:
+//   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
+//   cly_writer (AS-safe) -> close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink.
+// Sections go in this order, flushed one by one, so a torn file keeps what matters most: header (signal,
+// message), crashed thread, context, other threads, modules. A hard cap (CLY_MAX_REPORT_BYTES) drops
+// frames and modules first; the JSON is always closed.
+// Modules: the prepared table, plus any module a frame points into that the table lacks (found with
+// `_dl_find_object`, see cly_modules.c).
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>  // for the rename(2) prototype only: no stdio stream is used
+#include <string.h>
+
+#include "cly_internal.h"
+#include "cly_writer.h"
+
+#define CLOSING_RESERVE 1024
+
+static char write_buffer[8192];
+static int open_report_fd = -1;
+static cly_module extra_modules[CLY_MAX_EXTRA_MODULES];
+static char extra_paths[CLY_MAX_EXTRA_MODULES][256];
+static int extra_count;
+
+static const char *signal_name(int number) {
+    switch (number) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    default: return "SIGNAL";
+    }
+}
+
+static const char *mechanism_name(cly_mechanism mechanism) {
+    switch (mechanism) {
+    case CLY_MECHANISM_SWIFT_FATAL: return "swift_fatal";
+    case CLY_MECHANISM_CXX_TERMINATE: return "cxx_terminate";
+    default: return "signal";
+    }
+}
+
+static const char *const register_names[18] = {"rip", "rsp", "rbp", "rax", "rbx", "rcx", "rdx", "rsi", "rdi",
+                                              "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "eflags"};
+
+static bool in_table(const cly_module_table *table, uintptr_t pc) {
+    if (table != NULL)
+        for (int i = 0; i < table->count; i++)
+            if (pc - table->modules[i].base < table->modules[i].size) return true;
+    for (int i = 0; i < extra_count; i++)
+        if (pc - extra_modules[i].base < extra_modules[i].size) return true;
+    return false;
+}
+
+/// Adds the modules that frames point into but the prepared table lacks (loaded since its last refresh).
+static void find_extra_modules(const cly_thread *thread, const cly_module_table *table) {
+    for (int i = 0; i < thread->frame_count && extra_count < CLY_MAX_EXTRA_MODULES; i++) {
+        uintptr_t pc = thread->frames[i];
+        if (in_table(table, pc)) continue;
+        if (cly_modules_find_extra(pc, &extra_modules[extra_count], extra_paths[extra_count], 256)) extra_count++;
+    }
+}
+
+static void write_thread(cly_writer *w, const char *key, const cly_thread *thread, const cly_report_input *input,
+                         bool crashed) {
+    cly_writer_begin_object(w, key);
+    cly_writer_uint(w, "tid", (uint64_t)thread->tid);
+    cly_writer_string(w, "name", thread->name, sizeof thread->name);
+    cly_writer_bool(w, "crashed", crashed);
+    cly_writer_begin_array(w, "frames");
+    bool truncated = thread->truncated;
+    int count = thread->answered ? thread->frame_count : 0;
+    for (int i = 0; i < count; i++) {
+        if (!cly_writer_has_room(w, 24, CLOSING_RESERVE + 512)) {
+            truncated = true;
+            break;
+        }
+        cly_writer_hex(w, NULL, thread->frames[i]);
+    }
+    cly_writer_end_array(w);
+    cly_writer_bool(w, "truncated", truncated);
+    if (crashed && input->has_registers) {
+        cly_writer_begin_object(w, "registers");
+        for (int i = 0; i < 18; i++) cly_writer_hex(w, register_names[i], input->registers[i]);
+        cly_writer_end_object(w);
+    }
+    cly_writer_end_object(w);
+}
+
+static void write_module(cly_writer *w, const cly_module *module, const char *path) {
+    static const char digits[] = "0123456789abcdef";
+    char build_id[65];
+    size_t n = 0;
+    for (int i = 0; i < module->build_id_length && i < 32; i++) {
+        build_id[n++] = digits[module->build_id[i] >> 4];
+        build_id[n++] = digits[module->build_id[i] & 0xf];
+    }
+    build_id[n] = 0;
+    cly_writer_begin_object(w, NULL);
+    cly_writer_string(w, "path", path, CLY_MAX_PATH);
+    cly_writer_hex(w, "base", module->base);
+    cly_writer_hex(w, "size", module->size);
+    cly_writer_string(w, "build_id", build_id, sizeof build_id);
+    cly_writer_end_object(w);
+}
+
+/// "<dir>/<timestamp_ms, 16 digits>-<pid>-<insert_id><suffix>"
+static size_t report_path(char *out, uint64_t timestamp_ms, pid_t pid, const char *suffix) {
+    size_t n = strlen(cly_report_directory);
+    memcpy(out, cly_report_directory, n);
+    out[n++] = '/';
+    char digits[20];
+    size_t length = cly_format_uint(timestamp_ms, digits);
+    for (size_t pad = length; pad < 16; pad++) out[n++] = '0';
+    memcpy(out + n, digits, length);
+    n += length;
+    out[n++] = '-';
+    n += cly_format_uint((uint64_t)pid, out + n);
+    out[n++] = '-';
+    memcpy(out + n, cly_insert_id_for_crash(), 36);
+    n += 36;
+    size_t suffix_length = strlen(suffix);
+    memcpy(out + n, suffix, suffix_length + 1);
+    return n + suffix_length;
+}
+
+struct linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static bool is_report_name(const char *name) {
+    size_t length = strlen(name);
+    if (length < 22 || strcmp(name + length - 5, ".json") != 0) return false;
+    for (int i = 0; i < 16; i++)
+        if (name[i] < '0' || name[i] > '9') return false;
+    return name[16] == '-';
+}
+
+/// Drops the oldest committed reports beyond CLY_MAX_REPORTS (names sort by crash time).
+static void prune_reports(void) {
+    for (int round = 0; round < 64; round++) {
+        int fd = open(cly_report_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) return;
+        char entries[4096] __attribute__((aligned(8)));
+        char oldest[256] = {0};
+        int count = 0;
+        for (;;) {
+            long n = syscall(SYS_getdents64, fd, entries, sizeof entries);
+            if (n <= 0) break;
+            for (long offset = 0; offset < n;) {
+                struct linux_dirent64 *entry = (struct linux_dirent64 *)(entries + offset);
+                offset += entry->d_reclen;
+                if (!is_report_name(entry->d_name) || strlen(entry->d_name) >= sizeof oldest) continue;
+                count++;
+                if (oldest[0] == 0 || strcmp(entry->d_name, oldest) < 0) strcpy(oldest, entry->d_name);
+            }
+        }
+        close(fd);
+        if (count <= CLY_MAX_REPORTS) return;
+        char path[CLY_MAX_PATH + 300];
+        size_t n = strlen(cly_report_directory);
+        memcpy(path, cly_report_directory, n);
+        path[n++] = '/';
+        strcpy(path + n, oldest);
+        if (unlink(path) != 0) return;
+    }
+}
+
+void cly_report_mark_recrash(int signal_number) {
+    int fd = open_report_fd;
+    if (fd < 0) return;
+    char marker[64] = "\n#cohorly-recrash signal=";
+    size_t n = strlen(marker);
+    n += cly_format_uint((uint64_t)signal_number, marker + n);
+    marker[n++] = '\n';
+    (void)!write(fd, marker, n);
+}
+
+bool cly_report_write(const cly_report_input *input) {
+    const cly_crash *crash = input->crash;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t timestamp_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    char tmp_path[CLY_MAX_PATH + 128];
+    char final_path[CLY_MAX_PATH + 128];
+    report_path(tmp_path, timestamp_ms, input->pid, ".tmp");
+    report_path(final_path, timestamp_ms, input->pid, ".json");
+
+    const cly_module_table *table = cly_modules_current();
+    extra_count = 0;
+    find_extra_modules(input->crashed, table);
+    for (int i = 0; i < input->other_count; i++) find_extra_modules(&input->others[i], table);
+
+    int fd = open(tmp_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    open_report_fd = fd;
+    cly_writer writer;
+    cly_writer *w = &writer;
+    cly_writer_init(w, fd, write_buffer, sizeof write_buffer, CLY_MAX_REPORT_BYTES);
+
+    // Header.
+    cly_writer_begin_object(w, NULL);
+    cly_writer_string(w, "format", "cohorly-crash/1", 32);
+    cly_writer_string(w, "insert_id", cly_insert_id_for_crash(), 36);
+    cly_writer_uint(w, "timestamp_ms", timestamp_ms);
+    cly_writer_uint(w, "pid", (uint64_t)input->pid);
+    cly_writer_string(w, "executable", cly_executable_path, CLY_MAX_PATH);
+    cly_writer_string(w, "mechanism", mechanism_name(crash->mechanism), 32);
+    cly_writer_begin_object(w, "signal");
+    cly_writer_uint(w, "number", (uint64_t)crash->signal_number);
+    cly_writer_string(w, "name", signal_name(crash->signal_number), 16);
+    cly_writer_int(w, "code", crash->signal_code);
+    cly_writer_hex(w, "address", crash->fault_address);
+    cly_writer_end_object(w);
+    if (crash->message != NULL) cly_writer_string(w, "message", crash->message, CLY_MAX_MESSAGE);
+    if (crash->cxx_type != NULL || crash->cxx_what != NULL) {
+        cly_writer_begin_object(w, "cxx");
+        cly_writer_string(w, "type", crash->cxx_type ? crash->cxx_type : "", CLY_MAX_TYPE_NAME);
+        cly_writer_string(w, "what", crash->cxx_what ? crash->cxx_what : "", CLY_MAX_MESSAGE);
+        cly_writer_end_object(w);
+    }
+    // A stack overflow faults just below the stack pointer (in the guard page).
+    uintptr_t sp = input->has_registers ? input->registers[1] : 0;
+    bool overflow = crash->signal_number == SIGSEGV && sp != 0 && crash->fault_address + 65536 >= sp &&
+                    crash->fault_address <= sp + 4096;
+    cly_writer_bool(w, "stack_overflow", overflow);
+    cly_writer_flush(w);
+
+    // Crashed thread, then context, then the other threads.
+    write_thread(w, "crashed_thread", input->crashed, input, true);
+    cly_writer_flush(w);
+    if (input->context_length > 0) cly_writer_json(w, "context", input->context, input->context_length);
+    else cly_writer_json(w, "context", "{}", 2);
+    cly_writer_flush(w);
+    cly_writer_begin_array(w, "threads");
+    for (int i = 0; i < input->other_count; i++) {
+        if (!cly_writer_has_room(w, 256, CLOSING_RESERVE + 4096)) break;
+        write_thread(w, NULL, &input->others[i], input, false);
+    }
+    cly_writer_end_array(w);
+    cly_writer_flush(w);
+
+    // Modules.
+    cly_writer_begin_array(w, "modules");
+    for (int i = 0; table != NULL && i < table->count; i++) {
+        const cly_module *module = &table->modules[i];
+        const char *path = table->pool + module->path_offset;
+        if (!cly_writer_has_room(w, strlen(path) * 6 + 200, CLOSING_RESERVE)) break;
+        write_module(w, module, path);
+    }
+    for (int i = 0; i < extra_count; i++) {
+        if (!cly_writer_has_room(w, strlen(extra_paths[i]) * 6 + 200, CLOSING_RESERVE)) break;
+        write_module(w, &extra_modules[i], extra_paths[i]);
+    }
+    cly_writer_end_array(w);
+    cly_writer_uint(w, "threads_requested", (uint64_t)input->threads_requested);
+    cly_writer_uint(w, "threads_answered", (uint64_t)input->threads_answered);
+    cly_writer_uint(w, "capture_ns", cly_monotonic_ns() - input->start_ns);
+    cly_writer_bool(w, "complete", true);
+    cly_writer_end_object(w);
+    cly_writer_raw(w, "\n", 1);
+    cly_writer_flush(w);
+    open_report_fd = -1;
+    close(fd);
+    if (w->failed || rename(tmp_path, final_path) != 0) return false;  // a failed write stays a .tmp
+    prune_reports();
+    return true;
+}

@@ -1,0 +1,211 @@
+// Capturing the other threads at crash time.
+//
+// Order of events (all inside the crash handler of the crashed thread):
+//   1. install the dump handler for SIGSYS (sigaction: async-signal-safe). SIGSYS, not a real-time signal:
+//      libdispatch and the Swift concurrency pool block every signal except the synchronous ones and SIGSYS,
+//      so a real-time signal would never reach their threads (research/feasibility.md Q4);
+//   2. list /proc/self/task with raw getdents64 (opendir/readdir allocate) and fill one slot per thread:
+//      tid and name (/proc/self/task/<tid>/comm, read with open/read/close);
+//   3. skip a thread whose /proc status shows SIGSYS blocked (it would never answer), `tgkill` the others;
+//   4. each signalled thread, in `dump_handler`, unwinds its own interrupted context into its slot, counts
+//      itself in (atomic + futex wake), then parks on the release futex (bounded);
+//   5. the crashed thread waits on the answer counter, at most CLY_THREAD_WAIT_MS in total;
+//   6. after the report is written, cly_threads_release() lets the parked threads go.
+// A thread whose own unwind faults is sent back (siglongjmp) to its dump handler by the crash handler and
+// answers with the frames it had. The dump handler stays installed afterwards: a late SIGSYS must not kill
+// the process with a different signal than the one it crashed of.
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <setjmp.h>
+#include <string.h>
+
+#include "cly_internal.h"
+#include "cly_writer.h"
+
+#define DUMP_SIGNAL SIGSYS
+#define PARK_LIMIT_NS (10ull * 1000000000ull)
+
+static cly_thread *slots;
+static int slot_count;
+static atomic_int answered_count;
+static atomic_int released;
+static atomic_int capture_open;
+static atomic_int dumping_tid[CLY_MAX_THREADS];
+static sigjmp_buf dump_jumps[CLY_MAX_THREADS];
+
+void cly_futex_wait(atomic_int *word, int expected, uint64_t timeout_ns) {
+    struct timespec timeout = {(time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull)};
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, expected, &timeout, NULL, 0);
+}
+
+void cly_futex_wake(atomic_int *word) { syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0); }
+
+/// "/proc/self/task/<tid>/<leaf>" into `out`.
+static void task_path(pid_t tid, const char *leaf, char *out) {
+    static const char prefix[] = "/proc/self/task/";
+    size_t n = sizeof prefix - 1;
+    memcpy(out, prefix, n);
+    n += cly_format_uint((uint64_t)tid, out + n);
+    out[n++] = '/';
+    size_t leaf_length = strlen(leaf);
+    memcpy(out + n, leaf, leaf_length + 1);
+}
+
+/// Reads up to `size - 1` bytes of a small /proc file (open/read/close: async-signal-safe).
+static ssize_t read_small_file(const char *path, char *out, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t total = 0;
+    while ((size_t)total + 1 < size) {
+        ssize_t n = read(fd, out + total, size - 1 - (size_t)total);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        total += n;
+    }
+    close(fd);
+    out[total] = 0;
+    return total;
+}
+
+void cly_thread_read_name(pid_t tid, char *name, size_t size) {
+    char path[64];
+    task_path(tid, "comm", path);
+    ssize_t n = read_small_file(path, name, size);
+    if (n <= 0) {
+        name[0] = 0;
+        return;
+    }
+    if (name[n - 1] == '\n') name[n - 1] = 0;
+}
+
+/// Whether the thread blocks the dump signal (the "SigBlk:" line of its /proc status, in hex).
+static bool blocks_dump_signal(pid_t tid) {
+    char path[64];
+    char status[4096];
+    task_path(tid, "status", path);
+    if (read_small_file(path, status, sizeof status) <= 0) return false;
+    const char *line = strstr(status, "\nSigBlk:");  // strstr: pure function on our buffer
+    if (line == NULL) return false;
+    line += 8;
+    while (*line == '\t' || *line == ' ') line++;
+    uint64_t mask = 0;
+    for (; *line; line++) {
+        char c = *line;
+        int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0) break;
+        mask = (mask << 4) | (uint64_t)digit;
+    }
+    return (mask & (1ull << (DUMP_SIGNAL - 1))) != 0;
+}
+
+static int find_slot(pid_t tid) {
+    for (int i = 0; i < slot_count; i++)
+        if (slots[i].tid == tid) return i;
+    return -1;
+}
+
+static void dump_handler(int signal_number, siginfo_t *info, void *context) {
+    (void)signal_number;
+    int saved_errno = errno;
+    if (atomic_load(&capture_open) == 0 || info->si_pid != getpid()) {
+        errno = saved_errno;
+        return;  // a late or foreign SIGSYS: ignore
+    }
+    int index = find_slot(cly_gettid());
+    if (index < 0) {
+        errno = saved_errno;
+        return;
+    }
+    cly_thread *thread = &slots[index];
+    atomic_store(&dumping_tid[index], thread->tid);
+    // sigsetjmp saves the signal mask with one rt_sigprocmask syscall; the crash handler siglongjmps here
+    // if our own unwind faults (POSIX allows leaving a signal handler by siglongjmp).
+    if (sigsetjmp(dump_jumps[index], 1) == 0) cly_unwind_from_ucontext((ucontext_t *)context, true, thread);
+    atomic_store(&dumping_tid[index], 0);
+    thread->answered = true;
+    atomic_fetch_add(&answered_count, 1);
+    cly_futex_wake(&answered_count);
+    // Park until the report is written, so the thread does not run on while its stack is being reported.
+    uint64_t deadline = cly_monotonic_ns() + PARK_LIMIT_NS;
+    while (atomic_load(&released) == 0 && cly_monotonic_ns() < deadline) cly_futex_wait(&released, 0, 100000000ull);
+    errno = saved_errno;
+}
+
+void cly_threads_escape_if_dumping(pid_t tid) {
+    for (int i = 0; i < CLY_MAX_THREADS; i++)
+        if (atomic_load(&dumping_tid[i]) == tid) {
+            slots[i].truncated = true;
+            siglongjmp(dump_jumps[i], 1);
+        }
+}
+
+struct linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, int *requested, int *answered) {
+    *requested = 0;
+    *answered = 0;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = dump_handler;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(DUMP_SIGNAL, &action, NULL) != 0) return 0;
+
+    int count = 0;
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char entries[4096] __attribute__((aligned(8)));
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, entries, sizeof entries);
+        if (n <= 0) break;
+        for (long offset = 0; offset < n;) {
+            struct linux_dirent64 *entry = (struct linux_dirent64 *)(entries + offset);
+            offset += entry->d_reclen;
+            pid_t tid = 0;
+            const char *c = entry->d_name;
+            if (*c < '0' || *c > '9') continue;
+            for (; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+            if (tid == crashed_tid || count == capacity) continue;
+            cly_thread *thread = &threads[count++];
+            thread->tid = tid;
+            thread->frame_count = 0;
+            thread->truncated = false;
+            thread->answered = false;
+            cly_thread_read_name(tid, thread->name, sizeof thread->name);
+        }
+    }
+    close(fd);
+
+    slots = threads;
+    slot_count = count;
+    atomic_store(&answered_count, 0);
+    atomic_store(&released, 0);
+    atomic_store(&capture_open, 1);
+    pid_t pid = getpid();
+    for (int i = 0; i < count; i++) {
+        if (blocks_dump_signal(threads[i].tid)) continue;
+        if (cly_tgkill(pid, threads[i].tid, DUMP_SIGNAL) == 0) (*requested)++;
+    }
+    uint64_t deadline = cly_monotonic_ns() + (uint64_t)CLY_THREAD_WAIT_MS * 1000000ull;
+    for (;;) {
+        int seen = atomic_load(&answered_count);
+        uint64_t now = cly_monotonic_ns();
+        if (seen >= *requested || now >= deadline) break;
+        cly_futex_wait(&answered_count, seen, deadline - now);
+    }
+    *answered = atomic_load(&answered_count);
+    return count;
+}
+
+void cly_threads_release(void) {
+    atomic_store(&capture_open, 0);
+    atomic_store(&released, 1);
+    cly_futex_wake(&released);
+}

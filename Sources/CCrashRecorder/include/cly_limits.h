@@ -1,0 +1,34 @@
+// Every limit of the crash recorder, named once (README.md "Limits" documents them for users).
+#ifndef CLY_LIMITS_H
+#define CLY_LIMITS_H
+
+/// Threads in one report, the crashed thread included.
+#define CLY_MAX_THREADS 20
+/// Frames per thread (innermost first).
+#define CLY_MAX_FRAMES 100
+/// Committed reports kept on disk; the oldest is dropped when a crash would make one more.
+#define CLY_MAX_REPORTS 10
+/// Bytes of the Swift fatal-error message and of a C++ `what()` kept in a report.
+#define CLY_MAX_MESSAGE 4096
+/// Bytes of the C++ exception type name.
+#define CLY_MAX_TYPE_NAME 512
+/// Hard size cap of one report file. Frames and modules are dropped first; the JSON is always closed.
+#define CLY_MAX_REPORT_BYTES (512 * 1024)
+/// Modules in the prepared module table (plus CLY_MAX_EXTRA_MODULES found at crash time).
+#define CLY_MAX_MODULES 512
+/// Modules found at crash time by `_dl_find_object` (loaded after the last table refresh).
+#define CLY_MAX_EXTRA_MODULES 32
+/// Bytes of module paths in one module table.
+#define CLY_MODULE_PATH_POOL (64 * 1024)
+/// Bytes of the crash-time context (a JSON object).
+#define CLY_MAX_CONTEXT 8192
+/// Bytes of the report directory path.
+#define CLY_MAX_PATH 1024
+/// How long the crashed thread waits for the other threads to record their stacks.
+#define CLY_THREAD_WAIT_MS 250
+/// How long a thread that crashed while another one is writing the report waits before dying.
+#define CLY_CONCURRENT_CRASH_WAIT_MS 5000
+/// Size of the alternate signal stack given to prepared threads.
+#define CLY_ALTSTACK_BYTES (64 * 1024)
+
+#endif
