@@ -64,46 +64,55 @@ enum CrashKind: String, CaseIterable {
     }
 }
 
-/// Values the optimizer cannot see through.
-nonisolated(unsafe) var opaqueOptional: Int? = nil
-nonisolated(unsafe) var opaqueNumbers = [1, 2, 3]
-nonisolated(unsafe) var opaqueIndex = 7
-nonisolated(unsafe) var opaqueLarge = Int.max - 1
-nonisolated(unsafe) var opaqueZero = 0
-nonisolated(unsafe) var opaqueAny: Any = 42
-nonisolated(unsafe) var opaqueStop = -1
+/// Values the optimizer cannot see through (they pass through a C optimization barrier).
+var opaqueOptional: Int? { demo_identity(0) == 0 ? nil : 1 }
+var opaqueNumbers: [Int] { [1, 2, demo_identity(3)] }
+var opaqueIndex: Int { demo_identity(7) }
+var opaqueLarge: Int { demo_identity(Int.max - 1) }
+var opaqueZero: Int { demo_identity(0) }
+var opaqueAny: Any { ([42, "text"] as [Any])[demo_identity(0)] }
+var opaqueStop: Int { demo_identity(-1) }
+/// Each crash function records its name first: distinct code, so the optimizer cannot merge them.
+nonisolated(unsafe) var lastCrashFunction: StaticString = ""
 
 @inline(never) func crashForceUnwrap() {
+    lastCrashFunction = "crashForceUnwrap"
     let value = opaqueOptional!
     print(value)
 }
 
 @inline(never) func crashFatalError() {
+    lastCrashFunction = "crashFatalError"
     if opaqueZero == 0 { fatalError(CrashKind.fatalMessage) }
     print(opaqueZero)
 }
 
 @inline(never) func crashIndexOutOfRange() {
+    lastCrashFunction = "crashIndexOutOfRange"
     let value = opaqueNumbers[opaqueIndex]
     print(value)
 }
 
 @inline(never) func crashIntegerOverflow() {
+    lastCrashFunction = "crashIntegerOverflow"
     let value = opaqueLarge + opaqueIndex
     print(value)
 }
 
 @inline(never) func crashDivisionByZero() {
+    lastCrashFunction = "crashDivisionByZero"
     let value = opaqueIndex / opaqueZero
     print(value)
 }
 
 @inline(never) func crashPrecondition() {
+    lastCrashFunction = "crashPrecondition"
     precondition(opaqueZero != 0, "demo precondition")
     print(opaqueZero)
 }
 
 @inline(never) func crashBadCast() {
+    lastCrashFunction = "crashBadCast"
     let value = opaqueAny as! String
     print(value)
 }

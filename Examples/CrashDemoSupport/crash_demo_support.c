@@ -58,3 +58,8 @@ void demo_set_thread_name(const char *name) {
 }
 
 __attribute__((noinline)) void demo_opaque(void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }
+
+__attribute__((noinline)) long demo_identity(long value) {
+    __asm__ volatile("" : "+r"(value));
+    return value;
+}

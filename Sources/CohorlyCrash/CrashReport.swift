@@ -67,6 +67,14 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var code: Int32
         /// `si_addr`: the fault address.
         public var address: Address
+
+        /// A signal description.
+        public init(number: Int32, name: String, code: Int32, address: Address) {
+            self.number = number
+            self.name = name
+            self.code = code
+            self.address = address
+        }
     }
 
     /// An uncaught C++ exception.
@@ -75,6 +83,12 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var type: String
         /// The text of `what()` (empty when not a `std::exception`).
         public var what: String
+
+        /// An exception of `type` with `what()` text `what`.
+        public init(type: String, what: String) {
+            self.type = type
+            self.what = what
+        }
     }
 
     /// One thread's stack. Frame 0 is the exact PC; the others are return addresses.
@@ -91,6 +105,19 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var truncated: Bool
         /// Registers at the crash (crashed thread only): `rip`, `rsp`, `rbp`, …
         public var registers: [String: Address]?
+
+        /// A thread description.
+        public init(
+            tid: Int32, name: String, crashed: Bool, frames: [Address], truncated: Bool = false,
+            registers: [String: Address]? = nil
+        ) {
+            self.tid = tid
+            self.name = name
+            self.crashed = crashed
+            self.frames = frames
+            self.truncated = truncated
+            self.registers = registers
+        }
     }
 
     /// A loaded ELF object.
@@ -103,6 +130,19 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var size: Address
         /// GNU build id, lowercase hex (empty when the object has none).
         public var buildId: String
+
+        /// A module description.
+        public init(path: String, base: Address, size: Address, buildId: String) {
+            self.path = path
+            self.base = base
+            self.size = size
+            self.buildId = buildId
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case path, base, size
+            case buildId = "build_id"
+        }
 
         /// Whether `address` lies inside this module.
         public func contains(_ address: Address) -> Bool {

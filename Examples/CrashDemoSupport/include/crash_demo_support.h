@@ -24,6 +24,8 @@ int demo_cxx_catch(void);
 int demo_crash_in_library(const char *path);
 /// Names the calling thread (raw bytes, up to 15).
 void demo_set_thread_name(const char *name);
+/// Returns `value` through an optimization barrier (values the optimizer cannot predict).
+long demo_identity(long value);
 /// Does nothing, opaquely (keeps the optimizer from removing a frame).
 void demo_opaque(void *pointer);
 
