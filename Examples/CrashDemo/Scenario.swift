@@ -14,11 +14,11 @@ enum Scenario {
         case "fork": forkThenCrash()
         case "cxx-catch":
             let caught = demo_cxx_catch() == 1
-            print(caught ? "caught" : "not caught")
+            say(caught ? "caught" : "not caught")
             exit(caught ? 0 : 1)
         case "install-twice":
             installRecorder()
-            print("installed twice")
+            say("installed twice")
             demo_null_write()
         case "dlopen-crash":
             guard let library = options.library else { usage("dlopen-crash needs --library PATH") }
@@ -74,8 +74,13 @@ enum Scenario {
         if child == 0 { demo_null_write() }
         var status: Int32 = 0
         waitpid(child, &status, 0)
-        print("child status \(status)")
+        say("child status \(status)")
         demo_null_write()
         exit(97)
     }
+}
+
+/// Writes a line to stdout unbuffered (the process is about to crash; print's buffer would be lost).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -68,6 +68,15 @@ public struct CrashReport: Codable, Sendable, Equatable {
         /// `si_addr`: the fault address.
         public var address: Address
 
+        /// Decodes a signal; fields missing from a salvaged report take neutral values.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            number = try c.decodeIfPresent(Int32.self, forKey: .number) ?? 0
+            name = try c.decodeIfPresent(String.self, forKey: .name) ?? ""
+            code = try c.decodeIfPresent(Int32.self, forKey: .code) ?? 0
+            address = try c.decodeIfPresent(Address.self, forKey: .address) ?? Address(0)
+        }
+
         /// A signal description.
         public init(number: Int32, name: String, code: Int32, address: Address) {
             self.number = number
@@ -83,6 +92,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var type: String
         /// The text of `what()` (empty when not a `std::exception`).
         public var what: String
+
+        /// Decodes an exception; fields missing from a salvaged report are empty.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            type = try c.decodeIfPresent(String.self, forKey: .type) ?? ""
+            what = try c.decodeIfPresent(String.self, forKey: .what) ?? ""
+        }
 
         /// An exception of `type` with `what()` text `what`.
         public init(type: String, what: String) {
@@ -105,6 +121,18 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var truncated: Bool
         /// Registers at the crash (crashed thread only): `rip`, `rsp`, `rbp`, …
         public var registers: [String: Address]?
+
+        /// Decodes a thread; in a salvaged report a thread cut short keeps the frames written so far and
+        /// counts as truncated.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            tid = try c.decodeIfPresent(Int32.self, forKey: .tid) ?? 0
+            name = try c.decodeIfPresent(String.self, forKey: .name) ?? ""
+            crashed = try c.decodeIfPresent(Bool.self, forKey: .crashed) ?? false
+            frames = try c.decodeIfPresent([Address].self, forKey: .frames) ?? []
+            truncated = try c.decodeIfPresent(Bool.self, forKey: .truncated) ?? true
+            registers = try c.decodeIfPresent([String: Address].self, forKey: .registers)
+        }
 
         /// A thread description.
         public init(
@@ -130,6 +158,15 @@ public struct CrashReport: Codable, Sendable, Equatable {
         public var size: Address
         /// GNU build id, lowercase hex (empty when the object has none).
         public var buildId: String
+
+        /// Decodes a module; in a salvaged report a module cut short has no build id and size 0.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            path = try c.decodeIfPresent(String.self, forKey: .path) ?? ""
+            base = try c.decodeIfPresent(Address.self, forKey: .base) ?? Address(0)
+            size = try c.decodeIfPresent(Address.self, forKey: .size) ?? Address(0)
+            buildId = try c.decodeIfPresent(String.self, forKey: .buildId) ?? ""
+        }
 
         /// A module description.
         public init(path: String, base: Address, size: Address, buildId: String) {

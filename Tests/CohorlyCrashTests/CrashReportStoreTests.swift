@@ -1,0 +1,144 @@
+import CohorlyCrash
+import Foundation
+import Testing
+
+@Suite("CrashReportStore: salvage, quarantine, pruning, typed errors")
+struct CrashReportStoreTests {
+    /// A real report, written by a crashing CrashDemo (threads, context and modules included).
+    static func realReport() async throws -> Data {
+        let run = try await runCrashDemo(["crash", "fatal-error", "--threads", "2"], label: "store-source")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        return try Data(contentsOf: try #require(run.reportFiles.first))
+    }
+
+    static let name = "0001796000000000-4242-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f"
+
+    @Test func tornFilesAreSalvagedAsIncompleteOrRemovedNeverACrash() async throws {
+        let full = try await Self.realReport()
+        let original = try CrashReport.decode(full)
+        let directory = try makeTemporaryDirectory("salvage")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = CrashReportStore(directory: directory)
+        var salvaged = 0
+        // Every cut point in the header, then every 97th byte to the end.
+        let cuts = Array(0..<min(400, full.count)) + Array(stride(from: 400, to: full.count, by: 97))
+        for cut in cuts {
+            let tmp = directory.appendingPathComponent(Self.name + ".tmp")
+            try full.prefix(cut).write(to: tmp)
+            let files = store.pendingReports()
+            #expect(!FileManager.default.fileExists(atPath: tmp.path), "cut \(cut): .tmp left behind")
+            if let file = files.first {
+                let report = try store.load(file)
+                #expect(!report.complete)
+                #expect(report.insertId == original.insertId)
+                #expect(report.timestampMs == original.timestampMs)
+                salvaged += 1
+                try store.delete(file)
+            }
+            #expect(store.pendingReports().isEmpty)
+        }
+        // Once the header (through the pid) is there, a report is always salvaged.
+        let headerEnd = try #require(String(decoding: full, as: UTF8.self).range(of: "\"executable\""))
+        let headerLength = String(decoding: full, as: UTF8.self).utf8.distance(
+            from: String(decoding: full, as: UTF8.self).startIndex, to: headerEnd.lowerBound)
+        #expect(salvaged >= cuts.filter { $0 > headerLength }.count)
+    }
+
+    @Test func aReportCutAfterTheCrashedThreadKeepsItsFrames() async throws {
+        let full = try await Self.realReport()
+        let text = String(decoding: full, as: UTF8.self)
+        let contextStart = try #require(text.range(of: ",\"context\""))
+        let cut = text.utf8.distance(from: text.startIndex, to: contextStart.lowerBound) + 20
+        let directory = try makeTemporaryDirectory("salvage-thread")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try full.prefix(cut).write(to: directory.appendingPathComponent(Self.name + ".tmp"))
+        let store = CrashReportStore(directory: directory)
+        let report = try store.load(try #require(store.pendingReports().first))
+        let original = try CrashReport.decode(full)
+        #expect(report.crashedThread == original.crashedThread)
+        #expect(report.message == original.message)
+        #expect(report.modules.isEmpty)
+    }
+
+    @Test func recrashMarkerIsKept() throws {
+        let directory = try makeTemporaryDirectory("recrash")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let torn = """
+            {"format":"cohorly-crash/1","insert_id":"0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f","timestamp_ms":1796000000000,\
+            "pid":4242,"executable":"/x","mechanism":"signal","signal":{"number":11,"name":"SIGSEGV","code":1,"address":"0x0"},\
+            "stack_overflow":false,"crashed_thread":{"tid":4242,"name":"x","crashed":true,"frames":["0x1","0x2
+            #cohorly-recrash signal=11
+
+            """
+        try torn.write(to: directory.appendingPathComponent(Self.name + ".tmp"), atomically: true, encoding: .utf8)
+        let store = CrashReportStore(directory: directory)
+        let report = try store.load(try #require(store.pendingReports().first))
+        #expect(report.recrashSignal == 11)
+        #expect(report.crashedThread?.frames == [Address(1)])
+        #expect(!report.complete)
+    }
+
+    @Test func aReportWhoseDecodingCrashedIsQuarantined() throws {
+        let directory = try makeTemporaryDirectory("quarantine")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // What a launch that crashed inside load() leaves behind.
+        let left = directory.appendingPathComponent(Self.name + ".json.sending")
+        try Data("{\"format\":\"cohorly-crash/1\"}".utf8).write(to: left)
+        let store = CrashReportStore(directory: directory)
+        #expect(store.pendingReports().isEmpty)
+        #expect(store.quarantinedReports().map(\.lastPathComponent) == [Self.name + ".json"])
+        #expect(store.pendingReports().isEmpty)
+    }
+
+    @Test func corruptAndForeignFilesGiveTypedErrorsNamingTheFile() throws {
+        let directory = try makeTemporaryDirectory("corrupt")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [(String, String)] = [
+            ("0001796000000001-1-a.json", "not json at all"),
+            ("0001796000000002-1-b.json", "{\"format\":\"cohorly-crash/1\"}"),
+            ("0001796000000003-1-c.json", "{\"format\":\"other/9\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1}"),
+            ("0001796000000004-1-d.json", "[1,2,3]"),
+            ("0001796000000005-1-e.json", ""),
+        ]
+        for (name, text) in cases {
+            try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let store = CrashReportStore(directory: directory)
+        let files = store.pendingReports()
+        #expect(files.count == cases.count)
+        for file in files {
+            #expect(throws: CrashReportStore.ReportError.self) { try store.load(file) }
+            do {
+                _ = try store.load(file)
+            } catch {
+                #expect("\(error)".contains(file.url.path))
+            }
+            // The file is back under its own name (not left as .sending).
+            #expect(FileManager.default.fileExists(atPath: file.url.path))
+        }
+        let foreign = files.first { $0.name.hasPrefix("0001796000000003") }
+        #expect(throws: CrashReportStore.ReportError.unsupportedFormat(file: foreign?.url.path ?? "", format: "other/9")) {
+            try store.load(try #require(foreign))
+        }
+    }
+
+    @Test func pruningKeepsTheNewestTen() throws {
+        let directory = try makeTemporaryDirectory("prune")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for index in 0..<14 {
+            let name = String(format: "%016d-1-x.json", 1_796_000_000_000 + index)
+            try "{}".write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let files = CrashReportStore(directory: directory).pendingReports()
+        #expect(files.count == 10)
+        #expect(files.first?.name == String(format: "%016d-1-x.json", 1_796_000_000_004))
+    }
+
+    @Test func checkedInFixtureDecodes() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/reports/null-write.json")
+        let report = try CrashReport.decode(Data(contentsOf: url))
+        #expect(report.complete && report.signal.name == "SIGSEGV" && !report.modules.isEmpty)
+        #expect(report.crashedThread?.registers?["rip"] == report.crashedThread?.frames.first)
+    }
+}

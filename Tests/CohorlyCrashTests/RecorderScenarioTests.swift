@@ -1,0 +1,195 @@
+import CohorlyCrash
+import Foundation
+import Testing
+
+@Suite("Recorder scenarios in child processes")
+struct RecorderScenarioTests {
+    @Test func otherThreadsAreCapturedWithNamesIncludingDispatchAndConcurrencyWorkers() async throws {
+        let run = try await runCrashDemo(["crash", "null-write", "--threads", "3", "--depth", "5"], label: "threads")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        let report = try #require(try run.reports().first)
+        // 3 parked pthreads + 1 libdispatch worker + 1 Swift concurrency worker, all parked in parkDeep.
+        let parked = try report.threads.filter { thread in
+            try ReferenceSymbolizer.functions(of: thread, in: report).contains { $0.contains("parkDeep") }
+        }
+        #expect(parked.count == 5, "\(report.threads.map(\.name))")
+        #expect(report.threadsAnswered == report.threadsRequested)
+        let names = report.threads.map(\.name)
+        #expect(names.contains("parked-1") && names.contains("parked-2"))
+        // The first parked thread is named "\u{1}bad\xFFname": escaped and repaired, and it still parses.
+        #expect(names.contains("\u{1}bad\u{FFFD}name"), "\(names)")
+        for thread in parked { #expect(thread.frames.count >= 5) }
+        #expect(report.threads.count <= 19)
+        #expect(report.captureNs.map { $0 > 0 } == true)
+    }
+
+    @Test func twentyThreadsAtMostAndHundredFramesAtMost() async throws {
+        let run = try await runCrashDemo(["crash", "null-write", "--threads", "30", "--depth", "150"], label: "caps")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        let report = try #require(try run.reports().first)
+        #expect(report.allThreads.count == 20)
+        #expect(report.allThreads.allSatisfy { $0.frames.count <= 100 })
+        #expect(report.threads.contains { $0.truncated && $0.frames.count == 100 })
+    }
+
+    @Test func eightThreadsCrashingAtOnceMakeExactlyOneReport() async throws {
+        for _ in 0..<3 {
+            let run = try await runCrashDemo(["scenario", "concurrent"], label: "concurrent")
+            defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+            #expect(run.signal == SIGSEGV)
+            #expect(run.reportFiles.count == 1)
+            #expect(run.tornFiles.isEmpty)
+        }
+    }
+
+    @Test func contextUpdatedWhileCrashingIsConsistent() async throws {
+        for _ in 0..<3 {
+            let run = try await runCrashDemo(["scenario", "context-race"], label: "context")
+            defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+            #expect(run.signal == SIGSEGV)
+            let report = try #require(try run.reports().first)
+            let properties = try #require(report.context["properties"]?.objectValue)
+            let counter = try #require(properties["counter"]?.stringValue.flatMap { Int($0) })
+            #expect(report.context["distinct_id"]?.stringValue == "user-\(counter)")
+            #expect(properties["padding"]?.stringValue?.count == counter % 3000)
+        }
+    }
+
+    @Test func forkedChildGetsItsOwnInsertId() async throws {
+        let run = try await runCrashDemo(["scenario", "fork"], label: "fork")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        let reports = try run.reports()
+        #expect(reports.count == 2)
+        #expect(Set(reports.map(\.insertId)).count == 2)
+        #expect(Set(reports.map(\.pid)).count == 2)
+    }
+
+    @Test func cxxTryCatchStillWorksAfterInstall() async throws {
+        let run = try await runCrashDemo(["scenario", "cxx-catch"], label: "catch")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.exitStatus == 0)
+        #expect(run.stdout.contains("caught"))
+        #expect(run.reportFiles.isEmpty)
+    }
+
+    @Test func libunwindIsNotBoundToCxxExceptionHandling() async throws {
+        // libunwind.so.8 exports _Unwind_*; loaded privately it must not take over C++ unwinding.
+        let process = Process()
+        process.executableURL = DemoBuild.debug.executable
+        let directory = try makeTemporaryDirectory("bindings")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        process.arguments = ["scenario", "cxx-catch", "--report-dir", directory.path]
+        process.environment = ["LD_DEBUG": "bindings", "SWIFT_BACKTRACE": "enable=no"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let raise = output.split(separator: "\n").filter { $0.contains("`_Unwind_RaiseException'") }
+        #expect(!raise.isEmpty)
+        // "binding file A [0] to B [0]: normal symbol `_Unwind_RaiseException'": B must never be libunwind.
+        let targets = raise.compactMap { line -> String? in
+            guard let to = line.range(of: " to ") else { return nil }
+            return line[to.upperBound...].split(separator: " ").first.map(String.init)
+        }
+        #expect(targets.count == raise.count)
+        #expect(targets.allSatisfy { !$0.contains("libunwind") }, "\(raise)")
+        #expect(output.contains("libunwind.so.8"))  // it is loaded, privately
+    }
+
+    @Test func installingTwiceIsHarmless() async throws {
+        let run = try await runCrashDemo(["scenario", "install-twice"], label: "twice")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.stdout.contains("installed twice"))
+        #expect(run.signal == SIGSEGV)
+        #expect(run.reportFiles.count == 1)
+    }
+
+    @Test func crashInLibraryLoadedAfterInstallNamesThatLibrary() async throws {
+        let directory = try makeTemporaryDirectory("dlopen")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("fixture.c")
+        let library = directory.appendingPathComponent("libclyfixture.so")
+        try """
+            __attribute__((noinline)) void cly_fixture_crash(void) { *(volatile int *)0 = 1; }
+            """.write(to: source, atomically: true, encoding: .utf8)
+        let compiler = Process()  // a library that is not loaded at install time
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        compiler.arguments = ["-shared", "-fPIC", "-O1", "-g", "-Wl,--build-id", "-o", library.path, source.path]
+        try compiler.run()
+        compiler.waitUntilExit()
+        try #require(compiler.terminationStatus == 0)
+        let run = try await runCrashDemo(["scenario", "dlopen-crash", "--library", library.path], label: "dlopen")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        let report = try #require(try run.reports().first)
+        let frame0 = try #require(report.crashedThread?.frames.first)
+        let module = try #require(report.module(containing: frame0))
+        #expect(module.path == library.path)
+        #expect(module.buildId.count == 40)
+        let functions = try ReferenceSymbolizer.functions(of: try #require(report.crashedThread), in: report)
+        #expect(functions.first == "cly_fixture_crash")
+    }
+
+    @Test func fifteenCrashesKeepTheNewestTen() async throws {
+        let directory = try makeTemporaryDirectory("fifteen")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var insertIds: [String] = []
+        for _ in 0..<15 {
+            let run = try await runCrashDemo(["crash", "abort"], reportDirectory: directory)
+            #expect(run.signal == SIGABRT)
+            let newest = try #require(run.reportFiles.last)
+            insertIds.append(try CrashReport.decode(Data(contentsOf: newest)).insertId)
+        }
+        let reports = CrashReportStore(directory: directory).pendingReports()
+        #expect(reports.count == 10)
+        let kept = try reports.map { try CrashReportStore(directory: directory).load($0).insertId }
+        #expect(kept == Array(insertIds.suffix(10)))
+    }
+
+    @Test func chainingRunsTheSwiftBacktracerAndKeepsTheExitStatus() async throws {
+        for (kind, signal) in [("fatal-error", SIGILL), ("null-write", SIGSEGV), ("sigtrap", SIGTRAP)] {
+            let run = try await runCrashDemo(["crash", kind], backtracer: true, label: "chain")
+            defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+            #expect(run.signal == signal, "\(kind)")
+            #expect(run.reportFiles.count == 1, "\(kind)")
+            #expect(run.stderr.contains("Program crashed"), "\(kind): \(run.stderr)")
+        }
+    }
+
+    @Test func withoutChainingTheBacktracerDoesNotRunAndTheExitStatusIsKept() async throws {
+        let run = try await runCrashDemo(["crash", "null-write", "--no-chain"], backtracer: true, label: "nochain")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        #expect(run.reportFiles.count == 1)
+        #expect(!run.stderr.contains("Program crashed"))
+    }
+}
+
+@Suite("Install errors (in process: nothing is installed)")
+struct InstallErrorTests {
+    @Test func unusableDirectoryThrowsANamedErrorAndInstallsNothing() throws {
+        let directory = URL(fileURLWithPath: "/proc/self/cohorly-cannot-exist")
+        #expect(throws: CrashRecorder.InstallError.self) {
+            try CrashRecorder.install(.init(reportDirectory: directory))
+        }
+        do {
+            try CrashRecorder.install(.init(reportDirectory: directory))
+        } catch {
+            #expect("\(error)".contains(directory.path))
+        }
+        #expect(!CrashRecorder.isInstalled)
+        var action = sigaction()
+        sigaction(SIGSEGV, nil, &action)
+        #expect(CrashRecorder.options == nil)
+    }
+
+    @Test func defaultDirectoryFollowsXDGStateHome() {
+        let xdg = CrashRecorder.Options.defaultReportDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/h"])
+        #expect(xdg.path == "/x/state/cohorly/crashes")
+        let home = CrashRecorder.Options.defaultReportDirectory(environment: ["HOME": "/h"])
+        #expect(home.path == "/h/.local/state/cohorly/crashes")
+    }
+}
