@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "CrashDemoSupport", path: "Examples/CrashDemoSupport", linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
             name: "CrashDemo",
-            dependencies: ["CohorlyCrash", "CrashDemoSupport"],
+            dependencies: ["CohorlyCrash", "CCrashRecorder", "CrashDemoSupport"],
             path: "Examples/CrashDemo"
         ),
         .testTarget(name: "CohorlyCrashTests", dependencies: ["CohorlyCrash", "CrashDemo"]),

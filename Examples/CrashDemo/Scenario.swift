@@ -1,3 +1,4 @@
+import CCrashRecorder
 import CohorlyCrash
 import CrashDemoSupport
 import Dispatch
@@ -5,7 +6,10 @@ import Foundation
 
 /// Crash scenarios beyond one kind on one thread, used by the recorder's tests.
 enum Scenario {
-    static let names = ["concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash"]
+    static let names = [
+        "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash", "handler-fault",
+        "blocked-thread", "install-cost",
+    ]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
@@ -24,9 +28,33 @@ enum Scenario {
             guard let library = options.library else { usage("dlopen-crash needs --library PATH") }
             CrashRecorder.refreshModules()
             if demo_crash_in_library(library) != 0 { usage("cannot load \(library)") }
+        case "handler-fault":
+            cly_test_fault_in_writer(true)
+            crash(on: "main") { CrashKind.fatalError.crash(scratchDirectory: "/tmp") }
+        case "blocked-thread":
+            blockedThread()
+        case "install-cost":
+            exit(0)  // measured by main.swift around installRecorder()
         default:
             usage("unknown scenario '\(name)' (\(names.joined(separator: ", ")))")
         }
+        exit(97)
+    }
+
+    /// A thread that blocks every signal (it can never answer) is listed without frames, and the crash
+    /// does not wait for it.
+    static func blockedThread() -> Never {
+        let ready = DispatchSemaphore(value: 0)
+        Thread {
+            var all = sigset_t()
+            sigfillset(&all)
+            pthread_sigmask(SIG_BLOCK, &all, nil)
+            demo_set_thread_name("blocked")
+            ready.signal()
+            while opaqueStop < 0 { sleep(60) }
+        }.start()
+        ready.wait()
+        demo_null_write()
         exit(97)
     }
 

@@ -81,9 +81,27 @@ case "crash":
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
+case "scenario" where options.word == "install-cost":
+    // Prints what install costs: wall time and resident memory added (benchmarks read this line).
+    // Foundation is warmed first (URL, paths), as in any app that has started: its one-time start-up is
+    // not the recorder's cost.
+    _ = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("warm").path
+    let residentBefore = residentBytes()
+    let start = DispatchTime.now().uptimeNanoseconds
+    installRecorder()
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    let residentAfter = residentBytes()
+    print("install_ns \(elapsed) resident_added_bytes \(residentAfter - residentBefore)")
 case "scenario":
     installRecorder()
     Scenario.run(options.word, options: options)
 default:
     usage(options.command.isEmpty ? "missing command" : "unknown command '\(options.command)'")
+}
+
+/// Resident set size from /proc/self/statm.
+func residentBytes() -> Int {
+    let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }

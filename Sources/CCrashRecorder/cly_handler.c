@@ -30,6 +30,7 @@ atomic_int cly_crash_started;            // a crash began: module refreshes and 
 static atomic_int winner_tid;            // the thread that writes the report
 static atomic_int report_done;           // the report is committed (or given up)
 static atomic_int recrash_marked;
+static atomic_int crash_signal;          // the signal of the crash being written
 static atomic_int crashed_unwinding_tid; // the crashed thread while it unwinds itself
 static sigjmp_buf crashed_unwind_jump;
 
@@ -62,6 +63,7 @@ bool cly_handle_crash(const cly_crash *crash) {
         return false;
     }
     atomic_store(&cly_crash_started, 1);
+    atomic_store(&crash_signal, crash->signal_number);
     cly_report_input input;
     memset(&input, 0, sizeof input);
     input.crash = crash;
@@ -157,12 +159,16 @@ static void crash_signal_handler(int signal_number, siginfo_t *info, void *conte
     // Our own unwinding faulted (a corrupt stack): go back to where it started, keep what we have.
     cly_threads_escape_if_dumping(tid);
     if (atomic_load(&crashed_unwinding_tid) == tid) siglongjmp(crashed_unwind_jump, 1);
-    // A fault while this very thread writes the report: mark the file once and die, never hang.
+    // A fault while this very thread writes the report: mark the file once and die of the original
+    // signal, never hang (the torn file is salvaged at the next launch).
     if (atomic_load(&report_done) == 0 && atomic_load(&winner_tid) == tid) {
         if (atomic_exchange(&recrash_marked, 1) == 0) cly_report_mark_recrash(signal_number);
         chain_to_previous = false;
         restore_actions();
-        die_of(signal_number);
+        cly_threads_release();
+        int original = atomic_load(&crash_signal);
+        die_of(original != 0 ? original : signal_number);
+        die_of(signal_number);  // the original signal was blocked or ignored: the fault itself ends it
         return;
     }
     cly_crash crash;

@@ -23,6 +23,9 @@ static int open_report_fd = -1;
 static cly_module extra_modules[CLY_MAX_EXTRA_MODULES];
 static char extra_paths[CLY_MAX_EXTRA_MODULES][256];
 static int extra_count;
+static volatile bool fault_in_writer;  // test hook (cly_test_fault_in_writer)
+
+void cly_test_fault_in_writer(bool enabled) { fault_in_writer = enabled; }
 
 static const char *signal_name(int number) {
     switch (number) {
@@ -233,6 +236,7 @@ bool cly_report_write(const cly_report_input *input) {
                     crash->fault_address <= sp + 4096;
     cly_writer_bool(w, "stack_overflow", overflow);
     cly_writer_flush(w);
+    if (fault_in_writer) *(volatile int *)0 = 0;  // test hook: a crash inside the handler
 
     // Crashed thread, then context, then the other threads.
     write_thread(w, "crashed_thread", input->crashed, input, true);

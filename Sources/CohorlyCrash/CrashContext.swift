@@ -1,5 +1,8 @@
 import CCrashRecorder
-import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The crash-time context: what a report says about the launch that crashed.
 ///
@@ -24,18 +27,18 @@ public struct CrashContext: Sendable, Equatable, Codable {
         self.properties = properties
     }
 
-    /// The JSON object the recorder copies into a report's `context`.
+    /// The JSON object the recorder copies into a report's `context` (at most CLY_MAX_CONTEXT bytes: when
+    /// the properties make it larger, they are left out).
     func serializedForCrash() -> String {
-        var object: [String: Any] = DeviceInfo.current.fields
-        if let release { object["release"] = release }
-        if let dist { object["dist"] = dist }
-        if let distinctId { object["distinct_id"] = distinctId }
-        object["properties"] = properties
-        guard
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
-            data.count <= Int(CLY_MAX_CONTEXT)
-        else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        var members = DeviceInfo.current.fields.mapValues(JSONText.string)
+        if let release { members["release"] = JSONText.string(release) }
+        if let dist { members["dist"] = JSONText.string(dist) }
+        if let distinctId { members["distinct_id"] = JSONText.string(distinctId) }
+        members["properties"] = JSONText.object(properties.mapValues(JSONText.string))
+        let json = JSONText.object(members)
+        if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
+        members["properties"] = "{}"
+        return JSONText.object(members)
     }
 }
 
@@ -64,8 +67,8 @@ struct DeviceInfo: Sendable {
             "kernel_version": field(uts.release),
             "arch": field(uts.machine),
             "hostname": field(uts.nodename),
-            "app_start_ms": String(Self.processStartMilliseconds() ?? UInt64(Date().timeIntervalSince1970 * 1000)),
-            "executable": ProcessInfo.processInfo.processName,
+            "app_start_ms": Self.processStartMilliseconds().map { String($0) } ?? "",
+            "executable": String(CommandLine.arguments.first?.split(separator: "/").last ?? ""),
             "sdk_name": Self.sdkName,
             "sdk_version": Self.sdkVersion,
         ]
@@ -73,9 +76,9 @@ struct DeviceInfo: Sendable {
 
     /// When this process started (unix ms), from /proc/self/stat and the boot time in /proc/stat.
     static func processStartMilliseconds() -> UInt64? {
-        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+        guard let stat = SystemFiles.read("/proc/self/stat"),
             let close = stat.lastIndex(of: ")"),
-            let system = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let system = SystemFiles.read("/proc/stat"),
             let bootLine = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
             let bootSeconds = UInt64(bootLine.dropFirst(6))
         else { return nil }
@@ -88,7 +91,7 @@ struct DeviceInfo: Sendable {
 
     /// The key/value pairs of /etc/os-release (quotes removed).
     static func osRelease(path: String = "/etc/os-release") -> [String: String] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        guard let text = SystemFiles.read(path) else { return [:] }
         var result: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }

@@ -33,14 +33,14 @@ public enum CrashRecorder {
         }
 
         /// `$XDG_STATE_HOME/cohorly/crashes`, else `~/.local/state/cohorly/crashes`.
-        public static func defaultReportDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
-            -> URL
-        {
-            if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-                return URL(fileURLWithPath: state).appendingPathComponent("cohorly/crashes")
+        /// `environment` defaults to the process environment.
+        public static func defaultReportDirectory(environment: [String: String]? = nil) -> URL {
+            let lookup = { (name: String) in environment.map { $0[name] } ?? SystemFiles.environment(name) }
+            if let state = lookup("XDG_STATE_HOME"), state.hasPrefix("/") {
+                return URL(fileURLWithPath: state + "/cohorly/crashes")
             }
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            return URL(fileURLWithPath: home).appendingPathComponent(".local/state/cohorly/crashes")
+            let home = lookup("HOME") ?? "/tmp"
+            return URL(fileURLWithPath: home + "/.local/state/cohorly/crashes")
         }
     }
 
@@ -71,11 +71,8 @@ public enum CrashRecorder {
     /// - Throws: ``InstallError`` when the directory is unusable or the recorder cannot be set up.
     public static func install(_ options: Options = Options()) throws {
         let directory = options.reportDirectory.path
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw InstallError.reportDirectoryUnusable(path: directory, reason: "cannot create it (\(error))")
+        if let problem = SystemFiles.makeDirectories(directory, mode: 0o700) {
+            throw InstallError.reportDirectoryUnusable(path: directory, reason: problem)
         }
         var message = [CChar](repeating: 0, count: 512)
         let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)

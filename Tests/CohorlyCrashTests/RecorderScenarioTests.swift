@@ -99,6 +99,30 @@ struct RecorderScenarioTests {
         #expect(output.contains("libunwind.so.8"))  // it is loaded, privately
     }
 
+    @Test func aFaultInsideTheHandlerMarksTheFileAndTheProcessStillDiesOfTheOriginalSignal() async throws {
+        let run = try await runCrashDemo(["scenario", "handler-fault"], label: "recrash")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGILL)  // the original crash, not the fault in the writer
+        #expect(run.reportFiles.isEmpty)
+        #expect(run.tornFiles.count == 1)
+        // The next launch salvages the torn file: header kept, recrash recorded, marked incomplete.
+        let report = try #require(try run.reports().first)
+        #expect(report.recrashSignal == SIGSEGV)
+        #expect(!report.complete)
+        #expect(report.mechanism == .swiftFatal)
+        #expect(report.message?.contains("demo fatal") == true)
+    }
+
+    @Test func aThreadThatBlocksEverySignalIsListedWithoutFrames() async throws {
+        let run = try await runCrashDemo(["scenario", "blocked-thread"], label: "blocked")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        let report = try #require(try run.reports().first)
+        let blocked = try #require(report.threads.first { $0.name == "blocked" })
+        #expect(blocked.frames.isEmpty)
+        #expect(report.threadsAnswered == report.threadsRequested)
+    }
+
     @Test func installingTwiceIsHarmless() async throws {
         let run = try await runCrashDemo(["scenario", "install-twice"], label: "twice")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }

@@ -43,6 +43,10 @@ void cly_refresh_modules(void);
 /// Copies the `$insert_id` the next report of this process will carry (36 characters + NUL) into `out`.
 void cly_current_insert_id(char out[37]);
 
+/// Test hook: makes the next crash report's writer fault right after the header (a crash inside the crash
+/// handler), to prove that such a fault marks the file once and the process still dies, without hanging.
+void cly_test_fault_in_writer(bool enabled);
+
 /// Test hook: how many modules the prepared table holds.
 int cly_module_count(void);
 
