@@ -7,6 +7,7 @@ import Foundation
 //   CrashDemo list
 //   CrashDemo crash <kind> [--on main|thread|dispatch|task] [options]
 //   CrashDemo scenario <name> [options]      (test scenarios: see Scenario.swift)
+//   CrashDemo reports [--report-dir DIR]     (the reports waiting to be sent)
 //
 // Options: --report-dir DIR   where reports go (default: the recorder's default, or $COHORLY_CRASH_DIR)
 //          --no-chain         do not call the Swift backtracer after the report
@@ -48,7 +49,7 @@ struct DemoOptions {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name>\n".utf8))
+    FileHandle.standardError.write(Data("CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports\n".utf8))
     exit(2)
 }
 
@@ -81,6 +82,21 @@ case "crash":
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
+case "reports":
+    // Lists the reports waiting in the report directory (what the next launch would send).
+    let directory = options.reportDirectory.map { URL(fileURLWithPath: $0) } ?? CrashRecorder.Options().reportDirectory
+    let store = CrashReportStore(directory: directory)
+    for file in store.pendingReports() {
+        do {
+            let report = try store.load(file)
+            let reason = report.message ?? report.cxx.map { "\($0.type): \($0.what)" } ?? report.signal.name
+            let frames = report.crashedThread?.frames.count ?? 0
+            print("\(file.url.path)\n  \(report.signal.name) (\(report.mechanism.rawValue)) \(reason.trimmingCharacters(in: .whitespacesAndNewlines))")
+            print("  \(frames) frames on the crashed thread, \(report.threads.count) other threads, \(report.modules.count) modules, captured in \(Double(report.captureNs ?? 0) / 1e6) ms")
+        } catch {
+            print("\(error)")
+        }
+    }
 case "scenario" where options.word == "install-cost":
     // Prints what install costs: wall time and resident memory added (benchmarks read this line).
     // Foundation is warmed first (URL, paths), as in any app that has started: its one-time start-up is

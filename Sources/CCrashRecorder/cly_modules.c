@@ -75,22 +75,24 @@ static uint32_t pool_add(cly_module_table *table, const char *path) {
 
 typedef struct {
     cly_module_table *table;
+    bool first;      // the first object of this iteration: where the loader's counters are compared
     bool unchanged;
 } build_state;
 
 static int add_module(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     build_state *state = data;
-    if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
-        state->unchanged = true;
-        return 1;  // nothing loaded or unloaded since the last build
-    }
-    cly_module_table *table = state->table;
-    if (table->count == CLY_MAX_MODULES) return 1;
-    if (table->count == 0) {
+    if (state->first) {
+        state->first = false;
+        if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
+            state->unchanged = true;
+            return 1;  // nothing loaded or unloaded since the last build
+        }
         seen_adds = info->dlpi_adds;
         seen_subs = info->dlpi_subs;
     }
+    cly_module_table *table = state->table;
+    if (table->count == CLY_MAX_MODULES) return 1;
     cly_module *module = &table->modules[table->count];
     load_extent(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &module->base, &module->size);
     const char *path = info->dlpi_name;
@@ -110,7 +112,7 @@ static void rebuild(void) {
         cly_module_table *next = current == &tables[0] ? &tables[1] : &tables[0];
         next->count = 0;
         next->pool_used = 0;
-        build_state state = {next, false};
+        build_state state = {next, true, false};
         dl_iterate_phdr(add_module, &state);
         if (!state.unchanged && next->count > 0) atomic_store(&published, next);
     }

@@ -19,6 +19,14 @@ struct RecorderScenarioTests {
         // The first parked thread is named "\u{1}bad\xFFname": escaped and repaired, and it still parses.
         #expect(names.contains("\u{1}bad\u{FFFD}name"), "\(names)")
         for thread in parked { #expect(thread.frames.count >= 5) }
+        // Every loaded object is listed, not only those the frames point into; each with its build id.
+        let paths = report.modules.map(\.path)
+        #expect(paths.first == report.executable)
+        for library in ["ld-linux-x86-64.so.2", "libc.so.6", "libswiftCore.so", "libFoundation.so", "libdispatch.so"] {
+            #expect(paths.contains { $0.hasSuffix("/" + library) }, "\(library) missing from \(paths)")
+        }
+        #expect(report.modules.filter { !$0.path.contains("vdso") }.allSatisfy { $0.buildId.count == 40 })
+        #expect(Set(paths).count == paths.count)
         #expect(report.threads.count <= 19)
         #expect(report.captureNs.map { $0 > 0 } == true)
     }
