@@ -27,7 +27,9 @@ let package = Package(
         ),
         .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
-        .target(name: "CrashDemoSupport", path: "Examples/CrashDemoSupport", linkerSettings: [.linkedLibrary("dl")]),
+        .target(
+            name: "CrashDemoSupport", path: "Examples/CrashDemoSupport",
+            linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
             name: "CrashDemo",
             dependencies: ["CohorlyCrash", "CCrashRecorder", "CrashDemoSupport"],

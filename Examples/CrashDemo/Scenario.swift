@@ -7,7 +7,8 @@ import Foundation
 /// Crash scenarios beyond one kind on one thread, used by the recorder's tests.
 enum Scenario {
     static let names = [
-        "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash", "handler-fault",
+        "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
+        "handler-fault",
         "blocked-thread", "install-cost",
     ]
 

@@ -49,14 +49,18 @@ struct DemoOptions {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports\n"
+                .utf8))
     exit(2)
 }
 
 let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
 
 func installRecorder() {
-    let directory = options.reportDirectory ?? ProcessInfo.processInfo.environment["COHORLY_CRASH_DIR"]
+    let directory =
+        options.reportDirectory ?? ProcessInfo.processInfo.environment["COHORLY_CRASH_DIR"]
     do {
         try CrashRecorder.install(
             .init(
@@ -75,24 +79,35 @@ var scratchDirectory: String {
 
 switch options.command {
 case "list":
-    for kind in CrashKind.allCases { print("\(kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(kind.summary)") }
+    for kind in CrashKind.allCases {
+        print("\(kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(kind.summary)")
+    }
 case "crash":
-    guard let kind = CrashKind(rawValue: options.word) else { usage("unknown crash kind '\(options.word)' (see CrashDemo list)") }
+    guard let kind = CrashKind(rawValue: options.word) else {
+        usage("unknown crash kind '\(options.word)' (see CrashDemo list)")
+    }
     installRecorder()
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
 case "reports":
     // Lists the reports waiting in the report directory (what the next launch would send).
-    let directory = options.reportDirectory.map { URL(fileURLWithPath: $0) } ?? CrashRecorder.Options().reportDirectory
+    let directory =
+        options.reportDirectory.map { URL(fileURLWithPath: $0) }
+        ?? CrashRecorder.Options().reportDirectory
     let store = CrashReportStore(directory: directory)
     for file in store.pendingReports() {
         do {
             let report = try store.load(file)
-            let reason = report.message ?? report.cxx.map { "\($0.type): \($0.what)" } ?? report.signal.name
+            let reason =
+                report.message ?? report.cxx.map { "\($0.type): \($0.what)" } ?? report.signal.name
             let frames = report.crashedThread?.frames.count ?? 0
-            print("\(file.url.path)\n  \(report.signal.name) (\(report.mechanism.rawValue)) \(reason.trimmingCharacters(in: .whitespacesAndNewlines))")
-            print("  \(frames) frames on the crashed thread, \(report.threads.count) other threads, \(report.modules.count) modules, captured in \(Double(report.captureNs ?? 0) / 1e6) ms")
+            print(
+                "\(file.url.path)\n  \(report.signal.name) (\(report.mechanism.rawValue)) \(reason.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
+            print(
+                "  \(frames) frames on the crashed thread, \(report.threads.count) other threads, \(report.modules.count) modules, captured in \(Double(report.captureNs ?? 0) / 1e6) ms"
+            )
         } catch {
             print("\(error)")
         }

@@ -19,8 +19,10 @@ public struct CrashContext: Sendable, Equatable, Codable {
     public var properties: [String: String]
 
     /// An empty context.
-    public init(release: String? = nil, dist: String? = nil, distinctId: String? = nil, properties: [String: String] = [:])
-    {
+    public init(
+        release: String? = nil, dist: String? = nil, distinctId: String? = nil,
+        properties: [String: String] = [:]
+    ) {
         self.release = release
         self.dist = dist
         self.distinctId = distinctId

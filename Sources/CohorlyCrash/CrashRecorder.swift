@@ -25,7 +25,8 @@ public enum CrashRecorder {
 
         /// Options with the defaults documented on each property.
         public init(
-            reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, context: CrashContext = CrashContext()
+            reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true,
+            context: CrashContext = CrashContext()
         ) {
             self.reportDirectory = reportDirectory ?? Self.defaultReportDirectory()
             self.chainToPreviousHandlers = chainToPreviousHandlers
@@ -35,7 +36,8 @@ public enum CrashRecorder {
         /// `$XDG_STATE_HOME/cohorly/crashes`, else `~/.local/state/cohorly/crashes`.
         /// `environment` defaults to the process environment.
         public static func defaultReportDirectory(environment: [String: String]? = nil) -> URL {
-            let lookup = { (name: String) in environment.map { $0[name] } ?? SystemFiles.environment(name) }
+            let lookup = { (name: String) in environment.map { $0[name] } ?? SystemFiles.environment(name)
+            }
             if let state = lookup("XDG_STATE_HOME"), state.hasPrefix("/") {
                 return URL(fileURLWithPath: state + "/cohorly/crashes")
             }
@@ -54,7 +56,8 @@ public enum CrashRecorder {
         /// A one-line explanation naming the directory or the missing part.
         public var description: String {
             switch self {
-            case .reportDirectoryUnusable(let path, let reason): "crash report directory \(path): \(reason)"
+            case .reportDirectoryUnusable(let path, let reason):
+                "crash report directory \(path): \(reason)"
             case .recorderUnavailable(let reason): "crash recorder unavailable: \(reason)"
             }
         }
@@ -77,7 +80,8 @@ public enum CrashRecorder {
         var message = [CChar](repeating: 0, count: 512)
         let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)
         if result != 0 {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason = String(
+                decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if access(directory, W_OK | X_OK) != 0 {
                 throw InstallError.reportDirectoryUnusable(path: directory, reason: "not writable")
             }

@@ -191,10 +191,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var allThreads: [Thread] { (crashedThread.map { [$0] } ?? []) + threads }
 
     /// The module that contains `address`, if any.
-    public func module(containing address: Address) -> Module? { modules.first { $0.contains(address) } }
+    public func module(containing address: Address) -> Module? {
+        modules.first { $0.contains(address) }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case format, pid, executable, mechanism, signal, message, cxx, context, threads, modules, complete
+        case format, pid, executable, mechanism, signal, message, cxx, context, threads, modules,
+            complete
         case insertId = "insert_id"
         case timestampMs = "timestamp_ms"
         case stackOverflow = "stack_overflow"
@@ -281,7 +284,8 @@ public struct Address: Codable, Sendable, Hashable, Comparable, CustomStringConv
         let text = try container.decode(String.self)
         let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? text.dropFirst(2) : Substring(text)
         guard let parsed = UInt64(digits, radix: 16) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a hex address: \(text)")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "not a hex address: \(text)")
         }
         value = parsed
     }

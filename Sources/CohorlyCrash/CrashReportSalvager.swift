@@ -72,7 +72,8 @@ enum CrashReportSalvager {
     }
 
     private static func isDelimiter(_ c: UInt8) -> Bool {
-        c == 0x2c || c == 0x7d || c == 0x5d || c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09 || c == 0x3a
+        c == 0x2c || c == 0x7d || c == 0x5d || c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09
+            || c == 0x3a
     }
 
     /// The index just past the closing quote of the string starting at `start`, or nil when it is cut.

@@ -42,7 +42,8 @@ public struct CrashReportStore: Sendable {
             switch self {
             case .unreadable(let file, let reason): "\(file): cannot read: \(reason)"
             case .corrupt(let file, let reason): "\(file): not a valid crash report: \(reason)"
-            case .unsupportedFormat(let file, let format): "\(file): unsupported report format \"\(format)\""
+            case .unsupportedFormat(let file, let format):
+                "\(file): unsupported report format \"\(format)\""
             }
         }
 
@@ -99,7 +100,8 @@ public struct CrashReportStore: Sendable {
 
     /// The quarantined files, oldest first.
     public func quarantinedReports() -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: quarantineDirectory.path)) ?? []
+        let names =
+            (try? FileManager.default.contentsOfDirectory(atPath: quarantineDirectory.path)) ?? []
         return names.sorted().map { quarantineDirectory.appendingPathComponent($0) }
     }
 
@@ -113,7 +115,8 @@ public struct CrashReportStore: Sendable {
 
     static func looksLikeReport(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
-        return bytes.count > 17 && bytes[16] == UInt8(ascii: "-") && bytes[..<16].allSatisfy { $0 >= 48 && $0 <= 57 }
+        return bytes.count > 17 && bytes[16] == UInt8(ascii: "-")
+            && bytes[..<16].allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 
     private func quarantineInterruptedLoads() {
@@ -121,13 +124,17 @@ public struct CrashReportStore: Sendable {
         let interrupted = names.filter { $0.hasSuffix(".json.sending") }
         guard !interrupted.isEmpty else { return }
         try? FileManager.default.createDirectory(
-            at: quarantineDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            at: quarantineDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         for name in interrupted {
-            let target = quarantineDirectory.appendingPathComponent(String(name.dropLast(".sending".count)))
+            let target = quarantineDirectory.appendingPathComponent(
+                String(name.dropLast(".sending".count)))
             _ = rename(directory.appendingPathComponent(name).path, target.path)
         }
         let kept = quarantinedReports()
-        for url in kept.dropLast(Self.maximumQuarantined) { try? FileManager.default.removeItem(at: url) }
+        for url in kept.dropLast(Self.maximumQuarantined) {
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 
     private func salvageTornFiles() {
@@ -153,14 +160,18 @@ public struct CrashReportStore: Sendable {
     /// A `.tmp` of a process that is still alive and wrote it in the last seconds is left alone.
     private func isBeingWritten(name: String, url: URL) -> Bool {
         let parts = name.split(separator: "-")
-        guard parts.count > 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) == 0 else { return false }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date
+        guard parts.count > 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) == 0 else {
+            return false
+        }
+        let modified =
+            (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date
         return (modified ?? .distantPast).timeIntervalSinceNow > -10
     }
 
     /// Serializes tidying between processes sharing the directory (flock on `.lock`).
     private func withDirectoryLock<T>(_ body: () -> T) -> T {
-        let fd = open(directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let fd = open(
+            directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return body() }
         defer { close(fd) }
         flock(fd, LOCK_EX)

@@ -32,7 +32,9 @@ enum SystemFiles {
             }
         }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return "not a directory" }
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            return "not a directory"
+        }
         return nil
     }
 
@@ -63,6 +65,8 @@ enum JSONText {
 
     /// An object whose values are already JSON text.
     static func object(_ members: [String: String]) -> String {
-        "{" + members.keys.sorted().map { string($0) + ":" + (members[$0] ?? "null") }.joined(separator: ",") + "}"
+        "{"
+            + members.keys.sorted().map { string($0) + ":" + (members[$0] ?? "null") }.joined(
+                separator: ",") + "}"
     }
 }

@@ -6,7 +6,8 @@ import Testing
 struct CrashReportStoreTests {
     /// A real report, written by a crashing CrashDemo (threads, context and modules included).
     static func realReport() async throws -> Data {
-        let run = try await runCrashDemo(["crash", "fatal-error", "--threads", "2"], label: "store-source")
+        let run = try await runCrashDemo(
+            ["crash", "fatal-error", "--threads", "2"], label: "store-source")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         return try Data(contentsOf: try #require(run.reportFiles.first))
     }
@@ -70,7 +71,8 @@ struct CrashReportStoreTests {
             #cohorly-recrash signal=11
 
             """
-        try torn.write(to: directory.appendingPathComponent(Self.name + ".tmp"), atomically: true, encoding: .utf8)
+        try torn.write(
+            to: directory.appendingPathComponent(Self.name + ".tmp"), atomically: true, encoding: .utf8)
         let store = CrashReportStore(directory: directory)
         let report = try store.load(try #require(store.pendingReports().first))
         #expect(report.recrashSignal == 11)
@@ -96,7 +98,10 @@ struct CrashReportStoreTests {
         let cases: [(String, String)] = [
             ("0001796000000001-1-a.json", "not json at all"),
             ("0001796000000002-1-b.json", "{\"format\":\"cohorly-crash/1\"}"),
-            ("0001796000000003-1-c.json", "{\"format\":\"other/9\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1}"),
+            (
+                "0001796000000003-1-c.json",
+                "{\"format\":\"other/9\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1}"
+            ),
             ("0001796000000004-1-d.json", "[1,2,3]"),
             ("0001796000000005-1-e.json", ""),
         ]
@@ -117,7 +122,10 @@ struct CrashReportStoreTests {
             #expect(FileManager.default.fileExists(atPath: file.url.path))
         }
         let foreign = files.first { $0.name.hasPrefix("0001796000000003") }
-        #expect(throws: CrashReportStore.ReportError.unsupportedFormat(file: foreign?.url.path ?? "", format: "other/9")) {
+        #expect(
+            throws: CrashReportStore.ReportError.unsupportedFormat(
+                file: foreign?.url.path ?? "", format: "other/9")
+        ) {
             try store.load(try #require(foreign))
         }
     }
@@ -135,7 +143,8 @@ struct CrashReportStoreTests {
     }
 
     @Test func checkedInFixtureDecodes() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("fixtures/reports/null-write.json")
         let report = try CrashReport.decode(Data(contentsOf: url))
         #expect(report.complete && report.signal.name == "SIGSEGV" && !report.modules.isEmpty)

@@ -5,7 +5,8 @@ import Testing
 @Suite("Recorder scenarios in child processes")
 struct RecorderScenarioTests {
     @Test func otherThreadsAreCapturedWithNamesIncludingDispatchAndConcurrencyWorkers() async throws {
-        let run = try await runCrashDemo(["crash", "null-write", "--threads", "3", "--depth", "5"], label: "threads")
+        let run = try await runCrashDemo(
+            ["crash", "null-write", "--threads", "3", "--depth", "5"], label: "threads")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let report = try #require(try run.reports().first)
         // 3 parked pthreads + 1 libdispatch worker + 1 Swift concurrency worker, all parked in parkDeep.
@@ -22,17 +23,21 @@ struct RecorderScenarioTests {
         // Every loaded object is listed, not only those the frames point into; each with its build id.
         let paths = report.modules.map(\.path)
         #expect(paths.first == report.executable)
-        for library in ["ld-linux-x86-64.so.2", "libc.so.6", "libswiftCore.so", "libFoundation.so", "libdispatch.so"] {
+        for library in [
+            "ld-linux-x86-64.so.2", "libc.so.6", "libswiftCore.so", "libFoundation.so", "libdispatch.so",
+        ] {
             #expect(paths.contains { $0.hasSuffix("/" + library) }, "\(library) missing from \(paths)")
         }
-        #expect(report.modules.filter { !$0.path.contains("vdso") }.allSatisfy { $0.buildId.count == 40 })
+        #expect(
+            report.modules.filter { !$0.path.contains("vdso") }.allSatisfy { $0.buildId.count == 40 })
         #expect(Set(paths).count == paths.count)
         #expect(report.threads.count <= 19)
         #expect(report.captureNs.map { $0 > 0 } == true)
     }
 
     @Test func twentyThreadsAtMostAndHundredFramesAtMost() async throws {
-        let run = try await runCrashDemo(["crash", "null-write", "--threads", "30", "--depth", "150"], label: "caps")
+        let run = try await runCrashDemo(
+            ["crash", "null-write", "--threads", "30", "--depth", "150"], label: "caps")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let report = try #require(try run.reports().first)
         #expect(report.allThreads.count == 20)
@@ -107,7 +112,9 @@ struct RecorderScenarioTests {
         #expect(output.contains("libunwind.so.8"))  // it is loaded, privately
     }
 
-    @Test func aFaultInsideTheHandlerMarksTheFileAndTheProcessStillDiesOfTheOriginalSignal() async throws {
+    @Test func aFaultInsideTheHandlerMarksTheFileAndTheProcessStillDiesOfTheOriginalSignal()
+        async throws
+    {
         let run = try await runCrashDemo(["scenario", "handler-fault"], label: "recrash")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         #expect(run.signal == SIGILL)  // the original crash, not the fault in the writer
@@ -145,15 +152,18 @@ struct RecorderScenarioTests {
         let source = directory.appendingPathComponent("fixture.c")
         let library = directory.appendingPathComponent("libclyfixture.so")
         try """
-            __attribute__((noinline)) void cly_fixture_crash(void) { *(volatile int *)0 = 1; }
-            """.write(to: source, atomically: true, encoding: .utf8)
+        __attribute__((noinline)) void cly_fixture_crash(void) { *(volatile int *)0 = 1; }
+        """.write(to: source, atomically: true, encoding: .utf8)
         let compiler = Process()  // a library that is not loaded at install time
         compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        compiler.arguments = ["-shared", "-fPIC", "-O1", "-g", "-Wl,--build-id", "-o", library.path, source.path]
+        compiler.arguments = [
+            "-shared", "-fPIC", "-O1", "-g", "-Wl,--build-id", "-o", library.path, source.path,
+        ]
         try compiler.run()
         compiler.waitUntilExit()
         try #require(compiler.terminationStatus == 0)
-        let run = try await runCrashDemo(["scenario", "dlopen-crash", "--library", library.path], label: "dlopen")
+        let run = try await runCrashDemo(
+            ["scenario", "dlopen-crash", "--library", library.path], label: "dlopen")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         #expect(run.signal == SIGSEGV)
         let report = try #require(try run.reports().first)
@@ -161,7 +171,8 @@ struct RecorderScenarioTests {
         let module = try #require(report.module(containing: frame0))
         #expect(module.path == library.path)
         #expect(module.buildId.count == 40)
-        let functions = try ReferenceSymbolizer.functions(of: try #require(report.crashedThread), in: report)
+        let functions = try ReferenceSymbolizer.functions(
+            of: try #require(report.crashedThread), in: report)
         #expect(functions.first == "cly_fixture_crash")
     }
 
@@ -192,7 +203,8 @@ struct RecorderScenarioTests {
     }
 
     @Test func withoutChainingTheBacktracerDoesNotRunAndTheExitStatusIsKept() async throws {
-        let run = try await runCrashDemo(["crash", "null-write", "--no-chain"], backtracer: true, label: "nochain")
+        let run = try await runCrashDemo(
+            ["crash", "null-write", "--no-chain"], backtracer: true, label: "nochain")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         #expect(run.signal == SIGSEGV)
         #expect(run.reportFiles.count == 1)
@@ -219,7 +231,9 @@ struct InstallErrorTests {
     }
 
     @Test func defaultDirectoryFollowsXDGStateHome() {
-        let xdg = CrashRecorder.Options.defaultReportDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/h"])
+        let xdg = CrashRecorder.Options.defaultReportDirectory(environment: [
+            "XDG_STATE_HOME": "/x/state", "HOME": "/h",
+        ])
         #expect(xdg.path == "/x/state/cohorly/crashes")
         let home = CrashRecorder.Options.defaultReportDirectory(environment: ["HOME": "/h"])
         #expect(home.path == "/h/.local/state/cohorly/crashes")

@@ -15,7 +15,9 @@ struct CrashDemoRun {
     /// Every committed report file.
     var reportFiles: [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: reportDirectory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.sorted().map { reportDirectory.appendingPathComponent($0) }
+        return names.filter { $0.hasSuffix(".json") }.sorted().map {
+            reportDirectory.appendingPathComponent($0)
+        }
     }
 
     /// Files still named `.tmp`.
@@ -61,7 +63,8 @@ enum CrashDemoError: Error, CustomStringConvertible {
     case missingExecutable(URL)
     var description: String {
         switch self {
-        case .missingExecutable(let url): "\(url.path) is missing: run scripts/test (it builds CrashDemo in release too)"
+        case .missingExecutable(let url):
+            "\(url.path) is missing: run scripts/test (it builds CrashDemo in release too)"
         }
     }
 }
@@ -69,7 +72,8 @@ enum CrashDemoError: Error, CustomStringConvertible {
 /// Runs CrashDemo with `arguments` (plus `--report-dir`) and waits for it to end.
 /// The Swift backtracer is off unless `backtracer` is true (it is slow, and only some tests are about it).
 func runCrashDemo(
-    _ arguments: [String], build: DemoBuild = .debug, reportDirectory: URL? = nil, backtracer: Bool = false,
+    _ arguments: [String], build: DemoBuild = .debug, reportDirectory: URL? = nil,
+    backtracer: Bool = false,
     label: String = "run"
 ) async throws -> CrashDemoRun {
     let executable = build.executable
@@ -89,7 +93,8 @@ func runCrashDemo(
     process.environment = environment
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
         process.terminationHandler = { _ in continuation.resume() }
         do {
             try process.run()
