@@ -9,7 +9,7 @@ enum Scenario {
     static let names = [
         "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
         "handler-fault",
-        "blocked-thread", "install-cost",
+        "blocked-thread", "install-cost", "small-report",
     ]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -34,6 +34,11 @@ enum Scenario {
             crash(on: "main") { CrashKind.fatalError.crash(scratchDirectory: "/tmp") }
         case "blocked-thread":
             blockedThread()
+        case "small-report":
+            // A 6 KiB cap with 20 threads x 100 frames: the cap drops frames and threads, the JSON stays whole.
+            cly_test_set_report_limit(6 * 1024)
+            Workers.park(count: 17, depth: 110)
+            demo_null_write()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         default:

@@ -25,7 +25,11 @@ static char extra_paths[CLY_MAX_EXTRA_MODULES][256];
 static int extra_count;
 static volatile bool fault_in_writer;  // test hook (cly_test_fault_in_writer)
 
+static size_t report_limit = CLY_MAX_REPORT_BYTES;  // test hook: cly_test_set_report_limit
+
 void cly_test_fault_in_writer(bool enabled) { fault_in_writer = enabled; }
+
+void cly_test_set_report_limit(size_t bytes) { report_limit = bytes != 0 ? bytes : CLY_MAX_REPORT_BYTES; }
 
 static const char *signal_name(int number) {
     switch (number) {
@@ -68,8 +72,9 @@ static void find_extra_modules(const cly_thread *thread, const cly_module_table 
     }
 }
 
+/// Writes one thread; frames stop (and `truncated` is set) when fewer than `reserve` bytes would be left.
 static void write_thread(cly_writer *w, const char *key, const cly_thread *thread, const cly_report_input *input,
-                         bool crashed) {
+                         bool crashed, size_t reserve) {
     cly_writer_begin_object(w, key);
     cly_writer_uint(w, "tid", (uint64_t)thread->tid);
     cly_writer_string(w, "name", thread->name, sizeof thread->name);
@@ -78,7 +83,7 @@ static void write_thread(cly_writer *w, const char *key, const cly_thread *threa
     bool truncated = thread->truncated;
     int count = thread->answered ? thread->frame_count : 0;
     for (int i = 0; i < count; i++) {
-        if (!cly_writer_has_room(w, 24, CLOSING_RESERVE + 512)) {
+        if (!cly_writer_has_room(w, 24, reserve + 512)) {
             truncated = true;
             break;
         }
@@ -207,7 +212,7 @@ bool cly_report_write(const cly_report_input *input) {
     open_report_fd = fd;
     cly_writer writer;
     cly_writer *w = &writer;
-    cly_writer_init(w, fd, write_buffer, sizeof write_buffer, CLY_MAX_REPORT_BYTES);
+    cly_writer_init(w, fd, write_buffer, sizeof write_buffer, report_limit);
 
     // Header.
     cly_writer_begin_object(w, NULL);
@@ -223,7 +228,9 @@ bool cly_report_write(const cly_report_input *input) {
     cly_writer_int(w, "code", crash->signal_code);
     cly_writer_hex(w, "address", crash->fault_address);
     cly_writer_end_object(w);
-    if (crash->message != NULL) cly_writer_string(w, "message", crash->message, CLY_MAX_MESSAGE);
+    // Escaping can grow a byte to six ("\u00XX"): room is checked for the worst case.
+    if (crash->message != NULL && cly_writer_has_room(w, strnlen(crash->message, CLY_MAX_MESSAGE) * 6 + 64, CLOSING_RESERVE))
+        cly_writer_string(w, "message", crash->message, CLY_MAX_MESSAGE);
     if (crash->cxx_type != NULL || crash->cxx_what != NULL) {
         cly_writer_begin_object(w, "cxx");
         cly_writer_string(w, "type", crash->cxx_type ? crash->cxx_type : "", CLY_MAX_TYPE_NAME);
@@ -239,15 +246,23 @@ bool cly_report_write(const cly_report_input *input) {
     if (fault_in_writer) *(volatile int *)0 = 0;  // test hook: a crash inside the handler
 
     // Crashed thread, then context, then the other threads.
-    write_thread(w, "crashed_thread", input->crashed, input, true);
+    // Room kept for the modules while threads are written (they are needed to symbolicate any frame).
+    size_t module_bytes = 0;
+    for (int i = 0; table != NULL && i < table->count; i++)
+        module_bytes += strlen(table->pool + table->modules[i].path_offset) + 160;
+    for (int i = 0; i < extra_count; i++) module_bytes += strlen(extra_paths[i]) + 160;
+    if (module_bytes > report_limit / 2) module_bytes = report_limit / 2;
+    size_t thread_reserve = CLOSING_RESERVE + module_bytes;
+    write_thread(w, "crashed_thread", input->crashed, input, true, CLOSING_RESERVE);
     cly_writer_flush(w);
-    if (input->context_length > 0) cly_writer_json(w, "context", input->context, input->context_length);
+    if (input->context_length > 0 && cly_writer_has_room(w, input->context_length + 16, CLOSING_RESERVE))
+        cly_writer_json(w, "context", input->context, input->context_length);
     else cly_writer_json(w, "context", "{}", 2);
     cly_writer_flush(w);
     cly_writer_begin_array(w, "threads");
     for (int i = 0; i < input->other_count; i++) {
-        if (!cly_writer_has_room(w, 256, CLOSING_RESERVE + 4096)) break;
-        write_thread(w, NULL, &input->others[i], input, false);
+        if (!cly_writer_has_room(w, 320, thread_reserve)) break;
+        write_thread(w, NULL, &input->others[i], input, false, thread_reserve);
     }
     cly_writer_end_array(w);
     cly_writer_flush(w);

@@ -87,12 +87,11 @@ public enum CrashRecorder {
             }
             throw InstallError.recorderUnavailable(reason: reason)
         }
-        let context = state.withLock {
+        state.withLock {
             $0.options = options
             $0.context = options.context
-            return $0.context
+            publish($0.context)
         }
-        publish(context)
     }
 
     /// Whether ``install(_:)`` succeeded in this process.
@@ -107,11 +106,10 @@ public enum CrashRecorder {
     /// Changes the crash-time context (release, distinct id, free-form pairs). Safe from any thread; a crash
     /// sees the context before or after the change, never a mix.
     public static func updateContext(_ change: (inout CrashContext) -> Void) {
-        let context = state.withLock {
+        state.withLock {
             change(&$0.context)
-            return $0.context
+            publish($0.context)  // under the lock: updates reach the recorder in the order they were made
         }
-        publish(context)
     }
 
     /// Gives the calling thread an alternate signal stack so a stack overflow on it is caught (the installing
@@ -129,6 +127,7 @@ public enum CrashRecorder {
         return String(decoding: buffer.prefix(36).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Hands the context to the crash path. Called with the state lock held.
     private static func publish(_ context: CrashContext) {
         let json = context.serializedForCrash()
         _ = json.withCString { cly_set_context($0, strlen($0)) }

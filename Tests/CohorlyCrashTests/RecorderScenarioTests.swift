@@ -45,6 +45,21 @@ struct RecorderScenarioTests {
         #expect(report.threads.contains { $0.truncated && $0.frames.count == 100 })
     }
 
+    @Test func theSizeCapKeepsTheReportWholeAndDropsFramesFirst() async throws {
+        let run = try await runCrashDemo(["scenario", "small-report"], label: "cap")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        let file = try #require(run.reportFiles.first)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
+        #expect(size <= 6 * 1024)
+        let report = try #require(try run.reports().first)
+        #expect(report.complete)  // closed properly, not torn
+        #expect(report.crashedThread?.frames.isEmpty == false)
+        let framesKept = report.allThreads.reduce(0) { $0 + $1.frames.count }
+        #expect(framesKept < 20 * 100)
+        #expect(report.allThreads.contains { $0.truncated })
+    }
+
     @Test func eightThreadsCrashingAtOnceMakeExactlyOneReport() async throws {
         for _ in 0..<3 {
             let run = try await runCrashDemo(["scenario", "concurrent"], label: "concurrent")

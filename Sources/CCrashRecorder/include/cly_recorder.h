@@ -47,6 +47,9 @@ void cly_current_insert_id(char out[37]);
 /// handler), to prove that such a fault marks the file once and the process still dies, without hanging.
 void cly_test_fault_in_writer(bool enabled);
 
+/// Test hook: lowers the report size cap (0 restores CLY_MAX_REPORT_BYTES), to show what the cap keeps.
+void cly_test_set_report_limit(size_t bytes);
+
 /// Test hook: how many modules the prepared table holds.
 int cly_module_count(void);
 
