@@ -3,79 +3,79 @@ import Foundation
 /// The persister: one background thread that turns what callers queued into JSON records and commits them to
 /// the store in one transaction per wake-up (group commit), then wakes delivery.
 extension Cohorly {
-  func runPersister() {
-    while true {
-      let (operations, waiters, stopping) = state.take()
-      if !operations.isEmpty { persist(operations) }
-      let lastId = store.lastId
-      for waiter in waiters {
-        switch waiter {
-        case .flush(let continuation):
-          delivery.requestFlush(throughId: lastId, continuation: continuation)
-        case .persisted(let semaphore): semaphore.signal()
+    func runPersister() {
+        while true {
+            let (operations, waiters, stopping) = state.take()
+            if !operations.isEmpty { persist(operations) }
+            let lastId = store.lastId
+            for waiter in waiters {
+                switch waiter {
+                case .flush(let continuation):
+                    delivery.requestFlush(throughId: lastId, continuation: continuation)
+                case .persisted(let semaphore): semaphore.signal()
+                }
+            }
+            if stopping {
+                persisterFinished.signal()
+                return
+            }
         }
-      }
-      if stopping {
-        persisterFinished.signal()
-        return
-      }
     }
-  }
 
-  private func persist(_ operations: [PendingOperation]) {
-    var records: [QueueOperation] = []
-    records.reserveCapacity(operations.count)
-    var tooLarge = 0
-    for operation in operations {
-      switch operation {
-      case .event(let event):
-        let (insertId, json) = eventJSON(event)
-        if json.utf8.count + 2 > options.maxRequestBytes {
-          tooLarge += 1
-          continue
+    private func persist(_ operations: [PendingOperation]) {
+        var records: [QueueOperation] = []
+        records.reserveCapacity(operations.count)
+        var tooLarge = 0
+        for operation in operations {
+            switch operation {
+            case .event(let event):
+                let (insertId, json) = eventJSON(event)
+                if json.utf8.count + 2 > options.maxRequestBytes {
+                    tooLarge += 1
+                    continue
+                }
+                records.append(.append(.track, insertId: insertId, json: json, prepared: false))
+            case .record(let endpoint, let value):
+                records.append(.append(endpoint, insertId: nil, json: value.jsonString, prepared: false))
+            case .store(let operation):
+                records.append(operation)
+            }
         }
-        records.append(.append(.track, insertId: insertId, json: json, prepared: false))
-      case .record(let endpoint, let value):
-        records.append(.append(endpoint, insertId: nil, json: value.jsonString, prepared: false))
-      case .store(let operation):
-        records.append(operation)
-      }
+        if tooLarge > 0 {
+            state.log(
+                "dropped \(tooLarge) event(s) larger than one request (\(options.maxRequestBytes) bytes)")
+        }
+        do {
+            let dropped = try store.apply(records, limit: options.maxQueueSize)
+            if dropped > 0 {
+                let total = state.addDropped(dropped)
+                state.log(
+                    "queue full (\(options.maxQueueSize)): dropped the \(dropped) oldest record(s), \(total) since launch"
+                )
+            }
+        } catch {
+            state.log("cannot persist \(records.count) record(s): \(error)")
+        }
+        delivery.notifyQueued()
     }
-    if tooLarge > 0 {
-      state.log(
-        "dropped \(tooLarge) event(s) larger than one request (\(options.maxRequestBytes) bytes)")
-    }
-    do {
-      let dropped = try store.apply(records, limit: options.maxQueueSize)
-      if dropped > 0 {
-        let total = state.addDropped(dropped)
-        state.log(
-          "queue full (\(options.maxQueueSize)): dropped the \(dropped) oldest record(s), \(total) since launch"
-        )
-      }
-    } catch {
-      state.log("cannot persist \(records.count) record(s): \(error)")
-    }
-    delivery.notifyQueued()
-  }
 
-  /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too.
-  func eventJSON(_ event: PendingEvent) -> (String?, String) {
-    var properties = automatic.values
-    properties["distinct_id"] = .string(event.distinctId)
-    properties["time"] = .int(Int(event.time))
-    properties["$insert_id"] = .string(UUIDv4.make())
-    properties.merge(event.superProperties) { _, new in new }
-    properties.merge(event.properties) { _, new in new }
-    let json = CohorlyValue.object([
-      "event": .string(event.name), "properties": .object(properties),
-    ]).jsonString
-    return (properties["$insert_id"]?.stringValue, json)
-  }
+    /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too.
+    func eventJSON(_ event: PendingEvent) -> (String?, String) {
+        var properties = automatic.values
+        properties["distinct_id"] = .string(event.distinctId)
+        properties["time"] = .int(Int(event.time))
+        properties["$insert_id"] = .string(UUIDv4.make())
+        properties.merge(event.superProperties) { _, new in new }
+        properties.merge(event.properties) { _, new in new }
+        let json = CohorlyValue.object([
+            "event": .string(event.name), "properties": .object(properties),
+        ]).jsonString
+        return (properties["$insert_id"]?.stringValue, json)
+    }
 
-  /// Blocks until everything tracked before the call is committed to disk (a durability barrier: after it
-  /// returns, a `kill -9` loses none of those events).
-  public func waitUntilPersisted() {
-    state.waitUntilPersisted()
-  }
+    /// Blocks until everything tracked before the call is committed to disk (a durability barrier: after it
+    /// returns, a `kill -9` loses none of those events).
+    public func waitUntilPersisted() {
+        state.waitUntilPersisted()
+    }
 }

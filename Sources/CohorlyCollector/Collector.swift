@@ -9,63 +9,66 @@ import Foundation
 /// collector.injectFault(Fault(status: 503, retryAfter: "1"), count: 2)
 /// ```
 public final class Collector: Sendable {
-  /// The configuration it runs with.
-  public let configuration: CollectorConfiguration
-  /// Its storage (read it directly in tests).
-  public let store: CollectorStore
-  let faults = FaultInjector()
-  private let server: HTTPServer
-  private let portBox = PortBox()
+    /// The configuration it runs with.
+    public let configuration: CollectorConfiguration
+    /// Its storage (read it directly in tests).
+    public let store: CollectorStore
+    let faults = FaultInjector()
+    private let server: HTTPServer
+    private let portBox = PortBox()
 
-  /// Opens the storage; call `start()` to listen.
-  public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
-    self.configuration = configuration
-    let store = try CollectorStore(directory: configuration.dataDirectory)
-    self.store = store
-    let ingestion = Ingestion(store: store, configuration: configuration)
-    let faults = self.faults
-    let maxBody = configuration.maxBodyBytes
-    server = HTTPServer(maxBodyBytes: maxBody) { request in
-      Router(ingestion: ingestion, store: store, faults: faults, configuration: configuration)
-        .route(request)
+    /// Opens the storage; call `start()` to listen.
+    public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
+        self.configuration = configuration
+        let store = try CollectorStore(directory: configuration.dataDirectory)
+        self.store = store
+        let ingestion = Ingestion(store: store, configuration: configuration)
+        let faults = self.faults
+        let maxBody = configuration.maxBodyBytes
+        server = HTTPServer(maxBodyBytes: maxBody) { request in
+            Router(ingestion: ingestion, store: store, faults: faults, configuration: configuration)
+                .route(request)
+        }
     }
-  }
 
-  /// Starts listening; returns the port (the chosen one when configured with 0).
-  @discardableResult
-  public func start() throws -> UInt16 {
-    let port = try server.start(
-      address: configuration.bindAddress, port: configuration.port,
-      memoryLimit: configuration.connectionMemoryLimit,
-      timeout: configuration.connectionTimeout)
-    portBox.set(port)
-    return port
-  }
+    /// Starts listening; returns the port (the chosen one when configured with 0).
+    @discardableResult
+    public func start() throws -> UInt16 {
+        let port = try server.start(
+            address: configuration.bindAddress, port: configuration.port,
+            memoryLimit: configuration.connectionMemoryLimit,
+            timeout: configuration.connectionTimeout)
+        portBox.set(port)
+        return port
+    }
 
-  /// The listening port (0 before `start`).
-  public var port: UInt16 { portBox.get() }
+    /// The listening port (0 before `start`).
+    public var port: UInt16 { portBox.get() }
 
-  /// `http://<bind address>:<port>`.
-  public var baseURL: URL {
-    URL(string: "http://\(configuration.bindAddress):\(port)") ?? URL(fileURLWithPath: "/")
-  }
+    /// `http://<bind address>:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://\(configuration.bindAddress):\(port)") ?? URL(fileURLWithPath: "/")
+    }
 
-  /// Stops the server (storage stays readable).
-  public func stop() { server.stop() }
+    /// Stops the server (storage stays readable).
+    public func stop() {
+        faults.cancelDelays()
+        server.stop()
+    }
 
-  /// Makes the next `count` ingestion answers misbehave as `fault` says.
-  public func injectFault(_ fault: Fault, count: Int = 1) { faults.add(fault, count: count) }
+    /// Makes the next `count` ingestion answers misbehave as `fault` says.
+    public func injectFault(_ fault: Fault, count: Int = 1) { faults.add(fault, count: count) }
 
-  /// Removes faults not yet applied.
-  public func clearFaults() { faults.clear() }
+    /// Removes faults not yet applied.
+    public func clearFaults() { faults.clear() }
 
-  /// How many faults were applied so far.
-  public var appliedFaultCount: Int { faults.applied }
+    /// How many faults were applied so far.
+    public var appliedFaultCount: Int { faults.applied }
 
-  private final class PortBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var port: UInt16 = 0
-    func set(_ value: UInt16) { lock.withLock { port = value } }
-    func get() -> UInt16 { lock.withLock { port } }
-  }
+    private final class PortBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var port: UInt16 = 0
+        func set(_ value: UInt16) { lock.withLock { port = value } }
+        func get() -> UInt16 { lock.withLock { port } }
+    }
 }

@@ -8,8 +8,8 @@ switch arguments.first {
 case "serve": exit(ServeCommand.run(rest))
 case "events": exit(EventsCommand.run(rest))
 case "-h", "--help", "help":
-  print(Usage.text)
-  exit(0)
+    print(Usage.text)
+    exit(0)
 default:
-  Usage.fail(arguments.first.map { "unknown command \($0)" } ?? "missing command")
+    Usage.fail(arguments.first.map { "unknown command \($0)" } ?? "missing command")
 }
