@@ -13,7 +13,7 @@ static inline struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address
                                                 MHD_AccessHandlerCallback handler, void *handler_context,
                                                 MHD_RequestCompletedCallback completed,
                                                 size_t connection_memory_limit, unsigned int timeout_seconds) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     return MHD_start_daemon(flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
