@@ -53,7 +53,7 @@ let package = Package(
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
-        .testTarget(name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly"]),
+        .testTarget(name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly"]),
     ],
     swiftLanguageModes: [.v6]
 )
