@@ -112,9 +112,12 @@ final class Delivery: @unchecked Sendable {
             if !flushRequests.isEmpty { return true }
             let count = store.count
             if count == 0 {
+                // The interval starts with the first record queued after the queue was empty.
+                nextTimerFlush = .infinity
                 signal.wait(until: nil)
                 continue
             }
+            if nextTimerFlush == .infinity { nextTimerFlush = now + options.flushInterval }
             let due = max(count >= options.flushAt ? now : nextTimerFlush, backoffUntil)
             if now >= due { return true }
             signal.wait(until: due)

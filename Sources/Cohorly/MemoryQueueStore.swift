@@ -50,7 +50,11 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
     private func trim(_ limit: Int) -> Int {
         let excess = records.count - max(limit, 0)
         guard excess > 0 else { return 0 }
-        records.removeFirst(excess)
+        // Ordinary records first, prepared events only when nothing else is left.
+        let ordinary = records.filter { !$0.prepared }.prefix(excess).map(\.id)
+        let prepared = records.filter(\.prepared).prefix(excess - ordinary.count).map(\.id)
+        let dropped = Set(ordinary + prepared)
+        records.removeAll { dropped.contains($0.id) }
         return excess
     }
 

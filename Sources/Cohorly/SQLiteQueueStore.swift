@@ -27,6 +27,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                 id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
                 body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS queue_insert_id ON queue(insert_id);
+            CREATE INDEX IF NOT EXISTS queue_prepared ON queue(prepared, id);
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """
         )
@@ -109,12 +110,13 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    /// Drops the oldest records beyond `limit` (inside the caller's transaction).
+    /// Drops the oldest records beyond `limit` (inside the caller's transaction): ordinary records first, prepared
+    /// events (crash reports) only when nothing else is left to drop.
     private func trim(_ count: inout Int, limit: Int) throws -> Int {
         guard count > limit else { return 0 }
         let excess = count - max(limit, 0)
         try db.execute(
-            "DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY id LIMIT \(excess))")
+            "DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY prepared, id LIMIT \(excess))")
         let dropped = db.changes
         count -= dropped
         return dropped

@@ -111,6 +111,22 @@ import Testing
         #expect(properties["$exception_level"] == "fatal")
     }
 
+    @Test func aFullQueueDropsOrdinaryEventsBeforePreparedOnes() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector) { $0.maxQueueSize = 5 }
+        defer { client.shutdown() }
+        #expect(
+            try client.enqueuePrepared(PreparedEvent(name: "$exception", properties: ["time": 1, "$insert_id": "c"]))
+                == .queued)
+        for index in 0..<20 { client.track("e", properties: ["n": .int(index)]) }
+        client.waitUntilPersisted()
+        #expect(client.queuedCount == 5)
+        #expect(await client.flush())
+        #expect(try collector.store.events(matching: EventQuery(event: "$exception")).count == 1)
+        #expect(try storedProperties(collector, event: "e").compactMap { $0["n"]?.intValue }.sorted() == Array(16..<20))
+    }
+
     @Test func preparedEventsAreValidatedAndRespectOptOut() throws {
         let collector = try startCollector()
         defer { collector.stop() }
