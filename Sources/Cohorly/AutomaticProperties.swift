@@ -54,6 +54,28 @@ struct AutomaticProperties: Sendable {
     }
 }
 
+/// A fast generator (xoshiro256**) seeded from the system generator: insert ids need uniqueness, not secrecy.
+struct FastRandom: RandomNumberGenerator {
+    private var state: (UInt64, UInt64, UInt64, UInt64)
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        state = (system.next(), system.next(), system.next(), system.next() | 1)
+    }
+
+    mutating func next() -> UInt64 {
+        let result = ((state.1 &* 5) << 7 | (state.1 &* 5) >> 57) &* 9
+        let shifted = state.1 << 17
+        state.2 ^= state.0
+        state.3 ^= state.1
+        state.1 ^= state.2
+        state.0 ^= state.3
+        state.2 ^= shifted
+        state.3 = state.3 << 45 | state.3 >> 19
+        return result
+    }
+}
+
 /// Random version-4 UUIDs in lowercase text form.
 enum UUIDv4 {
     static func make() -> String {

@@ -71,11 +71,16 @@ final class ClientStateBox: @unchecked Sendable {
     private var pending: [PendingOperation] = []
     private var waiters: [PersistWaiter] = []
     private var stopped = false
+    private var pendingRecords = 0
+    private let maxPendingRecords: Int
     let log: @Sendable (String) -> Void
 
-    init(_ state: ClientState, log: @escaping @Sendable (String) -> Void) {
+    /// `maxQueueSize` also bounds records waiting in memory: beyond it the oldest would be dropped on commit
+    /// anyway, so they are dropped (and counted) before, which keeps memory bounded when callers outpace the disk.
+    init(_ state: ClientState, maxQueueSize: Int, log: @escaping @Sendable (String) -> Void) {
         self.state = state
         self.log = log
+        self.maxPendingRecords = max(1, maxQueueSize)
         pending = state.identityMeta()
     }
 
@@ -90,6 +95,26 @@ final class ClientStateBox: @unchecked Sendable {
         guard !stopped, let operation = make(state) else { return }
         pending.append(operation)
         if pending.count == 1 { lock.broadcast() }
+        pendingRecords += 1
+        if pendingRecords > 2 * maxPendingRecords { dropOldestPending() }
+    }
+
+    /// Keeps the newest `maxPendingRecords` records (settings changes always stay). Lock held.
+    private func dropOldestPending() {
+        var excess = pendingRecords - maxPendingRecords
+        let dropped = excess
+        pending.removeAll { operation in
+            guard excess > 0 else { return false }
+            switch operation {
+            case .event, .record:
+                excess -= 1
+                return true
+            case .store:
+                return false
+            }
+        }
+        pendingRecords = maxPendingRecords
+        state.droppedCount += dropped
     }
 
     /// Changes the state and queues the operations that persist the change.
@@ -143,7 +168,8 @@ final class ClientStateBox: @unchecked Sendable {
         defer { lock.unlock() }
         while pending.isEmpty && waiters.isEmpty && !stopped { lock.wait(until: nil) }
         let result = (pending, waiters, stopped)
-        pending.removeAll(keepingCapacity: true)
+        pending = []
+        pendingRecords = 0
         waiters.removeAll()
         return result
     }

@@ -73,7 +73,7 @@ public final class Cohorly: Sendable {
         }
         self.store = store
         self.automatic = AutomaticProperties()
-        self.state = ClientStateBox(ClientState.load(from: store), log: log)
+        self.state = ClientStateBox(ClientState.load(from: store), maxQueueSize: options.maxQueueSize, log: log)
         self.delivery = Delivery(
             store: store, transport: options.transport ?? CurlTransport(), options: options,
             apiHost: apiHost,

@@ -165,7 +165,7 @@ final class Delivery: @unchecked Sendable {
                     endpoint: batch.endpoint, count: batch.ids.count, bytes: request.body.count, outcome: outcome))
             switch outcome {
             case .delivered:
-                log("\(batch.endpoint.path): \(batch.ids.count) record(s) delivered")
+                log("POST \(batch.endpoint.path): \(batch.ids.count) record(s), \(request.body.count) bytes delivered")
                 failures = 0
                 signal.withLock { backoffUntil = 0 }
                 remove(batch)

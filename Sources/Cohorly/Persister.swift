@@ -4,9 +4,10 @@ import Foundation
 /// the store in one transaction per wake-up (group commit), then wakes delivery.
 extension Cohorly {
     func runPersister() {
+        var random = FastRandom()
         while true {
             let (operations, waiters, stopping) = state.take()
-            if !operations.isEmpty { persist(operations) }
+            if !operations.isEmpty { persist(operations, random: &random) }
             let lastId = store.lastId
             for waiter in waiters {
                 switch waiter {
@@ -22,14 +23,14 @@ extension Cohorly {
         }
     }
 
-    private func persist(_ operations: [PendingOperation]) {
+    private func persist(_ operations: [PendingOperation], random: inout FastRandom) {
         var records: [QueueOperation] = []
         records.reserveCapacity(operations.count)
         var tooLarge = 0
         for operation in operations {
             switch operation {
             case .event(let event):
-                let (insertId, json) = eventJSON(event)
+                let (insertId, json) = eventJSON(event, random: &random)
                 if json.utf8.count + 2 > options.maxRequestBytes {
                     tooLarge += 1
                     continue
@@ -60,11 +61,11 @@ extension Cohorly {
     }
 
     /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too.
-    func eventJSON(_ event: PendingEvent) -> (String?, String) {
+    func eventJSON(_ event: PendingEvent, random: inout FastRandom) -> (String?, String) {
         var properties = automatic.values
         properties["distinct_id"] = .string(event.distinctId)
         properties["time"] = .int(Int(event.time))
-        properties["$insert_id"] = .string(UUIDv4.make())
+        properties["$insert_id"] = .string(UUIDv4.make(using: &random))
         properties.merge(event.superProperties) { _, new in new }
         properties.merge(event.properties) { _, new in new }
         let json = CohorlyValue.object([

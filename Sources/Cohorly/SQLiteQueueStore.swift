@@ -9,7 +9,6 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let setMeta: SQLiteStatement
     private let deleteMeta: SQLiteStatement
     private let selectBatch: SQLiteStatement
-    private let deleteById: SQLiteStatement
     private let findInsertId: SQLiteStatement
     private var cachedCount: Int
     private var cachedLastId: Int64
@@ -37,7 +36,6 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
         selectBatch = try db.prepare(
             "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
-        deleteById = try db.prepare("DELETE FROM queue WHERE id = ?")
         findInsertId = try db.prepare("SELECT 1 FROM queue WHERE insert_id = ? LIMIT 1")
         var count: Int64 = 0
         try db.prepare("SELECT COUNT(*) FROM queue").rows { row in
@@ -156,9 +154,12 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         try lock.withLock {
             var removed = 0
             try db.transaction {
-                for id in ids {
-                    try deleteById.run([.int(id)])
+                var start = 0
+                while start < ids.count {
+                    let chunk = ids[start..<min(start + 500, ids.count)]
+                    try db.execute("DELETE FROM queue WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
                     removed += db.changes
+                    start += 500
                 }
             }
             cachedCount -= removed

@@ -4,6 +4,7 @@
 //   CohorlyTestApp flush --host URL --dir DIR [--batch B] [--token T]
 //       only flushes what an earlier run left queued.
 // Both print "flushed" and exit 0 once the queue is delivered.
+//   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
 import Cohorly
 import Foundation
 
@@ -19,6 +20,11 @@ guard let mode = arguments.first, let host = options["--host"].flatMap(URL.init(
 else {
     FileHandle.standardError.write(Data("usage: CohorlyTestApp track|flush --host URL --dir DIR [--count N]\n".utf8))
     exit(2)
+}
+
+if mode == "bench" {
+    await Bench.run(host: host, directory: directory, count: Int(options["--count"] ?? "") ?? 200_000)
+    exit(0)
 }
 
 var clientOptions = CohorlyOptions()
