@@ -136,7 +136,16 @@ private final class ResponseSink {
         let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
         guard name == "retry-after" else { return }
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        if let seconds = Double(value), seconds >= 0 { retryAfter = seconds }
+        if let seconds = Double(value), seconds >= 0 {
+            retryAfter = seconds
+        } else {
+            // The HTTP-date form: the delay is the time left until then.
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            if let date = formatter.date(from: value) { retryAfter = max(0, date.timeIntervalSinceNow) }
+        }
     }
 }
 

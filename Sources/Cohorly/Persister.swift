@@ -30,7 +30,12 @@ extension Cohorly {
         for operation in operations {
             switch operation {
             case .event(let event):
-                let (insertId, json) = eventJSON(event, random: &random)
+                let (insertId, json, problem) = eventJSON(event, random: &random)
+                if let problem {
+                    // One invalid event would make the server reject (400) the whole batch it travels in.
+                    state.log("dropped event \"\(event.name)\": \(problem)")
+                    continue
+                }
                 if json.utf8.count + 2 > options.maxRequestBytes {
                     tooLarge += 1
                     continue
@@ -60,8 +65,9 @@ extension Cohorly {
         delivery.notifyQueued()
     }
 
-    /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too.
-    func eventJSON(_ event: PendingEvent, random: inout FastRandom) -> (String?, String) {
+    /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too, and why the
+    /// server would refuse it (an empty name, or a `distinct_id` that is not a non-empty string or an integer).
+    func eventJSON(_ event: PendingEvent, random: inout FastRandom) -> (String?, String, String?) {
         var properties = automatic.values
         properties["distinct_id"] = .string(event.distinctId)
         properties["time"] = .int(Int(event.time))
@@ -71,7 +77,14 @@ extension Cohorly {
         let json = CohorlyValue.object([
             "event": .string(event.name), "properties": .object(properties),
         ]).jsonString
-        return (properties["$insert_id"]?.stringValue, json)
+        var problem: String?
+        if event.name.isEmpty { problem = "empty event name" }
+        switch properties["distinct_id"] {
+        case .string(let id) where !id.isEmpty: break
+        case .int: break
+        default: problem = "distinct_id must be a non-empty string or an integer"
+        }
+        return (properties["$insert_id"]?.stringValue, json, problem)
     }
 
     /// Blocks until everything tracked before the call is committed to disk (a durability barrier: after it

@@ -210,6 +210,38 @@ import Testing
         #expect(eventually { (try? collector.store.events(matching: EventQuery(event: "timer")).count) == 1 })
     }
 
+    @Test func eventsTheServerWouldRefuseAreDroppedAloneNotWithTheirBatch() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let recorder = Recorder()
+        let client = makeClient(collector, recorder: recorder)
+        defer { client.shutdown() }
+        client.track("good")
+        client.track("")
+        client.track("bad id", properties: ["distinct_id": ""])
+        client.track("also good", properties: ["distinct_id": 42])
+        #expect(await client.flush())
+        #expect(try collector.store.events().map(\.event) == ["good", "also good"])
+        #expect(recorder.lines.filter { $0.hasPrefix("dropped event") }.count == 2)
+    }
+
+    @Test func retryAfterAsAnHTTPDate() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let recorder = Recorder()
+        let client = makeClient(collector, recorder: recorder) { $0.retry.maxDelay = 1_000 }
+        defer { client.shutdown() }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        collector.injectFault(Fault(status: 503, retryAfter: formatter.string(from: Date(timeIntervalSinceNow: 300))))
+        client.track("e")
+        #expect(await client.flush() == false)
+        let delay = try #require(recorder.retryDelays.first)
+        #expect(delay > 250 && delay <= 300)
+    }
+
     @Test func jitterStaysWithinTwentyPercent() {
         var policy = RetryPolicy.default
         policy.random = { 0 }
