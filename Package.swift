@@ -8,6 +8,9 @@ let package = Package(
     products: [
         .library(name: "CohorlyCrash", targets: ["CohorlyCrash"]),
         .executable(name: "CrashDemo", targets: ["CrashDemo"]),
+        .library(name: "Cohorly", targets: ["Cohorly"]),
+        .library(name: "CohorlyCollector", targets: ["CohorlyCollector"]),
+        .executable(name: "cohorly", targets: ["cohorly"]),
     ],
     targets: [
         // libunwind headers only. The library itself is never linked: Debian's libunwind.so.8 exports
@@ -36,6 +39,23 @@ let package = Package(
             path: "Examples/CrashDemo"
         ),
         .testTarget(name: "CohorlyCrashTests", dependencies: ["CohorlyCrash", "CrashDemo"]),
+        // The client: libcurl transport, SQLite (WAL) persisted queue.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            path: "Sources/CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite"]),
+        // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
+        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite"]),
+        .executableTarget(name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly"]),
+        // A small app the client tests spawn (and kill -9) as a real process.
+        .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
+        .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
+        .testTarget(name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly"]),
     ],
     swiftLanguageModes: [.v6]
 )

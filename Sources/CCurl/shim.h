@@ -1,0 +1,30 @@
+// libcurl for Swift. `curl_easy_setopt` and `curl_easy_getinfo` are variadic and do not import, so each
+// argument type gets one static inline wrapper here.
+#include <curl/curl.h>
+#include <stdint.h>
+
+static inline CURLcode cly_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode cly_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode cly_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode cly_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode cly_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+typedef size_t (*cly_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+static inline CURLcode cly_curl_setopt_data_callback(CURL *handle, CURLoption option, cly_curl_data_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode cly_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode cly_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}

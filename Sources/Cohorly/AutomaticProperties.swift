@@ -1,0 +1,101 @@
+import Foundation
+
+/// The properties every event carries unless super or caller properties override them.
+struct AutomaticProperties: Sendable {
+    /// `$lib`, this SDK's name.
+    static let libraryName = "cohorly-swift-linux"
+    /// `$lib_version`, this SDK's version.
+    static let libraryVersion = "0.1.0"
+
+    let values: Properties
+
+    /// Reads `/etc/os-release` (or `osRelease`) and `uname` once.
+    init(osReleasePath: String = "/etc/os-release") {
+        var values: Properties = [
+            "$lib": .string(Self.libraryName),
+            "$lib_version": .string(Self.libraryVersion),
+            "$os": "Linux",
+        ]
+        let release = Self.parseOSRelease(
+            (try? String(contentsOfFile: osReleasePath, encoding: .utf8)) ?? "")
+        if let version = release["VERSION_ID"] ?? release["BUILD_ID"] {
+            values["$os_version"] = .string(version)
+        }
+        if let name = release["NAME"] { values["$os_distribution"] = .string(name) }
+        var names = utsname()
+        if uname(&names) == 0 {
+            values["$kernel_version"] = .string(Self.string(from: &names.release))
+            values["$arch"] = .string(Self.string(from: &names.machine))
+        }
+        self.values = values
+    }
+
+    /// `KEY=value` lines, quotes removed.
+    static func parseOSRelease(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
+            var value = String(line[line.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'",
+                value.last == first
+            {
+                value = String(value.dropFirst().dropLast())
+            }
+            result[String(line[..<equals])] = value
+        }
+        return result
+    }
+
+    private static func string<T>(from tuple: inout T) -> String {
+        withUnsafeBytes(of: &tuple) { bytes in
+            let prefix = bytes.prefix { $0 != 0 }
+            return String(decoding: prefix, as: UTF8.self)
+        }
+    }
+}
+
+/// A fast generator (xoshiro256**) seeded from the system generator: insert ids need uniqueness, not secrecy.
+struct FastRandom: RandomNumberGenerator {
+    private var state: (UInt64, UInt64, UInt64, UInt64)
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        state = (system.next(), system.next(), system.next(), system.next() | 1)
+    }
+
+    mutating func next() -> UInt64 {
+        let result = ((state.1 &* 5) << 7 | (state.1 &* 5) >> 57) &* 9
+        let shifted = state.1 << 17
+        state.2 ^= state.0
+        state.3 ^= state.1
+        state.1 ^= state.2
+        state.0 ^= state.3
+        state.2 ^= shifted
+        state.3 = state.3 << 45 | state.3 >> 19
+        return result
+    }
+}
+
+/// Random version-4 UUIDs in lowercase text form.
+enum UUIDv4 {
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return make(using: &generator)
+    }
+
+    static func make<G: RandomNumberGenerator>(using generator: inout G) -> String {
+        var high = generator.next() as UInt64
+        var low = generator.next() as UInt64
+        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        let hex = Self.hex(high, 16) + Self.hex(low, 16)
+        let chars = Array(hex)
+        return String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
+            + String(chars[16..<20]) + "-" + String(chars[20..<32])
+    }
+
+    private static func hex(_ value: UInt64, _ width: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: width - text.count) + text
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// Keys of the persisted settings.
+enum MetaKey {
+    static let anonymousId = "anonymous_id"
+    static let distinctId = "distinct_id"
+    static let identified = "identified"
+    static let superProperties = "super_properties"
+    static let optedOut = "opted_out"
+}
+
+/// An event as `track` captured it; the persister turns it into JSON (with its `$insert_id`).
+struct PendingEvent: Sendable {
+    var name: String
+    var properties: Properties
+    var superProperties: Properties
+    var distinctId: String
+    var time: Int64
+}
+
+/// One step for the persister, kept in call order.
+enum PendingOperation: Sendable {
+    case event(PendingEvent)
+    case record(Endpoint, CohorlyValue)
+    case store(QueueOperation)
+}
+
+/// Identity, super properties and opt-out: the client's mutable state.
+struct ClientState: Sendable {
+    var anonymousId: String
+    var distinctId: String
+    var identified: Bool
+    var superProperties: Properties
+    var optedOut: Bool
+    var droppedCount = 0
+
+    /// The persisted state, or a fresh anonymous identity.
+    static func load(from store: any QueueStore) -> ClientState {
+        let anonymousId = store.meta(MetaKey.anonymousId) ?? UUIDv4.make()
+        let superProperties =
+            store.meta(MetaKey.superProperties).flatMap { CohorlyValue(json: $0)?.objectValue } ?? [:]
+        return ClientState(
+            anonymousId: anonymousId, distinctId: store.meta(MetaKey.distinctId) ?? anonymousId,
+            identified: store.meta(MetaKey.identified) == "1", superProperties: superProperties,
+            optedOut: store.meta(MetaKey.optedOut) == "1")
+    }
+
+    func identityMeta() -> [PendingOperation] {
+        [
+            .store(.setMeta(MetaKey.anonymousId, anonymousId)),
+            .store(.setMeta(MetaKey.distinctId, distinctId)),
+            .store(.setMeta(MetaKey.identified, identified ? "1" : "0")),
+        ]
+    }
+
+    func superPropertiesMeta() -> PendingOperation {
+        .store(.setMeta(MetaKey.superProperties, CohorlyValue.object(superProperties).jsonString))
+    }
+}
+
+/// Something waiting on the persister: a flush (then handed to delivery) or a durability barrier.
+enum PersistWaiter {
+    case flush(CheckedContinuation<Bool, Never>)
+    case persisted(DispatchSemaphore)
+}
+
+/// The state plus the persister's inbox, under one lock. Callers only append to memory here.
+final class ClientStateBox: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var state: ClientState
+    private var pending: [PendingOperation] = []
+    private var waiters: [PersistWaiter] = []
+    private var stopped = false
+    private var pendingRecords = 0
+    private let maxPendingRecords: Int
+    let log: @Sendable (String) -> Void
+
+    /// `maxQueueSize` also bounds records waiting in memory: beyond it the oldest would be dropped on commit
+    /// anyway, so they are dropped (and counted) before, which keeps memory bounded when callers outpace the disk.
+    init(_ state: ClientState, maxQueueSize: Int, log: @escaping @Sendable (String) -> Void) {
+        self.state = state
+        self.log = log
+        self.maxPendingRecords = max(1, maxQueueSize)
+        pending = state.identityMeta()
+    }
+
+    func withLock<T>(_ body: (inout ClientState) -> T) -> T {
+        lock.withLock { body(&state) }
+    }
+
+    /// Appends the operation `make` builds from the current state (nil: nothing to queue).
+    func enqueue(_ make: (ClientState) -> PendingOperation?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped, let operation = make(state) else { return }
+        pending.append(operation)
+        if pending.count == 1 { lock.broadcast() }
+        pendingRecords += 1
+        if pendingRecords > 2 * maxPendingRecords { dropOldestPending() }
+    }
+
+    /// Keeps the newest `maxPendingRecords` records (settings changes always stay). Lock held.
+    private func dropOldestPending() {
+        var excess = pendingRecords - maxPendingRecords
+        let dropped = excess
+        pending.removeAll { operation in
+            guard excess > 0 else { return false }
+            switch operation {
+            case .event, .record:
+                excess -= 1
+                return true
+            case .store:
+                return false
+            }
+        }
+        pendingRecords = maxPendingRecords
+        state.droppedCount += dropped
+    }
+
+    /// Changes the state and queues the operations that persist the change.
+    func mutate(_ body: (inout ClientState) -> [PendingOperation]) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        pending.append(contentsOf: body(&state))
+        lock.broadcast()
+    }
+
+    func requestFlush(_ continuation: CheckedContinuation<Bool, Never>) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return continuation.resume(returning: false) }
+        waiters.append(.flush(continuation))
+        lock.broadcast()
+    }
+
+    /// Blocks until everything queued before the call is committed (returns at once after `stop`).
+    func waitUntilPersisted() {
+        let semaphore = DispatchSemaphore(value: 0)
+        lock.lock()
+        guard !stopped else { return lock.unlock() }
+        waiters.append(.persisted(semaphore))
+        lock.broadcast()
+        lock.unlock()
+        semaphore.wait()
+    }
+
+    func addDropped(_ count: Int) -> Int {
+        lock.withLock {
+            state.droppedCount += count
+            return state.droppedCount
+        }
+    }
+
+    /// Marks the client stopped; false when it already was.
+    func stop() -> Bool {
+        lock.withLock {
+            guard !stopped else { return false }
+            stopped = true
+            lock.broadcast()
+            return true
+        }
+    }
+
+    /// The persister's wait: everything pending and every waiter, or `stopping` once stopped and drained.
+    func take() -> (operations: [PendingOperation], waiters: [PersistWaiter], stopping: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        while pending.isEmpty && waiters.isEmpty && !stopped { lock.wait(until: nil) }
+        let result = (pending, waiters, stopped)
+        pending = []
+        pendingRecords = 0
+        waiters.removeAll()
+        return result
+    }
+
+    /// Holds `Cohorly.shared`.
+    final class SharedSlot: @unchecked Sendable {
+        private let lock = NSLock()
+        private var client: Cohorly?
+        var value: Cohorly? {
+            get { lock.withLock { client } }
+            set { lock.withLock { client = newValue } }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+/// The Cohorly client for Linux: identity, super properties, a persisted queue and delivery to the Cohorly
+/// HTTP API under the shared retry contract.
+///
+/// ```swift
+/// let cohorly = Cohorly.initialize(apiHost: URL(string: "https://cohorly-service.velloalabs.com")!, token: "TOKEN")
+/// cohorly.track("Screen Viewed", properties: ["screen": "Home"])
+/// await cohorly.flush()
+/// ```
+///
+/// Every method is safe to call from any thread. `track` only appends to memory; a background thread commits
+/// records to SQLite (WAL) within milliseconds and another delivers them.
+public final class Cohorly: Sendable {
+    /// The server the client sends to.
+    public let apiHost: URL
+    /// The options it was configured with.
+    public let options: CohorlyOptions
+
+    let state: ClientStateBox
+    let store: any QueueStore
+    let delivery: Delivery
+    let automatic: AutomaticProperties
+    let persisterFinished = DispatchSemaphore(value: 0)
+
+    private static let sharedBox = ClientStateBox.SharedSlot()
+
+    /// The instance configured by the last `initialize` (nil before).
+    public static var shared: Cohorly? { sharedBox.value }
+
+    /// Configures the client, makes it `Cohorly.shared` and returns it.
+    /// - Parameters:
+    ///   - apiHost: the Cohorly ingestion host (no path), e.g. `https://cohorly-service.velloalabs.com`.
+    ///   - token: the project token, sent as the `X-Cohorly-Token` header. Default nil (no header).
+    ///   - storageDirectory: where the queue lives. Default: `options.storageDirectory`, else the state directory.
+    ///   - options: batching, retry and transport options. Default `.default`.
+    @discardableResult
+    public static func initialize(
+        apiHost: URL, token: String? = nil, storageDirectory: URL? = nil,
+        options: CohorlyOptions = .default
+    ) -> Cohorly {
+        var options = options
+        if let storageDirectory { options.storageDirectory = storageDirectory }
+        let client = Cohorly(apiHost: apiHost, token: token, options: options)
+        sharedBox.value = client
+        return client
+    }
+
+    /// A client that is not registered as `shared` (for apps that talk to several projects, and tests).
+    public init(apiHost: URL, token: String? = nil, options: CohorlyOptions = .default) {
+        self.apiHost = apiHost
+        self.options = options
+        let debug = options.debug
+        let handler = options.logHandler
+        let log: @Sendable (String) -> Void = { message in
+            guard debug else { return }
+            if let handler {
+                handler(message)
+            } else {
+                FileHandle.standardError.write(Data("[Cohorly] \(message)\n".utf8))
+            }
+        }
+        let directory = options.storageDirectory ?? Self.defaultStorageDirectory()
+        let store: any QueueStore
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
+        } catch {
+            FileHandle.standardError.write(
+                Data("[Cohorly] queue not persisted (\(error)); using memory\n".utf8))
+            // `:memory:` cannot fail to open short of running out of memory.
+            store = (try? SQLiteQueueStore(path: ":memory:")) ?? MemoryQueueStore()
+        }
+        self.store = store
+        self.automatic = AutomaticProperties()
+        self.state = ClientStateBox(ClientState.load(from: store), maxQueueSize: options.maxQueueSize, log: log)
+        self.delivery = Delivery(
+            store: store, transport: options.transport ?? CurlTransport(), options: options,
+            apiHost: apiHost,
+            token: token, log: log)
+        delivery.setPaused(state.withLock { $0.optedOut })
+        delivery.start()
+        let thread = Thread { [self] in runPersister() }
+        thread.name = "cohorly.persister"
+        thread.start()
+    }
+
+    /// `$XDG_STATE_HOME/cohorly`, else `~/.local/state/cohorly`.
+    static func defaultStorageDirectory() -> URL {
+        if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
+            return URL(fileURLWithPath: state).appendingPathComponent("cohorly")
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+            ".local/state/cohorly")
+    }
+
+    /// Queues an event. Never blocks on I/O; the event is stamped now (time, identity, super properties).
+    /// - Parameters:
+    ///   - event: the event name.
+    ///   - properties: its properties; they win over super and automatic properties. Default none.
+    public func track(_ event: String, properties: Properties = [:]) {
+        let time = Int64(Date().timeIntervalSince1970 * 1000)
+        state.enqueue { state in
+            guard !state.optedOut else { return nil }
+            return .event(
+                PendingEvent(
+                    name: event, properties: properties, superProperties: state.superProperties,
+                    distinctId: state.distinctId, time: time))
+        }
+    }
+
+    /// The id events are sent with: an anonymous UUID until `identify`.
+    public var currentDistinctId: String { state.withLock { $0.distinctId } }
+
+    /// Whether the user opted out (persisted).
+    public var isOptedOut: Bool { state.withLock { $0.optedOut } }
+
+    /// Records dropped because the queue was full, since launch.
+    public var droppedCount: Int { state.withLock { $0.droppedCount } }
+
+    /// Records currently in the persisted queue (not counting the few not yet committed).
+    public var queuedCount: Int { store.count }
+
+    /// Switches to `distinctId`. The first call after being anonymous also posts `/alias` linking the anonymous
+    /// id (sent once, best effort). No-op when the id is unchanged or empty.
+    public func identify(_ distinctId: String) {
+        state.mutate { state in
+            guard !distinctId.isEmpty, distinctId != state.distinctId else { return [] }
+            var operations: [PendingOperation] = []
+            if !state.identified, !state.optedOut {
+                let alias: CohorlyValue = [
+                    "alias": .string(state.anonymousId), "distinct_id": .string(distinctId),
+                ]
+                operations.append(.record(.alias, alias))
+            }
+            state.distinctId = distinctId
+            state.identified = true
+            operations.append(contentsOf: state.identityMeta())
+            return operations
+        }
+    }
+
+    /// Starts over as a new anonymous user: new anonymous id, no super properties, un-sent events discarded
+    /// (prepared events such as crash reports are kept).
+    public func reset() {
+        state.mutate { state in
+            state.anonymousId = UUIDv4.make()
+            state.distinctId = state.anonymousId
+            state.identified = false
+            state.superProperties = [:]
+            return [.store(.clear(keepPrepared: true))] + state.identityMeta() + [
+                state.superPropertiesMeta()
+            ]
+        }
+    }
+
+    /// Adds super properties, merged into every later event (persisted).
+    public func register(_ properties: Properties) {
+        state.mutate { state in
+            state.superProperties.merge(properties) { _, new in new }
+            return [state.superPropertiesMeta()]
+        }
+    }
+
+    /// Removes one super property (persisted).
+    public func unregister(_ name: String) {
+        state.mutate { state in
+            state.superProperties[name] = nil
+            return [state.superPropertiesMeta()]
+        }
+    }
+
+    /// Stops all tracking (persisted): un-sent records are discarded and nothing is queued or sent until `optIn`.
+    public func optOut() {
+        state.mutate { state in
+            state.optedOut = true
+            return [.store(.clear(keepPrepared: false)), .store(.setMeta(MetaKey.optedOut, "1"))]
+        }
+        delivery.setPaused(true)
+    }
+
+    /// Resumes tracking after `optOut` (persisted).
+    public func optIn() {
+        state.mutate { state in
+            state.optedOut = false
+            return [.store(.setMeta(MetaKey.optedOut, nil))]
+        }
+        delivery.setPaused(false)
+    }
+
+    /// Profile updates for the current user, sent to `/engage`.
+    public var people: People { People(client: self) }
+
+    /// Sends everything queued before the call. Returns true once all of it was delivered (or dropped as the
+    /// contract says), false when an attempt failed (it stays queued and is retried after the backoff).
+    /// Bypasses the backoff window: an explicit flush tries now.
+    @discardableResult
+    public func flush() async -> Bool {
+        await withCheckedContinuation { continuation in
+            state.requestFlush(continuation)
+        }
+    }
+
+    /// Commits everything queued so far to disk, then stops the background threads (after any exchange in
+    /// flight). The client does nothing afterwards; queued records are sent by the next launch.
+    public func shutdown() {
+        guard state.stop() else { return }
+        persisterFinished.wait()
+        delivery.stop()
+    }
+}

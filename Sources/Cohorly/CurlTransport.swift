@@ -1,0 +1,182 @@
+import CCurl
+import Foundation
+
+/// The libcurl transport (the default). Redirects are followed by hand: only 307/308 to the same origin
+/// (scheme, host and port), at most 5 hops, re-sending the same body and headers; anything else is returned
+/// as the 3xx answer, so the token never reaches another origin. Timeouts are in milliseconds, so sub-second
+/// values work (`CURLOPT_NOSIGNAL` keeps them thread-safe).
+public final class CurlTransport: Transport, @unchecked Sendable {
+    /// Most redirects followed for one request.
+    public static let maxRedirects = 5
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+    private let lock = NSLock()
+    private var idleHandle: UnsafeMutableRawPointer?
+
+    /// A transport that keeps one connection alive between requests.
+    public init() { _ = Self.globalInit }
+
+    deinit {
+        if let idleHandle { curl_easy_cleanup(idleHandle) }
+    }
+
+    /// Performs the request, following only same-origin 307/308 redirects.
+    public func send(_ request: TransportRequest) -> TransportResponse {
+        guard let handle = takeHandle() else { return .failure("curl_easy_init failed") }
+        defer { returnHandle(handle) }
+        var url = request.url
+        for _ in 0...Self.maxRedirects {
+            let (response, location) = perform(handle, request, url: url)
+            guard case .http(let status, _, _) = response, status == 307 || status == 308, let location,
+                let next = URL(string: location, relativeTo: url)?.absoluteURL, Self.sameOrigin(url, next)
+            else {
+                return response
+            }
+            url = next
+        }
+        return .failure("too many redirects")
+    }
+
+    /// True when both URLs share scheme, host and (default-filled) port.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+        return a.scheme?.lowercased() == b.scheme?.lowercased()
+            && a.host?.lowercased() == b.host?.lowercased()
+            && port(a) == port(b)
+    }
+
+    private func takeHandle() -> UnsafeMutableRawPointer? {
+        lock.lock()
+        let handle = idleHandle
+        idleHandle = nil
+        lock.unlock()
+        return handle ?? curl_easy_init()
+    }
+
+    private func returnHandle(_ handle: UnsafeMutableRawPointer) {
+        lock.lock()
+        if idleHandle == nil {
+            idleHandle = handle
+            lock.unlock()
+        } else {
+            lock.unlock()
+            curl_easy_cleanup(handle)
+        }
+    }
+
+    private func perform(_ handle: UnsafeMutableRawPointer, _ request: TransportRequest, url: URL)
+        -> (
+            TransportResponse, String?
+        )
+    {
+        curl_easy_reset(handle)
+        let sink = ResponseSink()
+        let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
+        var headers: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in request.headers {
+            headers = curl_slist_append(headers, "\(name): \(value)")
+        }
+        headers = curl_slist_append(headers, "Expect:")
+        defer { curl_slist_free_all(headers) }
+
+        _ = cly_curl_setopt_string(handle, CURLOPT_URL, url.absoluteString)
+        _ = cly_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = cly_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = cly_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1000)))
+        _ = cly_curl_setopt_long(
+            handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(request.connectTimeout * 1000)))
+        _ = cly_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)
+        _ = cly_curl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        _ = cly_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, sinkPointer)
+        _ = cly_curl_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, curlWriteHeader)
+        _ = cly_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, sinkPointer)
+
+        let code: CURLcode = request.body.withUnsafeBufferPointer { body in
+            if request.method == "GET" {
+                _ = cly_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
+            } else {
+                _ = cly_curl_setopt_long(handle, CURLOPT_POST, 1)
+                _ = cly_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                let bytes =
+                    UnsafeMutableRawPointer(mutating: body.baseAddress)
+                    ?? UnsafeMutableRawPointer(sinkPointer)
+                _ = cly_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, bytes)
+                if request.method != "POST" {
+                    _ = cly_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
+                }
+            }
+            return curl_easy_perform(handle)
+        }
+        withExtendedLifetime(sink) {}
+        guard code == CURLE_OK else {
+            return (.failure(String(cString: curl_easy_strerror(code))), nil)
+        }
+        var status = 0
+        _ = cly_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var location: UnsafeMutablePointer<CChar>?
+        _ = cly_curl_getinfo_string(handle, CURLINFO_REDIRECT_URL, &location)
+        return (
+            .http(status: status, retryAfter: sink.retryAfter, body: sink.body),
+            location.map { String(cString: $0) }
+        )
+    }
+}
+
+/// Collects the body and the `Retry-After` header of the current exchange (only the last hop's headers).
+private final class ResponseSink {
+    var body: [UInt8] = []
+    var retryAfter: Double?
+
+    func header(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            retryAfter = nil
+            body.removeAll()
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        guard name == "retry-after" else { return }
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        if let seconds = Double(value), seconds >= 0 {
+            retryAfter = seconds
+        } else {
+            // The HTTP-date form: the delay is the time left until then.
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            if let date = formatter.date(from: value) { retryAfter = max(0, date.timeIntervalSinceNow) }
+        }
+    }
+}
+
+private func curlWriteBody(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+)
+    -> Int
+{
+    guard let data, let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard sink.body.count + length <= 16 << 20 else { return 0 }
+    data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        sink.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+    }
+    return length
+}
+
+private func curlWriteHeader(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ context: UnsafeMutableRawPointer?
+)
+    -> Int
+{
+    guard let data, let context else { return 0 }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+    sink.header(line)
+    return length
+}

@@ -1,0 +1,209 @@
+import Foundation
+
+/// The sender: one background thread that drains the persisted queue under the retry contract.
+///
+/// It wakes when the queue reaches `flushAt`, when the flush interval ends, or when `flush()` asks. Timer and
+/// size flushes wait out the backoff window; an explicit flush tries at once. A record leaves the queue only on
+/// a terminal answer (2xx, or a drop the contract calls for), so a kill at any moment loses nothing.
+final class Delivery: @unchecked Sendable {
+    private struct FlushRequest {
+        let throughId: Int64
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private let store: any QueueStore
+    private let transport: any Transport
+    private let options: CohorlyOptions
+    private let apiHost: URL
+    private let token: String?
+    private let log: @Sendable (String) -> Void
+    private let signal = ConditionLock()
+    private let finished = DispatchSemaphore(value: 0)
+    // Guarded by `signal`.
+    private var flushRequests: [FlushRequest] = []
+    private var stopping = false
+    private var paused = false
+    private var backoffUntil = 0.0
+    private var nextTimerFlush: Double
+    // Only touched by the sender thread.
+    private var failures = 0
+    private var batchSize: Int
+
+    init(
+        store: any QueueStore, transport: any Transport, options: CohorlyOptions, apiHost: URL,
+        token: String?,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.store = store
+        self.transport = transport
+        self.options = options
+        self.apiHost = apiHost
+        self.token = token
+        self.log = log
+        self.batchSize = max(1, min(options.maxBatchSize, 500))
+        self.nextTimerFlush = Monotonic.now() + options.flushInterval
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "cohorly.delivery"
+        thread.start()
+    }
+
+    /// Wakes the sender (new records were queued).
+    func notifyQueued() {
+        signal.withLock { signal.broadcast() }
+    }
+
+    /// While paused (opted out) nothing is sent; flushes answer at once.
+    func setPaused(_ value: Bool) {
+        signal.withLock {
+            paused = value
+            signal.broadcast()
+        }
+    }
+
+    /// Resolves `continuation` once no record with id ≤ `throughId` is queued (true) or an attempt failed (false).
+    func requestFlush(throughId: Int64, continuation: CheckedContinuation<Bool, Never>) {
+        signal.withLock {
+            if stopping {
+                continuation.resume(returning: false)
+                return
+            }
+            flushRequests.append(FlushRequest(throughId: throughId, continuation: continuation))
+            signal.broadcast()
+        }
+    }
+
+    /// Stops the thread after its current exchange and waits for it.
+    func stop() {
+        signal.withLock {
+            stopping = true
+            signal.broadcast()
+        }
+        finished.wait()
+    }
+
+    private func run() {
+        while waitForWork() {
+            drain()
+            signal.withLock { nextTimerFlush = Monotonic.now() + options.flushInterval }
+        }
+        let pending = signal.withLock {
+            let requests = flushRequests
+            flushRequests.removeAll()
+            return requests
+        }
+        for request in pending { request.continuation.resume(returning: false) }
+        finished.signal()
+    }
+
+    /// Blocks until there is something to send; false when stopping.
+    private func waitForWork() -> Bool {
+        signal.lock()
+        defer { signal.unlock() }
+        while !stopping {
+            let now = Monotonic.now()
+            if paused {
+                completeFlushes(all: true)
+                signal.wait(until: nil)
+                continue
+            }
+            if !flushRequests.isEmpty { return true }
+            let count = store.count
+            if count == 0 {
+                // The interval starts with the first record queued after the queue was empty.
+                nextTimerFlush = .infinity
+                signal.wait(until: nil)
+                continue
+            }
+            if nextTimerFlush == .infinity { nextTimerFlush = now + options.flushInterval }
+            let due = max(count >= options.flushAt ? now : nextTimerFlush, backoffUntil)
+            if now >= due { return true }
+            signal.wait(until: due)
+        }
+        return false
+    }
+
+    /// Resolves flush requests whose records are all gone (all = true: every request, as success).
+    private func completeFlushes(all: Bool = false, failed: Bool = false) {
+        guard !flushRequests.isEmpty else { return }
+        let oldest = all || failed ? nil : ((try? store.oldestId()) ?? nil)
+        flushRequests.removeAll { request in
+            if failed {
+                request.continuation.resume(returning: false)
+                return true
+            }
+            guard all || oldest.map({ request.throughId < $0 }) ?? true else { return false }
+            request.continuation.resume(returning: true)
+            return true
+        }
+    }
+
+    private func drain() {
+        while true {
+            if signal.withLock({ stopping || paused }) { return }
+            let batch: QueueBatch?
+            do {
+                batch = try store.nextBatch(maxCount: batchSize, maxBytes: options.maxRequestBytes)
+            } catch {
+                log("cannot read the queue: \(error)")
+                signal.withLock { completeFlushes(failed: true) }
+                return
+            }
+            guard let batch else {
+                signal.withLock { completeFlushes(all: true) }
+                return
+            }
+            let request = request(for: batch)
+            let response = transport.send(request)
+            let outcome = RetryContract.outcome(
+                for: response, count: batch.ids.count, endpoint: batch.endpoint, failures: failures + 1,
+                policy: options.retry)
+            options.attemptObserver?(
+                DeliveryAttempt(
+                    endpoint: batch.endpoint, count: batch.ids.count, bytes: request.body.count, outcome: outcome))
+            switch outcome {
+            case .delivered:
+                log("POST \(batch.endpoint.path): \(batch.ids.count) record(s), \(request.body.count) bytes delivered")
+                failures = 0
+                signal.withLock { backoffUntil = 0 }
+                remove(batch)
+            case .dropped(let reason):
+                log("\(batch.endpoint.path): dropped \(batch.ids.count) record(s): \(reason)")
+                remove(batch)
+            case .halveBatch:
+                batchSize = max(1, batch.ids.count / 2)
+                log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
+            case .retry(let delay, let reason):
+                failures += 1
+                log(
+                    "\(batch.endpoint.path): \(reason); \(batch.ids.count) record(s) kept, retry in \(delay) s"
+                )
+                signal.withLock {
+                    backoffUntil = Monotonic.now() + delay
+                    completeFlushes(failed: true)
+                }
+                return
+            }
+        }
+    }
+
+    private func remove(_ batch: QueueBatch) {
+        do {
+            try store.remove(batch.ids)
+        } catch {
+            log("cannot remove sent records: \(error)")
+        }
+        signal.withLock { completeFlushes() }
+    }
+
+    private func request(for batch: QueueBatch) -> TransportRequest {
+        var headers = [("Content-Type", "application/json")]
+        if let token { headers.append(("X-Cohorly-Token", token)) }
+        return TransportRequest(
+            url: apiHost.appendingPathComponent(batch.endpoint.rawValue), headers: headers,
+            body: batch.body,
+            timeout: options.retry.requestTimeout, connectTimeout: options.retry.connectTimeout)
+    }
+}

@@ -1,0 +1,60 @@
+/// What to do with a batch after one exchange: the shared Cohorly retry contract, as a pure function.
+enum DeliveryOutcome: Equatable, Sendable {
+    /// 2xx: remove the batch, reset the failure count and the backoff.
+    case delivered
+    /// Remove the batch without delivering it (400, other 4xx, a single record still too large, a failed alias).
+    case dropped(String)
+    /// 413 with more than one record: halve the batch size and retry at once.
+    case halveBatch
+    /// 429, 5xx, 401, timeouts, network errors, unfollowed redirects: keep the batch, wait `delay` seconds.
+    case retry(delay: Double, reason: String)
+}
+
+enum RetryContract {
+    /// The outcome of `response` for a batch of `count` records to `endpoint`, after `failures` consecutive
+    /// failures including this one (used only when the outcome is a retry).
+    static func outcome(
+        for response: TransportResponse, count: Int, endpoint: Endpoint, failures: Int,
+        policy: RetryPolicy
+    ) -> DeliveryOutcome {
+        switch response {
+        case .http(let status, let retryAfter, _):
+            if (200..<300).contains(status) { return .delivered }
+            if endpoint == .alias {
+                return .dropped("alias answered \(status) (best effort, not retried)")
+            }
+            switch status {
+            case 413:
+                return count > 1
+                    ? .halveBatch : .dropped("a single record is larger than the server accepts (413)")
+            case 401:
+                return .retry(delay: policy.maxDelay, reason: "invalid token (401)")
+            case 429, 500..<600:
+                let delay =
+                    retryAfter.map(policy.delay(retryAfter:)) ?? policy.delay(afterFailures: failures)
+                return .retry(delay: delay, reason: "HTTP \(status)")
+            case 400:
+                return .dropped("rejected as a bad request (400)")
+            case 402..<500:
+                return .dropped("rejected (\(status))")
+            default:
+                let delay =
+                    retryAfter.map(policy.delay(retryAfter:)) ?? policy.delay(afterFailures: failures)
+                return .retry(delay: delay, reason: "unexpected HTTP \(status)")
+            }
+        case .failure(let message):
+            if endpoint == .alias {
+                return .dropped("alias failed: \(message) (best effort, not retried)")
+            }
+            return .retry(delay: policy.delay(afterFailures: failures), reason: message)
+        }
+    }
+}
+
+/// One delivery attempt as the test hook sees it.
+struct DeliveryAttempt: Sendable {
+    var endpoint: Endpoint
+    var count: Int
+    var bytes: Int
+    var outcome: DeliveryOutcome
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+/// The persisted queue in SQLite (WAL journal): survives `kill -9` at any moment, since a record exists only
+/// once its transaction committed. One connection, serialized by a lock held only for short statements.
+final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private let db: SQLiteDatabase
+    private let insert: SQLiteStatement
+    private let setMeta: SQLiteStatement
+    private let deleteMeta: SQLiteStatement
+    private let selectBatch: SQLiteStatement
+    private let findInsertId: SQLiteStatement
+    private var cachedCount: Int
+    private var cachedLastId: Int64
+
+    /// Opens or creates the queue database at `path` (`":memory:"` for a non-persistent queue).
+    init(path: String) throws {
+        db = try SQLiteDatabase(path: path)
+        if path != ":memory:" {
+            try db.execute("PRAGMA journal_mode=WAL")
+            try db.execute("PRAGMA synchronous=NORMAL")
+        }
+        try db.execute(
+            """
+            CREATE TABLE IF NOT EXISTS queue(
+                id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
+                body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS queue_insert_id ON queue(insert_id);
+            CREATE INDEX IF NOT EXISTS queue_prepared ON queue(prepared, id);
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            """
+        )
+        insert = try db.prepare(
+            "INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES (?, ?, ?, ?)")
+        setMeta = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
+        deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
+        selectBatch = try db.prepare(
+            "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
+        findInsertId = try db.prepare("SELECT 1 FROM queue WHERE insert_id = ? LIMIT 1")
+        var count: Int64 = 0
+        try db.prepare("SELECT COUNT(*) FROM queue").rows { row in
+            count = row.int(0)
+            return false
+        }
+        var last: Int64 = 0
+        try db.prepare("SELECT COALESCE(MAX(id), 0) FROM queue").rows { row in
+            last = row.int(0)
+            return false
+        }
+        cachedCount = Int(count)
+        cachedLastId = last
+    }
+
+    var count: Int { lock.withLock { cachedCount } }
+    var lastId: Int64 { lock.withLock { cachedLastId } }
+
+    func apply(_ operations: [QueueOperation], limit: Int) throws -> Int {
+        try lock.withLock {
+            var count = cachedCount
+            var last = cachedLastId
+            let dropped: Int = try db.transaction {
+                for operation in operations {
+                    switch operation {
+                    case .append(let endpoint, let insertId, let json, let prepared):
+                        try insert.run([
+                            .text(endpoint.rawValue), insertId.map { .text($0) } ?? .null, .text(json),
+                            .int(prepared ? 1 : 0),
+                        ])
+                        count += 1
+                        last = db.lastInsertRowID
+                    case .setMeta(let key, let value?):
+                        try setMeta.run([.text(key), .text(value)])
+                    case .setMeta(let key, nil):
+                        try deleteMeta.run([.text(key)])
+                    case .clear(let keepPrepared):
+                        try db.execute(
+                            keepPrepared ? "DELETE FROM queue WHERE prepared = 0" : "DELETE FROM queue")
+                        count -= db.changes
+                    }
+                }
+                return try trim(&count, limit: limit)
+            }
+            cachedCount = count
+            cachedLastId = last
+            return dropped
+        }
+    }
+
+    func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool {
+        try lock.withLock {
+            var count = cachedCount
+            var appended = false
+            try db.transaction {
+                var exists = false
+                try findInsertId.rows([.text(insertId)]) { _ in
+                    exists = true
+                    return false
+                }
+                guard !exists else { return }
+                try insert.run([.text(Endpoint.track.rawValue), .text(insertId), .text(json), .int(1)])
+                count += 1
+                appended = true
+                cachedLastId = db.lastInsertRowID
+                _ = try trim(&count, limit: limit)
+            }
+            cachedCount = count
+            return appended
+        }
+    }
+
+    /// Drops the oldest records beyond `limit` (inside the caller's transaction): ordinary records first, prepared
+    /// events (crash reports) only when nothing else is left to drop.
+    private func trim(_ count: inout Int, limit: Int) throws -> Int {
+        guard count > limit else { return 0 }
+        let excess = count - max(limit, 0)
+        try db.execute(
+            "DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY prepared, id LIMIT \(excess))")
+        let dropped = db.changes
+        count -= dropped
+        return dropped
+    }
+
+    func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch? {
+        try lock.withLock {
+            var batch: QueueBatch?
+            var bytes = 2
+            var seen = Set<String>()
+            try selectBatch.rows([.int(Int64(max(1, maxCount)))]) { row in
+                guard let endpoint = Endpoint(rawValue: row.text(1) ?? ""), let json = row.text(3) else {
+                    // An unreadable row cannot be sent: skip it (it is removed with the batch it precedes).
+                    return true
+                }
+                let size = json.utf8.count + 1
+                if var current = batch {
+                    if current.endpoint != endpoint || current.endpoint == .alias || bytes + size > maxBytes {
+                        return false
+                    }
+                    if let insertId = row.text(2), !seen.insert(insertId).inserted { return false }
+                    current.ids.append(row.int(0))
+                    current.records.append(json)
+                    batch = current
+                } else {
+                    if let insertId = row.text(2) { seen.insert(insertId) }
+                    batch = QueueBatch(endpoint: endpoint, ids: [row.int(0)], records: [json])
+                }
+                bytes += size
+                return true
+            }
+            return batch
+        }
+    }
+
+    func remove(_ ids: [Int64]) throws {
+        try lock.withLock {
+            var removed = 0
+            try db.transaction {
+                var start = 0
+                while start < ids.count {
+                    let chunk = ids[start..<min(start + 500, ids.count)]
+                    try db.execute("DELETE FROM queue WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
+                    removed += db.changes
+                    start += 500
+                }
+            }
+            cachedCount -= removed
+        }
+    }
+
+    func oldestId() throws -> Int64? {
+        try lock.withLock {
+            var oldest: Int64?
+            try db.prepare("SELECT MIN(id) FROM queue").rows { row in
+                if row.text(0) != nil { oldest = row.int(0) }
+                return false
+            }
+            return oldest
+        }
+    }
+
+    func meta(_ key: String) -> String? {
+        lock.withLock {
+            var value: String?
+            try? db.prepare("SELECT value FROM meta WHERE key = ?").rows([.text(key)]) { row in
+                value = row.text(0)
+                return false
+            }
+            return value
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The local collector: Cohorly's ingestion endpoints over HTTP (libmicrohttpd) with SQLite storage, a read API
+/// and fault injection, for development and CI.
+///
+/// ```swift
+/// let collector = try Collector(configuration: CollectorConfiguration())
+/// let port = try collector.start()          // http://127.0.0.1:<port>
+/// collector.injectFault(Fault(status: 503, retryAfter: "1"), count: 2)
+/// ```
+public final class Collector: Sendable {
+    /// The configuration it runs with.
+    public let configuration: CollectorConfiguration
+    /// Its storage (read it directly in tests).
+    public let store: CollectorStore
+    let faults = FaultInjector()
+    private let server: HTTPServer
+    private let portBox = PortBox()
+
+    /// Opens the storage; call `start()` to listen.
+    public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
+        self.configuration = configuration
+        let store = try CollectorStore(directory: configuration.dataDirectory)
+        self.store = store
+        let ingestion = Ingestion(store: store, configuration: configuration)
+        let faults = self.faults
+        let maxBody = configuration.maxBodyBytes
+        server = HTTPServer(maxBodyBytes: maxBody) { request in
+            Router(ingestion: ingestion, store: store, faults: faults, configuration: configuration)
+                .route(request)
+        }
+    }
+
+    /// Starts listening; returns the port (the chosen one when configured with 0).
+    @discardableResult
+    public func start() throws -> UInt16 {
+        let port = try server.start(
+            address: configuration.bindAddress, port: configuration.port,
+            memoryLimit: configuration.connectionMemoryLimit,
+            timeout: configuration.connectionTimeout)
+        portBox.set(port)
+        return port
+    }
+
+    /// The listening port (0 before `start`).
+    public var port: UInt16 { portBox.get() }
+
+    /// `http://<bind address>:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://\(configuration.bindAddress):\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Stops the server (storage stays readable).
+    public func stop() {
+        faults.cancelDelays()
+        server.stop()
+    }
+
+    /// Makes the next `count` ingestion answers misbehave as `fault` says.
+    public func injectFault(_ fault: Fault, count: Int = 1) { faults.add(fault, count: count) }
+
+    /// Removes faults not yet applied.
+    public func clearFaults() { faults.clear() }
+
+    /// How many faults were applied so far.
+    public var appliedFaultCount: Int { faults.applied }
+
+    private final class PortBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var port: UInt16 = 0
+        func set(_ value: UInt16) { lock.withLock { port = value } }
+        func get() -> UInt16 { lock.withLock { port } }
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+
+/// An event as the collector stored it.
+public struct StoredEvent: Sendable, Hashable {
+    /// Row id: the order of arrival.
+    public var id: Int64
+    /// The event name.
+    public var event: String
+    /// Its `distinct_id`.
+    public var distinctId: String
+    /// Its time in unix milliseconds (receipt time when the event had none).
+    public var time: Int64
+    /// Its `$insert_id`, when it had one.
+    public var insertId: String?
+    /// Its properties as JSON text (per-record token removed).
+    public var propertiesJSON: String
+    /// When the collector received it, unix milliseconds.
+    public var receivedAt: Int64
+}
+
+/// A stored `/alias` or `/engage` record.
+public struct StoredRecord: Sendable, Hashable {
+    /// Row id.
+    public var id: Int64
+    /// The record as JSON text (token removed).
+    public var json: String
+}
+
+/// Filters for `events(matching:)`; nil fields match everything.
+public struct EventQuery: Sendable {
+    /// Only this event name.
+    public var event: String?
+    /// Only this distinct id.
+    public var distinctId: String?
+    /// Only this `$insert_id`.
+    public var insertId: String?
+    /// Only rows after this id.
+    public var afterId: Int64?
+    /// At most this many rows (newest last). Default 1000.
+    public var limit: Int = 1000
+
+    /// A query matching every event (first 1000).
+    public init(
+        event: String? = nil, distinctId: String? = nil, insertId: String? = nil, afterId: Int64? = nil,
+        limit: Int = 1000
+    ) {
+        self.event = event
+        self.distinctId = distinctId
+        self.insertId = insertId
+        self.afterId = afterId
+        self.limit = limit
+    }
+}
+
+/// The collector's SQLite storage: events deduplicated by (token, `$insert_id`), aliases and profile operations.
+/// Each batch is inserted in one transaction, so a rejected batch is never partly inserted.
+public final class CollectorStore: @unchecked Sendable {
+    private let lock = NSLock()
+    private let db: SQLiteDatabase
+
+    /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
+    public init(directory: URL?) throws {
+        if let directory {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            db = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+        } else {
+            db = try SQLiteDatabase(path: ":memory:")
+        }
+        try db.execute(
+            """
+            CREATE TABLE IF NOT EXISTS events(
+                id INTEGER PRIMARY KEY AUTOINCREMENT, token TEXT NOT NULL, event TEXT NOT NULL,
+                distinct_id TEXT NOT NULL, time INTEGER NOT NULL, insert_id TEXT, properties TEXT NOT NULL,
+                received_at INTEGER NOT NULL);
+            CREATE UNIQUE INDEX IF NOT EXISTS events_insert_id ON events(token, insert_id);
+            CREATE INDEX IF NOT EXISTS events_name ON events(event);
+            CREATE TABLE IF NOT EXISTS records(
+                id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, token TEXT NOT NULL, body TEXT NOT NULL,
+                received_at INTEGER NOT NULL);
+            """
+        )
+    }
+
+    struct NewEvent {
+        var token: String
+        var event: String
+        var distinctId: String
+        var time: Int64
+        var insertId: String?
+        var propertiesJSON: String
+    }
+
+    /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
+    func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
+        try lock.withLock {
+            let statement = try db.prepare(
+                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
+            )
+            return try db.transaction {
+                var inserted = 0
+                for event in events {
+                    try statement.run([
+                        .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
+                        event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON),
+                        .int(receivedAt),
+                    ])
+                    inserted += db.changes
+                }
+                return inserted
+            }
+        }
+    }
+
+    /// Inserts `/alias` or `/engage` records (kind `alias` / `engage`), all or none.
+    func insert(records: [(token: String, json: String)], kind: String, receivedAt: Int64) throws
+        -> Int
+    {
+        try lock.withLock {
+            let statement = try db.prepare(
+                "INSERT INTO records(kind, token, body, received_at) VALUES (?,?,?,?)")
+            return try db.transaction {
+                for record in records {
+                    try statement.run([
+                        .text(kind), .text(record.token), .text(record.json), .int(receivedAt),
+                    ])
+                }
+                return records.count
+            }
+        }
+    }
+
+    /// Stored events matching `query`, oldest first.
+    public func events(matching query: EventQuery = EventQuery()) throws -> [StoredEvent] {
+        var clauses: [String] = []
+        var values: [SQLiteStatement.Value] = []
+        if let event = query.event {
+            clauses.append("event = ?")
+            values.append(.text(event))
+        }
+        if let distinctId = query.distinctId {
+            clauses.append("distinct_id = ?")
+            values.append(.text(distinctId))
+        }
+        if let insertId = query.insertId {
+            clauses.append("insert_id = ?")
+            values.append(.text(insertId))
+        }
+        if let afterId = query.afterId {
+            clauses.append("id > ?")
+            values.append(.int(afterId))
+        }
+        let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        values.append(.int(Int64(max(0, query.limit))))
+        return try lock.withLock {
+            let statement = try db.prepare(
+                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY id LIMIT ?"
+            )
+            var result: [StoredEvent] = []
+            try statement.rows(values) { row in
+                result.append(
+                    StoredEvent(
+                        id: row.int(0), event: row.text(1) ?? "", distinctId: row.text(2) ?? "",
+                        time: row.int(3),
+                        insertId: row.text(4), propertiesJSON: row.text(5) ?? "{}", receivedAt: row.int(6)))
+                return true
+            }
+            return result
+        }
+    }
+
+    /// Number of stored events.
+    public func eventCount() throws -> Int {
+        try lock.withLock {
+            var count: Int64 = 0
+            try db.prepare("SELECT COUNT(*) FROM events").rows { row in
+                count = row.int(0)
+                return false
+            }
+            return Int(count)
+        }
+    }
+
+    /// Stored `/alias` (`kind: "alias"`) or `/engage` (`kind: "engage"`) records, oldest first.
+    public func records(kind: String) throws -> [StoredRecord] {
+        try lock.withLock {
+            var result: [StoredRecord] = []
+            try db.prepare("SELECT id, body FROM records WHERE kind = ? ORDER BY id").rows([.text(kind)]) { row in
+                result.append(StoredRecord(id: row.int(0), json: row.text(1) ?? "{}"))
+                return true
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import CMicroHTTPD
+import Foundation
+
+/// A small HTTP/1.1 server on libmicrohttpd: one thread per connection, request bodies collected up to a limit
+/// (the rest is read and discarded, so the client always gets an answer), headers bounded by the connection
+/// memory limit. The handler returns nil to drop the connection without an answer.
+final class HTTPServer: @unchecked Sendable {
+    typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse?
+
+    let handler: Handler
+    let maxBodyBytes: Int
+    private let lock = NSLock()
+    private var daemon: OpaquePointer?
+
+    init(maxBodyBytes: Int, handler: @escaping Handler) {
+        self.maxBodyBytes = maxBodyBytes
+        self.handler = handler
+    }
+
+    /// Binds and starts serving; returns the port.
+    func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32) throws -> UInt16 {
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, address, &socketAddress.sin_addr) == 1 else {
+            throw CollectorError.invalidAddress(address)
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started = withUnsafePointer(to: &socketAddress) { pointer in
+            cly_mhd_start(pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout)
+        }
+        guard let started else { throw CollectorError.cannotListen(address: address, port: port) }
+        lock.withLock { daemon = started }
+        return cly_mhd_port(started)
+    }
+
+    /// Stops accepting, closes connections and joins the server threads.
+    func stop() {
+        let running = lock.withLock {
+            let current = daemon
+            daemon = nil
+            return current
+        }
+        if let running { MHD_stop_daemon(running) }
+    }
+}
+
+/// Why the collector could not start.
+public enum CollectorError: Error, Sendable, CustomStringConvertible {
+    /// The bind address is not an IPv4 address.
+    case invalidAddress(String)
+    /// libmicrohttpd could not listen (port in use, no permission).
+    case cannotListen(address: String, port: UInt16)
+
+    /// A readable reason.
+    public var description: String {
+        switch self {
+        case .invalidAddress(let address): return "invalid IPv4 bind address \(address)"
+        case .cannotListen(let address, let port): return "cannot listen on \(address):\(port)"
+        }
+    }
+}
+
+/// The body collected so far for one request.
+private final class RequestBody {
+    var bytes: [UInt8] = []
+    var tooLarge = false
+}
+
+/// Collects key/value pairs from libmicrohttpd iterators.
+private final class Pairs {
+    var values: [String: String] = [:]
+    let lowercaseKeys: Bool
+    init(lowercaseKeys: Bool) { self.lowercaseKeys = lowercaseKeys }
+}
+
+private func collectPair(
+    _ context: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
+    _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let context, let key else { return .YES }
+    let pairs = Unmanaged<Pairs>.fromOpaque(context).takeUnretainedValue()
+    let name = String(cString: key)
+    pairs.values[pairs.lowercaseKeys ? name.lowercased() : name] =
+        value.map { String(cString: $0) } ?? ""
+    return .YES
+}
+
+private func values(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowercaseKeys: Bool)
+    -> [String: String]
+{
+    let pairs = Pairs(lowercaseKeys: lowercaseKeys)
+    let context = Unmanaged.passUnretained(pairs).toOpaque()
+    _ = MHD_get_connection_values(connection, kind, collectPair, context)
+    return withExtendedLifetime(pairs) { pairs.values }
+}
+
+/// libmicrohttpd's access handler: called once with the headers, once per body chunk, once at the end.
+private func httpAccessHandler(
+    _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ connectionContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let context, let connectionContext, let uploadDataSize else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    guard let stored = connectionContext.pointee else {
+        connectionContext.pointee = Unmanaged.passRetained(RequestBody()).toOpaque()
+        return .YES
+    }
+    let body = Unmanaged<RequestBody>.fromOpaque(stored).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        let count = uploadDataSize.pointee
+        if !body.tooLarge, body.bytes.count + count <= server.maxBodyBytes, let uploadData {
+            uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
+                body.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
+            }
+        } else {
+            body.tooLarge = true
+            body.bytes = []
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+    let request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "GET",
+        path: url.map { String(cString: $0) } ?? "/",
+        query: values(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
+        headers: values(connection, .HEADER_KIND, lowercaseKeys: true), body: body.bytes,
+        bodyTooLarge: body.tooLarge)
+    guard let answer = server.handler(request) else { return .NO }
+    let response = answer.body.withUnsafeBufferPointer { bytes in
+        cly_mhd_response_copy(bytes.count, bytes.baseAddress)
+    }
+    guard let response else { return .NO }
+    for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
+    let result = MHD_queue_response(connection, UInt32(answer.status), response)
+    MHD_destroy_response(response)
+    return result
+}
+
+/// Frees the per-request body when libmicrohttpd is done with the request.
+private func httpRequestCompleted(
+    _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ connectionContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ reason: MHD_RequestTerminationCode
+) {
+    guard let connectionContext, let stored = connectionContext.pointee else { return }
+    Unmanaged<RequestBody>.fromOpaque(stored).release()
+    connectionContext.pointee = nil
+}

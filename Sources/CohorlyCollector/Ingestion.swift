@@ -1,0 +1,104 @@
+import Foundation
+
+/// The Cohorly ingestion endpoints (`/track`, `/engage`, `/alias`) as the public docs describe them: a single
+/// record or an array of up to 500, JSON only, 1 MB per body, the project token in `X-Cohorly-Token` or per record
+/// (the record's wins, and is stripped before storage), all-or-nothing inserts, events deduplicated by `$insert_id`.
+struct Ingestion: Sendable {
+    let store: CollectorStore
+    let configuration: CollectorConfiguration
+
+    enum Kind: String {
+        case track, engage, alias
+    }
+
+    func handle(_ kind: Kind, _ request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "POST" else { return .error(405, "use POST") }
+        if let encoding = request.header("Content-Encoding")?.lowercased(), encoding != "identity" {
+            return .error(415, "unsupported content encoding \(encoding): send uncompressed JSON")
+        }
+        let contentType = request.header("Content-Type")?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/json") || contentType.hasPrefix("text/plain") else {
+            return .error(415, "content type must be application/json")
+        }
+        if request.bodyTooLarge || request.body.count > configuration.maxBodyBytes {
+            return .error(413, "payload too large (limit \(configuration.maxBodyBytes) bytes)")
+        }
+        guard let document = JSONValue(bytes: request.body) else { return .error(400, "invalid json") }
+        let records: [JSONValue]
+        if case .array(let elements) = document {
+            records = elements
+        } else {
+            records = [document]
+        }
+        if records.count > configuration.maxRecords {
+            return .error(400, "batch too large (limit \(configuration.maxRecords) records)")
+        }
+        let headerToken = request.header("X-Cohorly-Token")
+        var tokens: [String] = []
+        for record in records {
+            guard let object = record.objectValue else {
+                return .error(400, "each record must be a JSON object")
+            }
+            let own =
+                kind == .track ? object["properties"]?["token"]?.stringValue : object["token"]?.stringValue
+            guard let token = own ?? headerToken, configuration.accepts(token: token) else {
+                return .error(401, "invalid token")
+            }
+            tokens.append(token)
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        do {
+            let inserted: Int
+            switch kind {
+            case .track:
+                var events: [CollectorStore.NewEvent] = []
+                for (index, record) in records.enumerated() {
+                    guard let event = Self.event(record, token: tokens[index], now: now) else {
+                        return .error(
+                            400, "record \(index): needs \"event\" and \"properties\" with \"distinct_id\"")
+                    }
+                    events.append(event)
+                }
+                inserted = try store.insert(events: events, receivedAt: now)
+            case .engage, .alias:
+                var stored: [(token: String, json: String)] = []
+                for (index, record) in records.enumerated() {
+                    guard var object = record.objectValue, object["distinct_id"].flatMap(Self.idString) != nil
+                    else {
+                        return .error(400, "record \(index): needs \"distinct_id\"")
+                    }
+                    if kind == .alias, object["alias"].flatMap(Self.idString) == nil {
+                        return .error(400, "record \(index): needs \"alias\"")
+                    }
+                    object["token"] = nil
+                    stored.append((tokens[index], JSONValue.object(object).jsonString))
+                }
+                inserted = try store.insert(records: stored, kind: kind.rawValue, receivedAt: now)
+            }
+            return .json(200, ["status": 1, "inserted": .int(inserted)])
+        } catch {
+            return .error(500, "storage error: \(error)")
+        }
+    }
+
+    static func idString(_ value: JSONValue) -> String? {
+        switch value {
+        case .string(let text) where !text.isEmpty: return text
+        case .int(let number): return String(number)
+        default: return nil
+        }
+    }
+
+    static func event(_ record: JSONValue, token: String, now: Int64) -> CollectorStore.NewEvent? {
+        guard let name = record["event"]?.stringValue, !name.isEmpty,
+            var properties = record["properties"]?.objectValue,
+            let distinctId = properties["distinct_id"].flatMap(idString)
+        else { return nil }
+        properties["token"] = nil
+        let time = properties["time"]?.intValue.map(Int64.init) ?? now
+        let insertId = properties["$insert_id"]?.stringValue
+        return CollectorStore.NewEvent(
+            token: token, event: name, distinctId: distinctId, time: time, insertId: insertId,
+            propertiesJSON: JSONValue.object(properties).jsonString)
+    }
+}

@@ -1,0 +1,373 @@
+// The collector's JSON value (the same shape as the client's `JSONValue`; the collector does not import the client).
+/// A JSON value: what event and profile properties hold.
+///
+/// Literals build it directly, so `["plan": "pro", "seats": 3]` is an object value.
+enum JSONValue: Sendable, Hashable {
+    /// JSON `null`.
+    case null
+    /// JSON `true` / `false`.
+    case bool(Bool)
+    /// A JSON integer.
+    case int(Int)
+    /// A JSON number with a fraction or exponent. Non-finite values are written as `null`.
+    case double(Double)
+    /// A JSON string.
+    case string(String)
+    /// A JSON array.
+    case array([JSONValue])
+    /// A JSON object.
+    case object([String: JSONValue])
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
+    ExpressibleByNilLiteral
+{
+    /// A string value.
+    init(stringLiteral value: String) { self = .string(value) }
+    /// An integer value.
+    init(integerLiteral value: Int) { self = .int(value) }
+    /// A floating-point value.
+    init(floatLiteral value: Double) { self = .double(value) }
+    /// A boolean value.
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An array value.
+    init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object value (later duplicate keys win).
+    init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+    /// `null`.
+    init(nilLiteral: ()) { self = .null }
+}
+
+extension JSONValue {
+    /// The string, when this is a string value.
+    var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+    /// The integer, when this is an integer value (or a double with no fraction).
+    var intValue: Int? {
+        switch self {
+        case .int(let value): return value
+        case .double(let value) where value.rounded() == value && abs(value) < 9.0e15: return Int(value)
+        default: return nil
+        }
+    }
+    /// The number as a `Double`, when this is a number.
+    var doubleValue: Double? {
+        switch self {
+        case .int(let value): return Double(value)
+        case .double(let value): return value
+        default: return nil
+        }
+    }
+    /// The members, when this is an object.
+    var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+    /// The elements, when this is an array.
+    var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+    /// Looks up a member of an object (nil for other values).
+    subscript(key: String) -> JSONValue? { objectValue?[key] }
+}
+// Compact JSON writing and parsing for `JSONValue`: the queue stores each event as JSON text and the
+// transport joins stored texts into one array body, so events are serialized exactly once.
+
+extension JSONValue {
+    /// The value as compact JSON text (object keys sorted, so equal values give equal text).
+    var jsonString: String {
+        var out = ""
+        write(into: &out)
+        return out
+    }
+
+    /// Parses JSON text; nil when it is not valid JSON (or nests deeper than 512 levels).
+    init?(json: String) {
+        var text = json
+        let parsed: JSONValue? = text.withUTF8 { bytes in
+            var parser = JSONParser(bytes: bytes)
+            return parser.parseDocument()
+        }
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    func write(into out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .double(let value): out += value.isFinite ? String(value) : "null"
+        case .string(let value): Self.writeString(value, into: &out)
+        case .array(let values):
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                value.write(into: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                Self.writeString(key, into: &out)
+                out += ":"
+                members[key, default: .null].write(into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ string: String, into out: inout String) {
+        out += "\""
+        var needsEscape = false
+        for byte in string.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+            needsEscape = true
+            break
+        }
+        if !needsEscape {
+            out += string
+        } else {
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// A recursive-descent JSON parser over UTF-8 bytes with a nesting limit.
+struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
+    static let maxDepth = 512
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    mutating func parseDocument() -> JSONValue? {
+        guard let value = parseValue() else { return nil }
+        skipWhitespace()
+        return index == bytes.count ? value : nil
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+        {
+            index += 1
+        }
+    }
+
+    mutating func consume(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        let start = literal.utf8Start
+        for offset in 0..<count where bytes[index + offset] != start[offset] { return false }
+        index += count
+        return true
+    }
+
+    mutating func parseValue() -> JSONValue? {
+        skipWhitespace()
+        guard index < bytes.count else { return nil }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return parseObject()
+        case UInt8(ascii: "["): return parseArray()
+        case UInt8(ascii: "\""): return parseString().map(JSONValue.string)
+        case UInt8(ascii: "t"): return consume("true") ? .bool(true) : nil
+        case UInt8(ascii: "f"): return consume("false") ? .bool(false) : nil
+        case UInt8(ascii: "n"): return consume("null") ? .null : nil
+        default: return parseNumber()
+        }
+    }
+
+    mutating func parseObject() -> JSONValue? {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else { return nil }
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = parseString() else {
+                return nil
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+            guard let value = parseValue() else { return nil }
+            members[key] = value
+            skipWhitespace()
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    mutating func parseArray() -> JSONValue? {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else { return nil }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            guard let value = parseValue() else { return nil }
+            elements.append(value)
+            skipWhitespace()
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    mutating func parseHex4() -> UInt32? {
+        guard index + 4 <= bytes.count else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: return nil
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseString() -> String? {
+        index += 1
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""),
+            bytes[index] != UInt8(ascii: "\\")
+        {
+            if bytes[index] < 0x20 { return nil }
+            index += 1
+        }
+        guard index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "\"") {
+            let result = String(
+                decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            index += 1
+            return result
+        }
+        var buffer = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            if byte < 0x20 { return nil }
+            if byte != UInt8(ascii: "\\") {
+                buffer.append(byte)
+                index += 1
+                continue
+            }
+            index += 1
+            guard index < bytes.count else { return nil }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escape)
+            case UInt8(ascii: "b"): buffer.append(0x08)
+            case UInt8(ascii: "f"): buffer.append(0x0C)
+            case UInt8(ascii: "n"): buffer.append(0x0A)
+            case UInt8(ascii: "r"): buffer.append(0x0D)
+            case UInt8(ascii: "t"): buffer.append(0x09)
+            case UInt8(ascii: "u"):
+                guard var code = parseHex4() else { return nil }
+                if (0xD800..<0xDC00).contains(code), consume("\\u"), let low = parseHex4(),
+                    (0xDC00..<0xE000).contains(low)
+                {
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                }
+                let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+                buffer.append(contentsOf: Array(String(scalar).utf8))
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    mutating func parseNumber() -> JSONValue? {
+        let start = index
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                index += 1
+            } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            {
+                isInteger = false
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard index > digitsStart else { return nil }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        if isInteger, let value = Int(text) { return .int(value) }
+        guard let value = Double(text), value.isFinite else { return nil }
+        return .double(value)
+    }
+}
+
+extension JSONValue {
+    /// Parses a UTF-8 JSON document; nil when invalid.
+    init?(bytes: [UInt8]) {
+        let parsed: JSONValue? = bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer)
+            return parser.parseDocument()
+        }
+        guard let parsed else { return nil }
+        self = parsed
+    }
+}

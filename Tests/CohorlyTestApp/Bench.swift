@@ -1,0 +1,98 @@
+// `CohorlyTestApp bench --host URL --dir DIR`: the numbers `scripts/bench-client` prints. Not a test.
+import Cohorly
+import Foundation
+
+enum Bench {
+    static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    static func options(_ directory: String, maxQueue: Int = 1_000_000) -> CohorlyOptions {
+        var options = CohorlyOptions()
+        options.storageDirectory = URL(fileURLWithPath: directory)
+        options.flushAt = 500
+        options.maxBatchSize = 500
+        options.maxQueueSize = maxQueue
+        options.flushInterval = 0.5
+        options.retry.baseDelay = 0.05
+        options.retry.maxDelay = 0.5
+        return options
+    }
+
+    static func run(host: URL, directory: String, count: Int) async {
+        // 1. track() cost on the caller's thread.
+        let trackClient = Cohorly(apiHost: host, token: "bench-token", options: options(directory + "/track"))
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        for index in 0..<count {
+            let start = now()
+            trackClient.track("bench", properties: ["n": .int(index), "screen": "Home"])
+            samples.append(now() - start)
+        }
+        let persistStart = now()
+        trackClient.waitUntilPersisted()
+        let persistElapsed = now() - persistStart
+        samples.sort()
+        let p50 = samples[samples.count / 2] * 1e6
+        let p99 = samples[samples.count * 99 / 100] * 1e6
+        print(String(format: "track() on the caller's thread: p50 %.2f µs, p99 %.2f µs (%d calls)", p50, p99, count))
+        print(String(format: "committed to SQLite within %.2f s after the last track()", persistElapsed))
+
+        // 2. Delivery throughput: everything tracked above, until the collector acknowledged it all.
+        let start = now()
+        while await !trackClient.flush() {}
+        let elapsed = now() - start
+        print(
+            String(
+                format: "delivered: %d events in %.2f s after tracking ended (%.0f events/s, batches of 500)", count,
+                elapsed, Double(count) / elapsed))
+        trackClient.shutdown()
+
+        // 3. Collector ingest: 2 threads posting prebuilt 500-event batches.
+        let batch =
+            "["
+            + (0..<500).map { index in
+                #"{"event":"ingest","properties":{"distinct_id":"u","$insert_id":"ID-\#(index)","n":\#(index)}}"#
+            }.joined(separator: ",") + "]"
+        let requests = max(1, count / 500 / 2)
+        let ingestStart = now()
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            let transport = CurlTransport()
+            for round in 0..<requests {
+                let body = batch.replacingOccurrences(of: "ID-", with: "w\(worker)-r\(round)-")
+                let request = TransportRequest(
+                    url: host.appendingPathComponent("track"),
+                    headers: [("Content-Type", "application/json"), ("X-Cohorly-Token", "bench-token")],
+                    body: Array(body.utf8), timeout: 30, connectTimeout: 5)
+                _ = transport.send(request)
+            }
+        }
+        let ingestElapsed = now() - ingestStart
+        let ingested = requests * 2 * 500
+        print(
+            String(
+                format: "collector ingest: %d events in %.2f s (%.0f events/s, 2 clients)", ingested, ingestElapsed,
+                Double(ingested) / ingestElapsed))
+
+        // 4. Memory with the server down for the whole run.
+        let down = Cohorly(
+            apiHost: URL(string: "http://127.0.0.1:1") ?? host, token: "bench-token",
+            options: options(directory + "/down", maxQueue: 10_000))
+        let before = residentMegabytes()
+        for index in 0..<(count * 2) { down.track("offline", properties: ["n": .int(index)]) }
+        down.waitUntilPersisted()
+        print(
+            "server down: tracked \(count * 2) events, queue holds \(down.queuedCount) (bound 10,000), dropped \(down.droppedCount); resident memory \(before) MB before, \(residentMegabytes()) MB after"
+        )
+        down.shutdown()
+    }
+
+    /// Current resident set size in MB (from /proc/self/statm).
+    static func residentMegabytes() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+        let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / (1 << 20)
+    }
+}

@@ -1,0 +1,54 @@
+// A tiny app the client tests run as a real process (and kill -9):
+//   CohorlyTestApp track --host URL --dir DIR --count N [--batch B] [--token T]
+//       tracks N events (property "seq" = 0..<N), prints "persisted N" once they are on disk, then flushes.
+//   CohorlyTestApp flush --host URL --dir DIR [--batch B] [--token T]
+//       only flushes what an earlier run left queued.
+// Both print "flushed" and exit 0 once the queue is delivered.
+//   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
+import Cohorly
+import Foundation
+
+var options: [String: String] = [:]
+let arguments = Array(CommandLine.arguments.dropFirst())
+var index = 1
+while index + 1 < arguments.count {
+    options[arguments[index]] = arguments[index + 1]
+    index += 2
+}
+guard let mode = arguments.first, let host = options["--host"].flatMap(URL.init(string:)),
+    let directory = options["--dir"]
+else {
+    FileHandle.standardError.write(Data("usage: CohorlyTestApp track|flush --host URL --dir DIR [--count N]\n".utf8))
+    exit(2)
+}
+
+if mode == "bench" {
+    await Bench.run(host: host, directory: directory, count: Int(options["--count"] ?? "") ?? 200_000)
+    exit(0)
+}
+
+var clientOptions = CohorlyOptions()
+clientOptions.storageDirectory = URL(fileURLWithPath: directory)
+clientOptions.flushInterval = 3600
+clientOptions.flushAt = Int(options["--batch"] ?? "") ?? 50
+clientOptions.maxBatchSize = Int(options["--batch"] ?? "") ?? 50
+clientOptions.retry.baseDelay = 0.05
+clientOptions.retry.maxDelay = 0.2
+let client = Cohorly.initialize(apiHost: host, token: options["--token"] ?? "test-token", options: clientOptions)
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+if mode == "track" {
+    let count = Int(options["--count"] ?? "") ?? 100
+    for seq in 0..<count {
+        client.track("test event", properties: ["seq": .int(seq)])
+    }
+    client.waitUntilPersisted()
+    say("persisted \(count)")
+}
+while await !client.flush() {}
+say("flushed")
+client.shutdown()
+exit(0)

@@ -1,0 +1,172 @@
+import CohorlyCollector
+import Foundation
+import Testing
+
+@testable import Cohorly
+
+/// kill -9 mid-flush, 10,000 events through faults, prepared (crash) events.
+@Suite struct DurabilityTests {
+    /// The helper app built next to the test bundle.
+    static var testApp: URL {
+        let bundleDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        return bundleDirectory.appendingPathComponent("CohorlyTestApp")
+    }
+
+    /// Starts the helper app; its stdout lines arrive through `lines`.
+    static func launch(_ arguments: [String]) throws -> (Process, LineReader) {
+        let process = Process()
+        process.executableURL = testApp
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        return (process, LineReader(pipe.fileHandleForReading))
+    }
+
+    @Test func killMinus9MidFlushThenRestartStoresEveryEventOnce() throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let host = collector.baseURL.absoluteString
+        // Batch 1 goes through; batch 2 is stored but its acknowledgement never comes: the app is killed waiting.
+        collector.injectFault(Fault(path: "/track"))
+        collector.injectFault(Fault(delay: 60, afterInsert: true, path: "/track"))
+        let (app, output) = try Self.launch([
+            "track", "--host", host, "--dir", directory.path, "--count", "500", "--batch", "50",
+        ])
+        #expect(output.next() == "persisted 500")
+        #expect(eventually { collector.appliedFaultCount == 2 && (try? collector.store.eventCount()) == 100 })
+        kill(app.processIdentifier, SIGKILL)
+        app.waitUntilExit()
+        #expect(app.terminationReason == .uncaughtSignal)
+
+        let (restarted, restartedOutput) = try Self.launch([
+            "flush", "--host", host, "--dir", directory.path, "--batch", "50",
+        ])
+        #expect(restartedOutput.next() == "flushed")
+        restarted.waitUntilExit()
+        #expect(restarted.terminationStatus == 0)
+        let seqs = try storedProperties(collector).compactMap { $0["seq"]?.intValue }
+        #expect(seqs.count == 500)
+        #expect(Set(seqs) == Set(0..<500))
+    }
+
+    @Test func tenThousandEventsThroughRecurringFaultsLoseAndDuplicateNothing() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector) { options in
+            options.flushAt = 100
+            options.maxBatchSize = 100
+            options.retry.requestTimeout = 0.3
+        }
+        defer { client.shutdown() }
+        let cycle: [Fault] = [
+            Fault(status: 503), Fault(), Fault(), Fault(dropConnection: true), Fault(),
+            Fault(status: 429, retryAfter: "0"), Fault(), Fault(dropConnection: true, afterInsert: true), Fault(),
+            Fault(delay: 0.6, afterInsert: true), Fault(), Fault(status: 500, afterInsert: true),
+        ]
+        for _ in 0..<12 { for fault in cycle { collector.injectFault(fault) } }
+        let total = 10_000
+        DispatchQueue.concurrentPerform(iterations: 4) { part in
+            for seq in stride(from: part, to: total, by: 4) { client.track("bulk", properties: ["seq": .int(seq)]) }
+        }
+        var attempts = 0
+        while await !client.flush(), attempts < 1_000 { attempts += 1 }
+        #expect(client.queuedCount == 0)
+        #expect(collector.appliedFaultCount > 60)
+        let seqs = try storedProperties(collector).compactMap { $0["seq"]?.intValue }
+        #expect(seqs.count == total)
+        #expect(Set(seqs).count == total)
+    }
+
+    @Test func preparedEventsKeepTheirTimeAndInsertIdAndAreDurableOnReturn() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        // This client's server is gone: nothing it queues can leave.
+        let dead = try startCollector()
+        dead.stop()
+        let first = makeClient(dead, directory: directory)
+        defer { first.shutdown() }
+        first.identify("crashed-user")
+        let crash = PreparedEvent(
+            name: "$exception",
+            properties: ["time": 1_700_000_000_123, "$insert_id": "crash-1", "$exception_level": "fatal"])
+        #expect(try first.enqueuePrepared(crash) == .queued)
+        #expect(try first.enqueuePrepared(crash) == .alreadyQueued)
+        // Committed on return: another connection (a later launch) sees it at once.
+        let second = makeClient(collector, directory: directory)
+        defer { second.shutdown() }
+        #expect(second.queuedCount >= 1)
+        second.reset()  // reset keeps prepared events
+        #expect(await second.flush())
+        let stored = try collector.store.events(matching: EventQuery(event: "$exception"))
+        #expect(stored.count == 1)
+        #expect(stored.first?.time == 1_700_000_000_123)
+        #expect(stored.first?.insertId == "crash-1")
+        let properties = try #require(stored.first.flatMap { CohorlyValue(json: $0.propertiesJSON) })
+        #expect(properties["distinct_id"] == "crashed-user")
+        #expect(properties["$lib"] == nil)  // nothing from the sending launch is added
+        #expect(properties["$exception_level"] == "fatal")
+    }
+
+    @Test func aFullQueueDropsOrdinaryEventsBeforePreparedOnes() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector) { $0.maxQueueSize = 5 }
+        defer { client.shutdown() }
+        #expect(
+            try client.enqueuePrepared(PreparedEvent(name: "$exception", properties: ["time": 1, "$insert_id": "c"]))
+                == .queued)
+        for index in 0..<20 { client.track("e", properties: ["n": .int(index)]) }
+        client.waitUntilPersisted()
+        #expect(client.queuedCount == 5)
+        #expect(await client.flush())
+        #expect(try collector.store.events(matching: EventQuery(event: "$exception")).count == 1)
+        #expect(try storedProperties(collector, event: "e").compactMap { $0["n"]?.intValue }.sorted() == Array(16..<20))
+    }
+
+    @Test func preparedEventsAreValidatedAndRespectOptOut() throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector) { $0.maxRequestBytes = 2_000 }
+        defer { client.shutdown() }
+        #expect(throws: CohorlyError.missingProperty("$insert_id")) {
+            try client.enqueuePrepared(PreparedEvent(name: "$exception", properties: ["time": 1]))
+        }
+        #expect(throws: CohorlyError.missingProperty("time")) {
+            try client.enqueuePrepared(PreparedEvent(name: "$exception", properties: ["$insert_id": "x"]))
+        }
+        let huge = PreparedEvent(
+            name: "$exception",
+            properties: ["time": 1, "$insert_id": "y", "pad": .string(String(repeating: "p", count: 3_000))])
+        #expect(throws: CohorlyError.self) { try client.enqueuePrepared(huge) }
+        client.optOut()
+        let event = PreparedEvent(name: "$exception", properties: ["time": 1, "$insert_id": "z"])
+        #expect(try client.enqueuePrepared(event) == .discardedOptedOut)
+        #expect(client.queuedCount == 0)
+    }
+}
+
+/// Reads lines from a pipe (blocking).
+final class LineReader: @unchecked Sendable {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    /// The next line, or nil at end of file.
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let data = handle.availableData
+            if data.isEmpty { return nil }
+            buffer.append(contentsOf: data)
+        }
+    }
+}
