@@ -28,7 +28,7 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
         ),
-        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder"]),
+        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
             name: "CrashDemoSupport", path: "Examples/CrashDemoSupport",

@@ -35,6 +35,19 @@ struct RecorderScenarioTests {
         #expect(report.captureNs.map { $0 > 0 } == true)
     }
 
+    @Test func reportDirectoryIsCreated0700AndReportsAre0600() async throws {
+        let parent = try makeTemporaryDirectory("modes")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("state/cohorly/crashes")
+        let run = try await runCrashDemo(["crash", "abort"], reportDirectory: directory)
+        #expect(run.signal == SIGABRT)
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        let report = try #require(run.reportFiles.first)
+        let reportAttributes = try FileManager.default.attributesOfItem(atPath: report.path)
+        #expect((reportAttributes[.posixPermissions] as? Int) == 0o600)
+    }
+
     @Test func twentyThreadsAtMostAndHundredFramesAtMost() async throws {
         let run = try await runCrashDemo(
             ["crash", "null-write", "--threads", "30", "--depth", "150"], label: "caps")

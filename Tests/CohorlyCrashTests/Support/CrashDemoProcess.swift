@@ -81,8 +81,10 @@ func runCrashDemo(
         throw CrashDemoError.missingExecutable(executable)
     }
     let directory = try reportDirectory ?? makeTemporaryDirectory(label)
-    let stdoutURL = directory.appendingPathComponent(".stdout")
-    let stderrURL = directory.appendingPathComponent(".stderr")
+    let outputs = try makeTemporaryDirectory("output")
+    defer { try? FileManager.default.removeItem(at: outputs) }
+    let stdoutURL = outputs.appendingPathComponent("stdout")
+    let stderrURL = outputs.appendingPathComponent("stderr")
     _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
