@@ -1,4 +1,5 @@
 import CCrashRecorder
+import Cohorly
 import CohorlyCrash
 import CrashDemoSupport
 import Dispatch
@@ -9,7 +10,7 @@ enum Scenario {
     static let names = [
         "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
         "handler-fault",
-        "blocked-thread", "install-cost", "small-report",
+        "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
     ]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -34,6 +35,14 @@ enum Scenario {
             crash(on: "main") { CrashKind.fatalError.crash(scratchDirectory: "/tmp") }
         case "blocked-thread":
             blockedThread()
+        case "identify-then-crash":
+            // The crash-time context follows the client's identity after install.
+            Cohorly.shared?.identify("identified-after-install")
+            demo_null_write()
+        case "reset-then-crash":
+            Cohorly.shared?.reset()
+            say("anonymous id \(Cohorly.shared?.currentDistinctId ?? "")")
+            demo_null_write()
         case "small-report":
             // A 6 KiB cap with 20 threads x 100 frames: the cap drops frames and threads, the JSON stays whole.
             cly_test_set_report_limit(6 * 1024)

@@ -1,3 +1,4 @@
+import Cohorly
 import CohorlyCrash
 import CrashDemoSupport
 import Foundation
@@ -8,12 +9,23 @@ import Foundation
 //   CrashDemo crash <kind> [--on main|thread|dispatch|task] [options]
 //   CrashDemo scenario <name> [options]      (test scenarios: see Scenario.swift)
 //   CrashDemo reports [--report-dir DIR]     (the reports waiting to be sent)
+//   CrashDemo run                            (a clean launch: sends pending reports, then exits)
+//
+// Like a real app, CrashDemo uses the Cohorly client (COHORLY_HOST, default http://127.0.0.1:4000, and
+// COHORLY_TOKEN) and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
 //
 // Options: --report-dir DIR   where reports go (default: the recorder's default, or $COHORLY_CRASH_DIR)
 //          --no-chain         do not call the Swift backtracer after the report
 //          --threads N        park N extra named threads (each --depth frames deep) before crashing
 //          --depth D          frames deep for the parked threads (default 3)
 //          --library PATH     a shared library with `cly_fixture_crash` (scenario dlopen-crash)
+//          --storage DIR      the client's queue directory (default: the client's default, or $COHORLY_STORAGE)
+//          --identify ID      identify the user before crashing
+//          --crash-after-ms N wait N ms after install before crashing
+//          --recorder-only    only the crash recorder: no client, nothing sent
+//          --opt-out          opt the user out before crashing (no report is written)
+//          --version V        the app version in the release `CrashDemo@V` (default 1.0.0)
+//          --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
 
 struct DemoOptions {
     var command = ""
@@ -24,6 +36,13 @@ struct DemoOptions {
     var parkedThreads = 0
     var parkDepth = 3
     var library: String?
+    var storage: String?
+    var identify: String?
+    var crashAfterMilliseconds = 0
+    var recorderOnly = false
+    var optOut = false
+    var version = "1.0.0"
+    var senderTimeoutMilliseconds = 120_000
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -37,6 +56,13 @@ struct DemoOptions {
             case "--threads": options.parkedThreads = Int(iterator.next() ?? "") ?? 0
             case "--depth": options.parkDepth = Int(iterator.next() ?? "") ?? 3
             case "--library": options.library = iterator.next()
+            case "--storage": options.storage = iterator.next()
+            case "--identify": options.identify = iterator.next()
+            case "--crash-after-ms": options.crashAfterMilliseconds = Int(iterator.next() ?? "") ?? 0
+            case "--recorder-only": options.recorderOnly = true
+            case "--opt-out": options.optOut = true
+            case "--version": options.version = iterator.next() ?? ""
+            case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             default:
                 if argument.hasPrefix("--") { usage("unknown option \(argument)") }
                 positional.append(argument)
@@ -51,22 +77,38 @@ struct DemoOptions {
 func usage(_ problem: String) -> Never {
     FileHandle.standardError.write(
         Data(
-            "CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports\n"
+            "CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports | run\n"
                 .utf8))
     exit(2)
 }
 
 let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
 
-func installRecorder() {
-    let directory =
-        options.reportDirectory ?? ProcessInfo.processInfo.environment["COHORLY_CRASH_DIR"]
+/// Installs crash reporting: the recorder alone with `--recorder-only`, else the Cohorly client plus
+/// CohorlyCrash (which also sends the reports of earlier launches). Returns the delivery of those reports.
+@discardableResult
+func installRecorder() -> CohorlyCrash.Delivery? {
+    let environment = ProcessInfo.processInfo.environment
+    let directory = (options.reportDirectory ?? environment["COHORLY_CRASH_DIR"]).map { URL(fileURLWithPath: $0) }
     do {
-        try CrashRecorder.install(
-            .init(
-                reportDirectory: directory.map { URL(fileURLWithPath: $0) },
-                chainToPreviousHandlers: options.chain,
-                context: CrashContext(release: "CrashDemo@1.0.0", distinctId: "demo-user")))
+        if options.recorderOnly {
+            try CrashRecorder.install(
+                .init(
+                    reportDirectory: directory, chainToPreviousHandlers: options.chain,
+                    context: CrashContext(release: "CrashDemo@1.0.0", distinctId: "demo-user")))
+            return nil
+        }
+        let host = URL(string: environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000") ?? URL(fileURLWithPath: "/")
+        let cohorly = Cohorly.initialize(
+            apiHost: host, token: environment["COHORLY_TOKEN"] ?? "demo-token",
+            storageDirectory: (options.storage ?? environment["COHORLY_STORAGE"]).map { URL(fileURLWithPath: $0) })
+        if let user = options.identify { cohorly.identify(user) }
+        if options.optOut { cohorly.optOut() }
+        return try CohorlyCrash.install(
+            cohorly: cohorly, version: options.version,
+            options: .init(
+                reportDirectory: directory, chainToPreviousHandlers: options.chain,
+                senderTimeout: .milliseconds(options.senderTimeoutMilliseconds)))
     } catch {
         FileHandle.standardError.write(Data("CrashDemo: \(error)\n".utf8))
         exit(1)
@@ -88,8 +130,16 @@ case "crash":
     }
     installRecorder()
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
+    if options.crashAfterMilliseconds > 0 { usleep(UInt32(options.crashAfterMilliseconds) * 1000) }
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
+case "run":
+    // A clean launch: hand the previous launches' reports to the queue, deliver them, exit.
+    let delivery = installRecorder()
+    let summary = delivery?.wait(timeout: .seconds(30))
+    let delivered = await Cohorly.shared?.flush() ?? false
+    print("reports queued: \(summary?.queued ?? 0), delivered: \(delivered)")
+    exit(delivered ? 0 : 1)
 case "reports":
     // Lists the reports waiting in the report directory (what the next launch would send).
     let directory =

@@ -25,12 +25,14 @@
 #include <string.h>
 
 #include "cly_internal.h"
+#include "cly_recorder.h"
 
 atomic_int cly_crash_started;            // a crash began: module refreshes and context updates stop
 static atomic_int winner_tid;            // the thread that writes the report
 static atomic_int report_done;           // the report is committed (or given up)
 static atomic_int recrash_marked;
 static atomic_int crash_signal;          // the signal of the crash being written
+static atomic_int recording_disabled;    // cly_set_enabled(false): the user opted out
 static atomic_int crashed_unwinding_tid; // the crashed thread while it unwinds itself
 static sigjmp_buf crashed_unwind_jump;
 
@@ -51,8 +53,11 @@ static void copy_registers(const ucontext_t *context, uintptr_t *out) {
     for (int i = 0; i < 18; i++) out[i] = (uintptr_t)context->uc_mcontext.gregs[order[i]];
 }
 
+void cly_set_enabled(bool enabled) { atomic_store(&recording_disabled, enabled ? 0 : 1); }
+
 bool cly_handle_crash(const cly_crash *crash) {
     if (atomic_load(&report_done) != 0) return true;  // written already (C++ terminate, then SIGABRT)
+    if (atomic_load(&recording_disabled) != 0) return false;  // opted out: no report, only the chain
     pid_t tid = cly_gettid();
     int expected = 0;
     if (!atomic_compare_exchange_strong(&winner_tid, &expected, tid)) {

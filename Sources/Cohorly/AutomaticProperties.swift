@@ -1,16 +1,17 @@
 import Foundation
 
 /// The properties every event carries unless super or caller properties override them.
-struct AutomaticProperties: Sendable {
+package struct AutomaticProperties: Sendable {
     /// `$lib`, this SDK's name.
-    static let libraryName = "cohorly-swift-linux"
+    package static let libraryName = "cohorly-swift-linux"
     /// `$lib_version`, this SDK's version.
-    static let libraryVersion = "0.1.0"
+    package static let libraryVersion = "0.1.0"
 
-    let values: Properties
+    /// The properties (`$lib`, `$os`, `$os_version`, …). CohorlyCrash copies them into the crash-time context.
+    package let values: Properties
 
     /// Reads `/etc/os-release` (or `osRelease`) and `uname` once.
-    init(osReleasePath: String = "/etc/os-release") {
+    package init(osReleasePath: String = "/etc/os-release") {
         var values: Properties = [
             "$lib": .string(Self.libraryName),
             "$lib_version": .string(Self.libraryVersion),

@@ -72,6 +72,7 @@ final class ClientStateBox: @unchecked Sendable {
     private var waiters: [PersistWaiter] = []
     private var stopped = false
     private var pendingRecords = 0
+    private var identityObservers: [@Sendable (_ distinctId: String, _ optedOut: Bool) -> Void] = []
     private let maxPendingRecords: Int
     let log: @Sendable (String) -> Void
 
@@ -117,13 +118,27 @@ final class ClientStateBox: @unchecked Sendable {
         state.droppedCount += dropped
     }
 
-    /// Changes the state and queues the operations that persist the change.
+    /// Changes the state and queues the operations that persist the change. Identity observers hear about a
+    /// new distinct id or opt-out state in the order the changes were made.
     func mutate(_ body: (inout ClientState) -> [PendingOperation]) {
         lock.lock()
         defer { lock.unlock() }
         guard !stopped else { return }
+        let before = (state.distinctId, state.optedOut)
         pending.append(contentsOf: body(&state))
         lock.broadcast()
+        if before != (state.distinctId, state.optedOut) {
+            for observer in identityObservers { observer(state.distinctId, state.optedOut) }
+        }
+    }
+
+    /// Adds an identity observer and calls it once with the current state (under the lock, so no change is
+    /// missed between the two). Observers must not call back into the client.
+    func addIdentityObserver(_ observer: @escaping @Sendable (_ distinctId: String, _ optedOut: Bool) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        identityObservers.append(observer)
+        observer(state.distinctId, state.optedOut)
     }
 
     func requestFlush(_ continuation: CheckedContinuation<Bool, Never>) {

@@ -16,6 +16,8 @@ public final class Cohorly: Sendable {
     public let apiHost: URL
     /// The options it was configured with.
     public let options: CohorlyOptions
+    /// The project token (for the crash sender process; never logged).
+    let token: String?
 
     let state: ClientStateBox
     let store: any QueueStore
@@ -50,6 +52,7 @@ public final class Cohorly: Sendable {
     public init(apiHost: URL, token: String? = nil, options: CohorlyOptions = .default) {
         self.apiHost = apiHost
         self.options = options
+        self.token = token
         let debug = options.debug
         let handler = options.logHandler
         let log: @Sendable (String) -> Void = { message in

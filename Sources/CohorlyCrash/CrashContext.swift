@@ -1,4 +1,5 @@
 import CCrashRecorder
+import Cohorly
 
 #if canImport(Glibc)
     import Glibc
@@ -6,8 +7,10 @@ import CCrashRecorder
 
 /// The crash-time context: what a report says about the launch that crashed.
 ///
-/// The app sets ``release``, ``distinctId`` and free-form ``properties``; the device fields (OS, kernel,
-/// architecture, host, app start, SDK) are added automatically when the context is handed to the recorder.
+/// The app sets ``release``, ``distinctId`` and free-form ``properties`` (CohorlyCrash keeps the distinct id in
+/// step with `identify()` and `reset()`); the device fields — the client's automatic properties (`$os`,
+/// `$os_version`, `$kernel_version`, `$arch`, `$lib`, `$lib_version`) plus `$hostname`, `$app_start_ms` and
+/// `$app_name` — are added when the context is handed to the recorder.
 public struct CrashContext: Sendable, Equatable, Codable {
     /// The release, e.g. `MyApp@1.2.0` (default nil).
     public var release: String?
@@ -20,8 +23,7 @@ public struct CrashContext: Sendable, Equatable, Codable {
 
     /// An empty context.
     public init(
-        release: String? = nil, dist: String? = nil, distinctId: String? = nil,
-        properties: [String: String] = [:]
+        release: String? = nil, dist: String? = nil, distinctId: String? = nil, properties: [String: String] = [:]
     ) {
         self.release = release
         self.dist = dist
@@ -32,48 +34,33 @@ public struct CrashContext: Sendable, Equatable, Codable {
     /// The JSON object the recorder copies into a report's `context` (at most CLY_MAX_CONTEXT bytes: when
     /// the properties make it larger, they are left out).
     func serializedForCrash() -> String {
-        var members = DeviceInfo.current.fields.mapValues(JSONText.string)
-        if let release { members["release"] = JSONText.string(release) }
-        if let dist { members["dist"] = JSONText.string(dist) }
-        if let distinctId { members["distinct_id"] = JSONText.string(distinctId) }
-        members["properties"] = JSONText.object(properties.mapValues(JSONText.string))
-        let json = JSONText.object(members)
+        var members = DeviceInfo.current.fields
+        if let release { members["release"] = .string(release) }
+        if let dist { members["dist"] = .string(dist) }
+        if let distinctId { members["distinct_id"] = .string(distinctId) }
+        members["properties"] = .object(properties.mapValues(CohorlyValue.string))
+        let json = CohorlyValue.object(members).jsonString
         if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
-        members["properties"] = "{}"
-        return JSONText.object(members)
+        members["properties"] = .object([:])
+        return CohorlyValue.object(members).jsonString
     }
 }
 
 /// Facts about this launch's device, computed once.
 struct DeviceInfo: Sendable {
-    /// The SDK's name and version as reported in events.
-    static let sdkName = "cohorly-swift-linux"
-    static let sdkVersion = "0.1.0"
-
     static let current = DeviceInfo()
 
-    let fields: [String: String]
+    let fields: Properties
 
     private init() {
+        var fields = AutomaticProperties().values
         var uts = utsname()
         uname(&uts)
-        func field<T>(_ value: T) -> String {
-            withUnsafeBytes(of: value) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-        }
-        let osRelease = Self.osRelease()
-        fields = [
-            "os": osRelease["NAME"] ?? "Linux",
-            "os_version": osRelease["VERSION_ID"] ?? osRelease["VERSION"] ?? "",
-            "kernel_version": field(uts.release),
-            "arch": field(uts.machine),
-            "hostname": field(uts.nodename),
-            "app_start_ms": Self.processStartMilliseconds().map { String($0) } ?? "",
-            "executable": String(CommandLine.arguments.first?.split(separator: "/").last ?? ""),
-            "sdk_name": Self.sdkName,
-            "sdk_version": Self.sdkVersion,
-        ]
+        fields["$hostname"] = .string(
+            withUnsafeBytes(of: uts.nodename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        if let start = Self.processStartMilliseconds() { fields["$app_start_ms"] = .int(Int(start)) }
+        fields["$app_name"] = .string(String(CommandLine.arguments.first?.split(separator: "/").last ?? ""))
+        self.fields = fields
     }
 
     /// When this process started (unix ms), from /proc/self/stat and the boot time in /proc/stat.
@@ -89,21 +76,5 @@ struct DeviceInfo: Sendable {
         guard fields.count > 19, let ticks = UInt64(fields[19]) else { return nil }
         let ticksPerSecond = UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
         return bootSeconds * 1000 + ticks * 1000 / ticksPerSecond
-    }
-
-    /// The key/value pairs of /etc/os-release (quotes removed).
-    static func osRelease(path: String = "/etc/os-release") -> [String: String] {
-        guard let text = SystemFiles.read(path) else { return [:] }
-        var result: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { continue }
-            let key = String(line[..<equals])
-            var value = String(line[line.index(after: equals)...])
-            if value.count >= 2, value.first == "\"" || value.first == "'", value.last == value.first {
-                value = String(value.dropFirst().dropLast())
-            }
-            result[key] = value
-        }
-        return result
     }
 }

@@ -1,3 +1,4 @@
+import Cohorly
 import Foundation
 
 /// One crash report, format `cohorly-crash/1` (docs/report-format.md), as decoded from a report file.
@@ -31,7 +32,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// The thread that crashed (nil only in a salvaged report cut before it).
     public var crashedThread: Thread?
     /// The crash-time context (release, distinct id, device…), as the app set it.
-    public var context: [String: JSONValue]
+    public var context: [String: CohorlyValue]
     /// The other threads (at most 19).
     public var threads: [Thread]
     /// The loaded modules.
@@ -224,7 +225,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         cxx = try c.decodeIfPresent(CxxException.self, forKey: .cxx)
         stackOverflow = try c.decodeIfPresent(Bool.self, forKey: .stackOverflow) ?? false
         crashedThread = try c.decodeIfPresent(Thread.self, forKey: .crashedThread)
-        context = try c.decodeIfPresent([String: JSONValue].self, forKey: .context) ?? [:]
+        context = try c.decodeIfPresent([String: CohorlyValue].self, forKey: .context) ?? [:]
         threads = try c.decodeIfPresent([Thread].self, forKey: .threads) ?? []
         modules = try c.decodeIfPresent([Module].self, forKey: .modules) ?? []
         threadsRequested = try c.decodeIfPresent(Int.self, forKey: .threadsRequested)

@@ -18,11 +18,9 @@ public enum ExceptionEvent {
     public static func make(from report: CrashReport) -> PreparedEvent {
         var properties: Properties = [:]
         // Crash-time context first: release, identity, device, app properties.
-        for (key, value) in report.context where key != "properties" {
-            properties[contextKeys[key] ?? key] = CohorlyValue(value)
-        }
+        for (key, value) in report.context where key != "properties" { properties[key] = value }
         if case .object(let extra)? = report.context["properties"] {
-            for (key, value) in extra where properties[key] == nil { properties[key] = CohorlyValue(value) }
+            for (key, value) in extra where properties[key] == nil { properties[key] = value }
         }
         let description = describe(report)
         properties["time"] = .int(Int(clamping: report.timestampMs))
@@ -63,13 +61,6 @@ public enum ExceptionEvent {
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }
         return PreparedEvent(name: name, properties: properties)
     }
-
-    /// Report context keys renamed to the event property names the client uses for the same facts.
-    static let contextKeys: [String: String] = [
-        "os": "$os_distribution", "os_version": "$os_version", "kernel_version": "$kernel_version",
-        "arch": "$arch", "hostname": "$device", "sdk_name": "$lib", "sdk_version": "$lib_version",
-        "app_start_ms": "$app_start_ms", "executable": "$app_name",
-    ]
 
     /// Exception type, value and mechanism as an issue list shows them.
     public struct Description: Equatable, Sendable {
@@ -176,20 +167,6 @@ public enum ExceptionEvent {
         let hex = ordered.map { String(bytes[$0], radix: 16).leftPadded(to: 2) }
         return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(
             separator: "-")
-    }
-}
-
-extension CohorlyValue {
-    init(_ value: JSONValue) {
-        switch value {
-        case .string(let text): self = .string(text)
-        case .number(let number):
-            self = number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
-        case .bool(let flag): self = .bool(flag)
-        case .null: self = .null
-        case .array(let items): self = .array(items.map(CohorlyValue.init))
-        case .object(let members): self = .object(members.mapValues(CohorlyValue.init))
-        }
     }
 }
 

@@ -41,32 +41,3 @@ enum SystemFiles {
     /// The environment variable, or nil.
     static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
-
-/// Minimal JSON text building for the crash-time context (keys sorted, strings escaped).
-enum JSONText {
-    /// `value` as a JSON string literal.
-    static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
-    /// An object whose values are already JSON text.
-    static func object(_ members: [String: String]) -> String {
-        "{"
-            + members.keys.sorted().map { string($0) + ":" + (members[$0] ?? "null") }.joined(
-                separator: ",") + "}"
-    }
-}

@@ -21,7 +21,8 @@ struct ExceptionEventTests {
         #expect(p["$exception_level"] == "fatal")
         #expect(p["distinct_id"] == "demo-user")
         #expect(p["release"] == "CrashDemo@1.0.0")
-        #expect(p["$os_version"] == .string(report.context["os_version"]?.stringValue ?? "?"))
+        #expect(p["$os_version"] == report.context["$os_version"])
+        #expect(p["$lib"] == "cohorly-swift-linux")
         guard case .array(let list)? = p["$exception_list"], case .object(let exception)? = list.first else {
             Issue.record("no $exception_list")
             return

@@ -120,7 +120,7 @@ struct RecorderScenarioTests {
         process.executableURL = DemoBuild.debug.executable
         let directory = try makeTemporaryDirectory("bindings")
         defer { try? FileManager.default.removeItem(at: directory) }
-        process.arguments = ["scenario", "cxx-catch", "--report-dir", directory.path]
+        process.arguments = ["scenario", "cxx-catch", "--recorder-only", "--report-dir", directory.path]
         process.environment = ["LD_DEBUG": "bindings", "SWIFT_BACKTRACE": "enable=no"]
         let errors = Pipe()
         process.standardError = errors

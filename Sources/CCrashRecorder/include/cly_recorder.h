@@ -37,6 +37,14 @@ int cly_set_context(const char *json_object, size_t length);
 /// Returns 0 or an errno value.
 int cly_prepare_current_thread(void);
 
+/// Turns report writing on or off (default on). Off — the user opted out of analytics — a crash writes
+/// nothing and only chains to the previous handlers. Safe from any thread.
+void cly_set_enabled(bool enabled);
+
+/// Starts `path` as a detached process (own session, stdio on /dev/null, no other inherited descriptors,
+/// default signal dispositions). Returns its pid, or a negative errno value. Not async-signal-safe.
+int cly_spawn_detached(const char *path, char *const argv[], char *const envp[]);
+
 /// Rebuilds the module table when libraries were loaded or unloaded since the last build (cheap otherwise).
 void cly_refresh_modules(void);
 

@@ -74,7 +74,7 @@ enum CrashDemoError: Error, CustomStringConvertible {
 func runCrashDemo(
     _ arguments: [String], build: DemoBuild = .debug, reportDirectory: URL? = nil,
     backtracer: Bool = false,
-    label: String = "run"
+    label: String = "run", withClient: Bool = false, environment extra: [String: String] = [:]
 ) async throws -> CrashDemoRun {
     let executable = build.executable
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -89,9 +89,10 @@ func runCrashDemo(
     _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
     process.executableURL = executable
-    process.arguments = arguments + ["--report-dir", directory.path]
+    process.arguments = arguments + ["--report-dir", directory.path] + (withClient ? [] : ["--recorder-only"])
     var environment = ProcessInfo.processInfo.environment
     environment["SWIFT_BACKTRACE"] = backtracer ? "enable=yes,interactive=no" : "enable=no"
+    environment.merge(extra) { _, new in new }
     process.environment = environment
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)

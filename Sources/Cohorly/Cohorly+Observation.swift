@@ -1,0 +1,18 @@
+import Foundation
+
+extension Cohorly {
+    /// Calls `observer` now, then after every change of the distinct id (`identify`, `reset`) or of the opt-out
+    /// state, in order. Used by CohorlyCrash to keep the crash-time context current. The observer runs with the
+    /// client's state lock held: it must be quick and must not call back into the client.
+    package func observeIdentity(_ observer: @escaping @Sendable (_ distinctId: String, _ optedOut: Bool) -> Void) {
+        state.addIdentityObserver(observer)
+    }
+
+    /// The directory of the persisted queue.
+    package var storageDirectoryPath: String? {
+        (options.storageDirectory ?? Self.defaultStorageDirectory()).path
+    }
+
+    /// The project token the client sends (handed to the detached crash sender; never logged).
+    package var projectToken: String? { token }
+}

@@ -1,0 +1,147 @@
+import CCrashRecorder
+import Cohorly
+import Foundation
+import Synchronization
+
+/// Crash reporting for a Cohorly client: the recorder, plus delivery of every stored report as one fatal
+/// `$exception` event through the client's persisted queue.
+///
+/// ```swift
+/// let cohorly = Cohorly.initialize(apiHost: URL(string: "https://cohorly-service.velloalabs.com")!, token: "TOKEN")
+/// try CohorlyCrash.install(cohorly: cohorly, version: "1.2.0")
+/// ```
+public enum CohorlyCrash {
+    /// Options beyond the client, release and dist.
+    public struct Options: Sendable {
+        /// Where reports are written (default: the recorder's default directory).
+        public var reportDirectory: URL?
+        /// Call the previously installed handlers (the Swift backtracer) after the report (default true).
+        public var chainToPreviousHandlers: Bool
+        /// Hand queued crash events to a detached sender process that outlives this launch (default true),
+        /// so that an app that crashes again right away (a crash loop) still reports.
+        public var detachedSender: Bool
+        /// How long a detached sender keeps trying before it gives up for this launch (default 120 s).
+        public var senderTimeout: Duration
+
+        /// Options with the documented defaults.
+        public init(
+            reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, detachedSender: Bool = true,
+            senderTimeout: Duration = .seconds(120)
+        ) {
+            self.reportDirectory = reportDirectory
+            self.chainToPreviousHandlers = chainToPreviousHandlers
+            self.detachedSender = detachedSender
+            self.senderTimeout = senderTimeout
+        }
+    }
+
+    /// What happened to the reports found at install.
+    public struct DeliverySummary: Sendable, Equatable {
+        /// Reports whose events are now durably queued (their files are deleted).
+        public var queued = 0
+        /// Reports dropped because the user opted out.
+        public var discarded = 0
+        /// Reports that could not be read (left in place or quarantined, never retried forever).
+        public var unreadable = 0
+        /// Reports kept because the queue refused them (retried next launch).
+        public var kept = 0
+        /// Whether a detached sender was started.
+        public var senderStarted = false
+    }
+
+    /// The delivery of the reports found at install, running off the caller's thread.
+    public final class Delivery: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let result = Mutex<DeliverySummary?>(nil)
+
+        func finish(_ summary: DeliverySummary) {
+            result.withLock { $0 = summary }
+            done.signal()
+        }
+
+        /// Waits until every report found at install was handed to the queue (or `timeout` passed).
+        /// Returns the summary, or nil on timeout.
+        public func wait(timeout: Duration = .seconds(30)) -> DeliverySummary? {
+            let nanoseconds =
+                timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            guard done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
+            done.signal()  // later waiters return at once
+            return result.withLock { $0 }
+        }
+    }
+
+    /// Installs the crash recorder for `cohorly`, then (off the caller's thread) turns every stored report into
+    /// one fatal `$exception` event in the client's persisted queue. A report is deleted only once its event is
+    /// durably queued.
+    /// - Parameters:
+    ///   - release: the release crash events carry. Default `<executable name>@<version>`.
+    ///   - dist: the distribution, optional.
+    ///   - version: the version in the default release. Default `COHORLY_RELEASE` from the environment.
+    /// - Throws: ``CrashRecorder/InstallError`` when the recorder cannot be installed.
+    @discardableResult
+    public static func install(
+        cohorly: Cohorly, release: String? = nil, dist: String? = nil, version: String? = nil,
+        options: Options = Options()
+    ) throws -> Delivery {
+        let context = CrashContext(
+            release: release ?? defaultRelease(version: version), dist: dist, distinctId: cohorly.currentDistinctId)
+        let recorderOptions = CrashRecorder.Options(
+            reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
+            context: context)
+        try CrashRecorder.install(recorderOptions)
+        // The crash-time context follows identify() and reset(); opted-out users get no report at all.
+        cohorly.observeIdentity { distinctId, optedOut in
+            CrashRecorder.updateContext { $0.distinctId = distinctId }
+            cly_set_enabled(!optedOut)
+        }
+        let delivery = Delivery()
+        let store = CrashReportStore(directory: recorderOptions.reportDirectory)
+        Thread.detachNewThread {
+            CrashRecorder.prepareCurrentThread()
+            var summary = deliverPendingReports(from: store, to: cohorly)
+            if summary.queued > 0 && options.detachedSender {
+                summary.senderStarted = CrashEventSender.spawn(for: cohorly, timeout: options.senderTimeout)
+            }
+            delivery.finish(summary)
+        }
+        return delivery
+    }
+
+    /// `<executable name>@<version>`, the version from `version` or `COHORLY_RELEASE`; a `COHORLY_RELEASE` that
+    /// already holds an `@` is taken as the whole release.
+    public static func defaultRelease(version: String?, environment: [String: String]? = nil) -> String {
+        let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "app") } ?? "app"
+        let fromEnvironment = environment.map { $0["COHORLY_RELEASE"] } ?? SystemFiles.environment("COHORLY_RELEASE")
+        if version == nil, let fromEnvironment, fromEnvironment.contains("@") { return fromEnvironment }
+        guard let version = version ?? fromEnvironment, !version.isEmpty else { return name }
+        return "\(name)@\(version)"
+    }
+
+    /// Hands every stored report to the queue; deletes a report once its event is durably queued.
+    static func deliverPendingReports(from store: CrashReportStore, to cohorly: Cohorly) -> DeliverySummary {
+        var summary = DeliverySummary()
+        for file in store.pendingReports() {
+            let report: CrashReport
+            do {
+                report = try store.load(file)
+            } catch {
+                summary.unreadable += 1
+                try? store.delete(file)  // a corrupt report can never become an event
+                continue
+            }
+            do {
+                switch try cohorly.enqueuePrepared(ExceptionEvent.make(from: report)) {
+                case .queued, .alreadyQueued: summary.queued += 1
+                case .discardedOptedOut: summary.discarded += 1
+                }
+                try? store.delete(file)
+            } catch CohorlyError.eventTooLarge {
+                summary.unreadable += 1
+                try? store.delete(file)
+            } catch {
+                summary.kept += 1  // the queue could not be written: try again next launch
+            }
+        }
+        return summary
+    }
+}

@@ -1,0 +1,130 @@
+import Cohorly
+import CohorlyCollector
+import CohorlyCrash
+import Foundation
+import Testing
+
+/// Crash → report → next launch → `$exception` event, with real CrashDemo processes and a loopback collector.
+@Suite("Crash reports delivered as fatal $exception events")
+struct DeliveryTests {
+    /// A collector accepting `demo-token`, plus the directories and environment of one app install.
+    struct Setup {
+        let collector: Collector
+        let root: URL
+        var storage: URL { root.appendingPathComponent("storage") }
+        var reports: URL { root.appendingPathComponent("reports") }
+        var environment: [String: String] {
+            ["COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "demo-token"]
+        }
+
+        init() throws {
+            var configuration = CollectorConfiguration()
+            configuration.tokens = ["demo-token"]
+            collector = try Collector(configuration: configuration)
+            _ = try collector.start()
+            root = try makeTemporaryDirectory("delivery")
+        }
+
+        func launch(_ arguments: [String]) async throws -> CrashDemoRun {
+            try await runCrashDemo(
+                arguments + ["--storage", storage.path, "--sender-timeout-ms", "15000"], reportDirectory: reports,
+                withClient: true, environment: environment)
+        }
+
+        func exceptions() throws -> [StoredEvent] {
+            try collector.store.events(matching: EventQuery(event: "$exception", limit: 1000))
+        }
+
+        func finish() {
+            collector.stop()
+            try? FileManager.default.removeItem(at: root)
+        }
+    }
+
+    @Test func aCrashArrivesOnTheNextLaunchWithTheCrashedLaunchsReleaseAndIdentity() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        let crash = try await setup.launch(["crash", "fatal-error", "--identify", "crash-user", "--threads", "2"])
+        #expect(crash.signal == SIGILL)
+        let report = try #require(try crash.reports().first)
+
+        let next = try await setup.launch(["run", "--identify", "later-user", "--version", "2.0.0"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        #expect(next.reportFiles.isEmpty)  // deleted once durably queued
+        let events = try setup.exceptions()
+        #expect(events.count == 1)
+        let event = try #require(events.first)
+        #expect(event.insertId == report.insertId)
+        #expect(event.time == Int64(report.timestampMs))
+        #expect(event.distinctId == "crash-user")
+        let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
+        #expect(properties["release"] == "CrashDemo@1.0.0")
+        #expect(properties["$exception_level"] == "fatal")
+        #expect(properties["$exception_type"] == "Fatal error")
+        #expect(properties["$exception_message"]?.stringValue?.hasPrefix("demo fatal ✓") == true)
+        #expect(properties["$os_version"] == report.context["$os_version"])
+        guard case .array(let images)? = properties["$debug_images"] else {
+            Issue.record("no debug images")
+            return
+        }
+        #expect(images.count == report.modules.count)
+
+        // A further launch sends nothing again.
+        let third = try await setup.launch(["run"])
+        #expect(third.exitStatus == 0)
+        #expect(try setup.exceptions().count == 1)
+    }
+
+    @Test func identifyAndResetAfterInstallReachTheCrashTimeContext() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        // --identify runs before install in CrashDemo; the crash below happens after an identify at crash time:
+        let crash = try await setup.launch(["scenario", "identify-then-crash"])
+        #expect(crash.signal == SIGSEGV)
+        let report = try #require(try crash.reports().first)
+        #expect(report.context["distinct_id"] == "identified-after-install")
+
+        let reset = try await setup.launch(["scenario", "reset-then-crash", "--identify", "before-reset"])
+        #expect(reset.signal == SIGSEGV)
+        let anonymous = try #require(reset.stdout.split(separator: " ").last.map { String($0.dropLast()) })
+        let resetReport = try #require(try reset.reports().first { $0.insertId != report.insertId })
+        #expect(resetReport.context["distinct_id"] == .string(anonymous))
+        #expect(anonymous != "before-reset" && anonymous.count == 36)
+    }
+
+    @Test func optedOutUsersGetNoReportAndPendingReportsAreNotSent() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        // A report from a launch that was still opted in…
+        let first = try await setup.launch(["crash", "abort"])
+        #expect(first.signal == SIGABRT)
+        #expect(first.reportFiles.count == 1)
+        // …then the user opts out: it is dropped, not sent; and the next crash writes nothing.
+        let optedOut = try await setup.launch(["crash", "null-write", "--opt-out", "--crash-after-ms", "300"])
+        #expect(optedOut.signal == SIGSEGV)
+        #expect(optedOut.reportFiles.isEmpty)
+        let next = try await setup.launch(["run"])
+        #expect(next.reportFiles.isEmpty)
+        #expect(try setup.exceptions().isEmpty)
+    }
+
+    @Test func aCrashLoopAtStartupStillReports() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        // Every answer takes 300 ms; every launch crashes 50 ms after install.
+        setup.collector.injectFault(Fault(delay: 0.3), count: 10_000)
+        for _ in 0..<5 {
+            let run = try await setup.launch(["crash", "null-write", "--crash-after-ms", "50"])
+            #expect(run.signal == SIGSEGV)
+        }
+        // The detached senders outlive the launches; wait for their work (a safety net, not a timing claim).
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while try setup.exceptions().count < 4 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let events = try setup.exceptions()
+        #expect(events.count == 4)
+        #expect(Set(events.compactMap(\.insertId)).count == 4)
+        let fifth = try #require(CrashReportStore(directory: setup.reports).pendingReports().first)
+        let fifthId = try CrashReportStore(directory: setup.reports).load(fifth).insertId
+        #expect(!events.contains { $0.insertId == fifthId })
+    }
+}
