@@ -32,6 +32,11 @@ static inline uint64_t cly_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/// Calls `visit` with the name of every entry of a directory (cly_dir.c). Signal-safe. Returns 0, or -1
+/// when the directory cannot be opened.
+typedef void (*cly_directory_visitor)(const char *name, void *context);
+int cly_list_directory(const char *path, cly_directory_visitor visit, void *context);
+
 /// Sleeps on a futex word while it still holds `expected`, at most `timeout_ns` (signal-safe: one syscall).
 void cly_futex_wait(atomic_int *word, int expected, uint64_t timeout_ns);
 /// Wakes every waiter of a futex word (signal-safe).

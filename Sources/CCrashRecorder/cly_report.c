@@ -136,14 +136,6 @@ static size_t report_path(char *out, uint64_t timestamp_ms, pid_t pid, const cha
     return n + suffix_length;
 }
 
-struct linux_dirent64 {
-    uint64_t d_ino;
-    int64_t d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[];
-};
-
 static bool is_report_name(const char *name) {
     size_t length = strlen(name);
     if (length < 22 || strcmp(name + length - 5, ".json") != 0) return false;
@@ -152,32 +144,29 @@ static bool is_report_name(const char *name) {
     return name[16] == '-';
 }
 
+typedef struct {
+    char oldest[256];
+    int count;
+} report_census;
+
+static void count_report(const char *name, void *context) {
+    report_census *census = context;
+    if (!is_report_name(name) || strlen(name) >= sizeof census->oldest) return;
+    census->count++;
+    if (census->oldest[0] == 0 || strcmp(name, census->oldest) < 0) strcpy(census->oldest, name);
+}
+
 /// Drops the oldest committed reports beyond CLY_MAX_REPORTS (names sort by crash time).
 static void prune_reports(void) {
     for (int round = 0; round < 64; round++) {
-        int fd = open(cly_report_directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) return;
-        char entries[4096] __attribute__((aligned(8)));
-        char oldest[256] = {0};
-        int count = 0;
-        for (;;) {
-            long n = syscall(SYS_getdents64, fd, entries, sizeof entries);
-            if (n <= 0) break;
-            for (long offset = 0; offset < n;) {
-                struct linux_dirent64 *entry = (struct linux_dirent64 *)(entries + offset);
-                offset += entry->d_reclen;
-                if (!is_report_name(entry->d_name) || strlen(entry->d_name) >= sizeof oldest) continue;
-                count++;
-                if (oldest[0] == 0 || strcmp(entry->d_name, oldest) < 0) strcpy(oldest, entry->d_name);
-            }
-        }
-        close(fd);
-        if (count <= CLY_MAX_REPORTS) return;
+        report_census census = {{0}, 0};
+        if (cly_list_directory(cly_report_directory, count_report, &census) != 0) return;
+        if (census.count <= CLY_MAX_REPORTS) return;
         char path[CLY_MAX_PATH + 300];
         size_t n = strlen(cly_report_directory);
         memcpy(path, cly_report_directory, n);
         path[n++] = '/';
-        strcpy(path + n, oldest);
+        strcpy(path + n, census.oldest);
         if (unlink(path) != 0) return;
     }
 }

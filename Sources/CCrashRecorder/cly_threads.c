@@ -140,13 +140,27 @@ void cly_threads_escape_if_dumping(pid_t tid) {
         }
 }
 
-struct linux_dirent64 {
-    uint64_t d_ino;
-    int64_t d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[];
-};
+typedef struct {
+    cly_thread *threads;
+    int capacity;
+    int count;
+    pid_t crashed_tid;
+} thread_census;
+
+/// One /proc/self/task entry: a slot for every thread but the crashed one, up to the capacity.
+static void add_thread(const char *name, void *context) {
+    thread_census *census = context;
+    pid_t tid = 0;
+    if (*name < '0' || *name > '9') return;
+    for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+    if (tid == census->crashed_tid || census->count == census->capacity) return;
+    cly_thread *thread = &census->threads[census->count++];
+    thread->tid = tid;
+    thread->frame_count = 0;
+    thread->truncated = false;
+    thread->answered = false;
+    cly_thread_read_name(tid, thread->name, sizeof thread->name);
+}
 
 int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, int *requested, int *answered) {
     *requested = 0;
@@ -158,30 +172,9 @@ int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, in
     sigemptyset(&action.sa_mask);
     if (sigaction(DUMP_SIGNAL, &action, NULL) != 0) return 0;
 
-    int count = 0;
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char entries[4096] __attribute__((aligned(8)));
-    for (;;) {
-        long n = syscall(SYS_getdents64, fd, entries, sizeof entries);
-        if (n <= 0) break;
-        for (long offset = 0; offset < n;) {
-            struct linux_dirent64 *entry = (struct linux_dirent64 *)(entries + offset);
-            offset += entry->d_reclen;
-            pid_t tid = 0;
-            const char *c = entry->d_name;
-            if (*c < '0' || *c > '9') continue;
-            for (; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-            if (tid == crashed_tid || count == capacity) continue;
-            cly_thread *thread = &threads[count++];
-            thread->tid = tid;
-            thread->frame_count = 0;
-            thread->truncated = false;
-            thread->answered = false;
-            cly_thread_read_name(tid, thread->name, sizeof thread->name);
-        }
-    }
-    close(fd);
+    thread_census census = {threads, capacity, 0, crashed_tid};
+    cly_list_directory("/proc/self/task", add_thread, &census);
+    int count = census.count;
 
     slots = threads;
     slot_count = count;
