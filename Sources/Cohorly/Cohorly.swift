@@ -62,9 +62,11 @@ public final class Cohorly: Sendable {
         }
         let directory = options.storageDirectory ?? Self.defaultStorageDirectory()
         let store: any QueueStore
+        var lockPath: String?
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
+            lockPath = directory.appendingPathComponent("queue.lock").path
         } catch {
             FileHandle.standardError.write(
                 Data("[Cohorly] queue not persisted (\(error)); using memory\n".utf8))
@@ -76,8 +78,7 @@ public final class Cohorly: Sendable {
         self.state = ClientStateBox(ClientState.load(from: store), maxQueueSize: options.maxQueueSize, log: log)
         self.delivery = Delivery(
             store: store, transport: options.transport ?? CurlTransport(), options: options,
-            apiHost: apiHost,
-            token: token, log: log)
+            apiHost: apiHost, token: token, lockPath: lockPath, log: log)
         delivery.setPaused(state.withLock { $0.optedOut })
         delivery.start()
         let thread = Thread { [self] in runPersister() }

@@ -17,6 +17,7 @@ final class Delivery: @unchecked Sendable {
     private let apiHost: URL
     private let token: String?
     private let log: @Sendable (String) -> Void
+    private let senderLock: SenderLock
     private let signal = ConditionLock()
     private let finished = DispatchSemaphore(value: 0)
     // Guarded by `signal`.
@@ -31,9 +32,10 @@ final class Delivery: @unchecked Sendable {
 
     init(
         store: any QueueStore, transport: any Transport, options: CohorlyOptions, apiHost: URL,
-        token: String?,
+        token: String?, lockPath: String?,
         log: @escaping @Sendable (String) -> Void
     ) {
+        self.senderLock = SenderLock(path: lockPath)
         self.store = store
         self.transport = transport
         self.options = options
@@ -141,6 +143,16 @@ final class Delivery: @unchecked Sendable {
     }
 
     private func drain() {
+        guard senderLock.tryAcquire() else {
+            let delay = options.retry.baseDelay
+            log("another client is sending this queue; trying again in \(delay) s")
+            signal.withLock {
+                backoffUntil = Monotonic.now() + delay
+                completeFlushes(failed: true)
+            }
+            return
+        }
+        defer { senderLock.release() }
         while true {
             if signal.withLock({ stopping || paused }) { return }
             let batch: QueueBatch?

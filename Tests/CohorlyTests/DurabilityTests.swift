@@ -127,6 +127,32 @@ import Testing
         #expect(try storedProperties(collector, event: "e").compactMap { $0["n"]?.intValue }.sorted() == Array(16..<20))
     }
 
+    @Test func twoClientsOnOneQueueNeverSendARecordTwice() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let first = makeClient(collector, directory: directory) { $0.maxBatchSize = 5 }
+        defer { first.shutdown() }
+        // Profile operations carry no $insert_id: the server cannot dedupe them, so a double send would show.
+        for index in 0..<200 { first.people.set(["n": .int(index)]) }
+        first.waitUntilPersisted()
+        let second = makeClient(collector, directory: directory) { $0.maxBatchSize = 5 }
+        defer { second.shutdown() }
+        var rounds = 0
+        while rounds < 1_000 {
+            async let a = first.flush()
+            async let b = second.flush()
+            let (doneA, doneB) = await (a, b)
+            if doneA && doneB { break }
+            rounds += 1
+        }
+        let values = try collector.store.records(kind: "engage").compactMap {
+            CohorlyValue(json: $0.json)?["$set"]?["n"]?.intValue
+        }
+        #expect(values.count == 200)
+        #expect(Set(values) == Set(0..<200))
+    }
+
     @Test func preparedEventsAreValidatedAndRespectOptOut() throws {
         let collector = try startCollector()
         defer { collector.stop() }
