@@ -19,14 +19,16 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         if path != ":memory:" {
             try db.execute("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=NORMAL")
+            try db.execute("PRAGMA cache_size=-16384")
         }
         try db.execute(
             """
             CREATE TABLE IF NOT EXISTS queue(
                 id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
                 body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
-            CREATE INDEX IF NOT EXISTS queue_insert_id ON queue(insert_id);
-            CREATE INDEX IF NOT EXISTS queue_prepared ON queue(prepared, id);
+            DROP INDEX IF EXISTS queue_insert_id;
+            DROP INDEX IF EXISTS queue_prepared;
+            CREATE INDEX IF NOT EXISTS queue_prepared_insert_id ON queue(insert_id) WHERE prepared = 1;
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """
         )
@@ -36,7 +38,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
         selectBatch = try db.prepare(
             "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
-        findInsertId = try db.prepare("SELECT 1 FROM queue WHERE insert_id = ? LIMIT 1")
+        findInsertId = try db.prepare("SELECT 1 FROM queue WHERE prepared = 1 AND insert_id = ? LIMIT 1")
         var count: Int64 = 0
         try db.prepare("SELECT COUNT(*) FROM queue").rows { row in
             count = row.int(0)
@@ -113,9 +115,15 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private func trim(_ count: inout Int, limit: Int) throws -> Int {
         guard count > limit else { return 0 }
         let excess = count - max(limit, 0)
+        // Only prepared events are indexed (a partial index): ordinary records are appended and removed in id
+        // order, so the table stays a cheap append-only log.
         try db.execute(
-            "DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY prepared, id LIMIT \(excess))")
-        let dropped = db.changes
+            "DELETE FROM queue WHERE id IN (SELECT id FROM queue WHERE prepared = 0 ORDER BY id LIMIT \(excess))")
+        var dropped = db.changes
+        if dropped < excess {
+            try db.execute("DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY id LIMIT \(excess - dropped))")
+            dropped += db.changes
+        }
         count -= dropped
         return dropped
     }
