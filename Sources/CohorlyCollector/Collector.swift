@@ -25,9 +25,13 @@ public final class Collector: Sendable {
         let ingestion = Ingestion(store: store, configuration: configuration)
         let faults = self.faults
         let maxBody = configuration.maxBodyBytes
+        let rateLimiter = configuration.rateLimit.map(RateLimiter.init)
         server = HTTPServer(maxBodyBytes: maxBody) { request in
-            Router(ingestion: ingestion, store: store, faults: faults, configuration: configuration)
-                .route(request)
+            Router(
+                ingestion: ingestion, store: store, faults: faults, configuration: configuration,
+                rateLimiter: rateLimiter
+            )
+            .route(request)
         }
     }
 
