@@ -25,6 +25,14 @@ public final class Cohorly: Sendable {
 
     private static let sharedBox = ClientStateBox.SharedSlot()
 
+    /// At a normal exit, commits what the shared client still holds in memory (waiting at most 2 s), so events
+    /// tracked just before `exit()` are sent by the next launch.
+    private static let commitAtExit: Void = {
+        atexit {
+            _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 2)
+        }
+    }()
+
     /// The instance configured by the last `initialize` (nil before).
     public static var shared: Cohorly? { sharedBox.value }
 
@@ -43,6 +51,7 @@ public final class Cohorly: Sendable {
         if let storageDirectory { options.storageDirectory = storageDirectory }
         let client = Cohorly(apiHost: apiHost, token: token, options: options)
         sharedBox.value = client
+        _ = commitAtExit
         return client
     }
 
