@@ -154,6 +154,8 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                 bytes += size
                 return true
             }
+            // Another process sharing the file may have sent records: an empty read is the true count.
+            if batch == nil { cachedCount = 0 }
             return batch
         }
     }
