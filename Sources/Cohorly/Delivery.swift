@@ -180,10 +180,10 @@ final class Delivery: @unchecked Sendable {
                 log("POST \(batch.endpoint.path): \(batch.ids.count) record(s), \(request.body.count) bytes delivered")
                 failures = 0
                 signal.withLock { backoffUntil = 0 }
-                remove(batch)
+                guard remove(batch) else { return }
             case .dropped(let reason):
                 log("\(batch.endpoint.path): dropped \(batch.ids.count) record(s): \(reason)")
-                remove(batch)
+                guard remove(batch) else { return }
             case .halveBatch:
                 batchSize = max(1, batch.ids.count / 2)
                 log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
@@ -201,13 +201,21 @@ final class Delivery: @unchecked Sendable {
         }
     }
 
-    private func remove(_ batch: QueueBatch) {
+    /// Removes a finished batch; on a storage error backs off (the batch is sent again later, and the server
+    /// dedupes it) instead of spinning on it.
+    private func remove(_ batch: QueueBatch) -> Bool {
         do {
             try store.remove(batch.ids)
+            signal.withLock { completeFlushes() }
+            return true
         } catch {
             log("cannot remove sent records: \(error)")
+            signal.withLock {
+                backoffUntil = Monotonic.now() + options.retry.baseDelay
+                completeFlushes(failed: true)
+            }
+            return false
         }
-        signal.withLock { completeFlushes() }
     }
 
     private func request(for batch: QueueBatch) -> TransportRequest {
