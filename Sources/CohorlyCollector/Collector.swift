@@ -54,7 +54,9 @@ public final class Collector: Sendable {
         URL(string: "http://\(configuration.bindAddress):\(port)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// Stops the server (storage stays readable).
+    deinit { stop() }
+
+    /// Stops the server (storage stays readable). Safe to call twice.
     public func stop() {
         faults.cancelDelays()
         server.stop()

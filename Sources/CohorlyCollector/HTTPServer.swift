@@ -17,6 +17,8 @@ final class HTTPServer: @unchecked Sendable {
         self.handler = handler
     }
 
+    deinit { stop() }
+
     /// Binds and starts serving; returns the port.
     func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32) throws -> UInt16 {
         var socketAddress = sockaddr_in()
