@@ -1,7 +1,7 @@
 import Foundation
 
-/// The persisted queue in SQLite (WAL journal): survives `kill -9` at any moment, since a record exists only
-/// once its transaction committed. One connection, serialized by a lock held only for short statements.
+/// The persisted queue in SQLite (WAL journal, `synchronous=NORMAL`): survives `kill -9` at any moment, since a
+/// record exists only once its transaction committed; prepared events are committed with a full fsync. One connection, serialized by a lock held only for short statements.
 final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let lock = NSLock()
     private let db: SQLiteDatabase
@@ -90,6 +90,10 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
 
     func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool {
         try lock.withLock {
+            // Prepared events (crash reports) are deleted at their source once this returns: commit them with a
+            // full fsync, so they survive a power loss too, not only a process crash.
+            try db.execute("PRAGMA synchronous=FULL")
+            defer { try? db.execute("PRAGMA synchronous=NORMAL") }
             var count = cachedCount
             var appended = false
             try db.transaction {
