@@ -206,6 +206,32 @@ import Testing
         #expect(Set(values) == Set(0..<200))
     }
 
+    @Test func aDetachedSenderDeliversWhatACrashedLaunchLeftQueued() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let dead = try startCollector()
+        dead.stop()
+        let crashed = makeClient(dead, directory: directory)
+        #expect(
+            try crashed.enqueuePrepared(PreparedEvent(name: "$exception", properties: ["time": 5, "$insert_id": "k"]))
+                == .queued)
+        crashed.track("before the crash")
+        crashed.shutdown()
+        let failing = Fault(status: 503)
+        collector.injectFault(failing, count: 2)
+        var options = testOptions(directory)
+        options.retry.baseDelay = 0.01
+        let delivered = await Cohorly.sendQueued(
+            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 30, options: options)
+        #expect(delivered)
+        #expect(collector.appliedFaultCount == 2)
+        #expect(try collector.store.events().map(\.event).sorted() == ["$exception", "before the crash"])
+        let gone = await Cohorly.sendQueued(
+            storageDirectory: directory, apiHost: dead.baseURL, token: "test-token", timeout: 0.2, options: options)
+        #expect(gone)  // nothing left to send
+    }
+
     @Test func preparedEventsAreValidatedAndRespectOptOut() throws {
         let collector = try startCollector()
         defer { collector.stop() }
