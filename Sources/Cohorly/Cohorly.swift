@@ -25,11 +25,11 @@ public final class Cohorly: Sendable {
 
     private static let sharedBox = ClientStateBox.SharedSlot()
 
-    /// At a normal exit, commits what the shared client still holds in memory (waiting at most 2 s), so events
+    /// At a normal exit, commits what the shared client still holds in memory (waiting at most 5 s), so events
     /// tracked just before `exit()` are sent by the next launch.
     private static let commitAtExit: Void = {
         atexit {
-            _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 2)
+            _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 5)
         }
     }()
 

@@ -68,6 +68,9 @@ public final class Collector: Sendable {
     /// Removes faults not yet applied.
     public func clearFaults() { faults.clear() }
 
+    /// Requests being held right now by an injected delay (with `afterInsert`, already stored).
+    public var delayedRequestCount: Int { faults.delayingCount }
+
     /// How many faults were applied so far.
     public var appliedFaultCount: Int { faults.applied }
 
