@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 
 /// Starts a daemon on `address` (IPv4, port 0 = any free port) with a thread per connection, the given
@@ -31,4 +32,18 @@ static inline uint16_t cly_mhd_port(struct MHD_Daemon *daemon) {
 /// A response holding a private copy of `size` bytes at `buffer`.
 static inline struct MHD_Response *cly_mhd_response_copy(size_t size, const void *buffer) {
     return MHD_create_response_from_buffer(size, (void *)buffer, MHD_RESPMEM_MUST_COPY);
+}
+
+/// The client's IP address as text in `buffer` (empty when unknown). Returns `buffer`.
+static inline const char *cly_mhd_client_ip(struct MHD_Connection *connection, char *buffer, size_t size) {
+    buffer[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return buffer;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, (socklen_t)size);
+    } else if (address->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, (socklen_t)size);
+    }
+    return buffer;
 }

@@ -33,16 +33,19 @@ struct ClientState: Sendable {
     var superProperties: Properties
     var optedOut: Bool
     var droppedCount = 0
+    /// True when no identity was stored yet (this launch created it and must persist it).
+    var isNew = false
 
     /// The persisted state, or a fresh anonymous identity.
     static func load(from store: any QueueStore) -> ClientState {
-        let anonymousId = store.meta(MetaKey.anonymousId) ?? UUIDv4.make()
+        let stored = store.meta(MetaKey.anonymousId)
+        let anonymousId = stored ?? UUIDv4.make()
         let superProperties =
             store.meta(MetaKey.superProperties).flatMap { CohorlyValue(json: $0)?.objectValue } ?? [:]
         return ClientState(
             anonymousId: anonymousId, distinctId: store.meta(MetaKey.distinctId) ?? anonymousId,
             identified: store.meta(MetaKey.identified) == "1", superProperties: superProperties,
-            optedOut: store.meta(MetaKey.optedOut) == "1")
+            optedOut: store.meta(MetaKey.optedOut) == "1", isNew: stored == nil)
     }
 
     func identityMeta() -> [PendingOperation] {
@@ -82,7 +85,9 @@ final class ClientStateBox: @unchecked Sendable {
         self.state = state
         self.log = log
         self.maxPendingRecords = max(1, maxQueueSize)
-        pending = state.identityMeta()
+        // Only a new identity is written: rewriting a loaded one could undo a change another process (a
+        // detached sender sharing the directory, say) made meanwhile.
+        pending = state.isNew ? state.identityMeta() : []
     }
 
     func withLock<T>(_ body: (inout ClientState) -> T) -> T {
@@ -150,14 +155,23 @@ final class ClientStateBox: @unchecked Sendable {
     }
 
     /// Blocks until everything queued before the call is committed (returns at once after `stop`).
-    func waitUntilPersisted() {
+    /// Returns false when `timeout` (seconds) passed first.
+    @discardableResult
+    func waitUntilPersisted(timeout: Double? = nil) -> Bool {
         let semaphore = DispatchSemaphore(value: 0)
         lock.lock()
-        guard !stopped else { return lock.unlock() }
+        guard !stopped else {
+            lock.unlock()
+            return true
+        }
         waiters.append(.persisted(semaphore))
         lock.broadcast()
         lock.unlock()
-        semaphore.wait()
+        guard let timeout else {
+            semaphore.wait()
+            return true
+        }
+        return semaphore.wait(timeout: .now() + timeout) == .success
     }
 
     func addDropped(_ count: Int) -> Int {

@@ -27,24 +27,42 @@ public final class Cohorly: Sendable {
 
     private static let sharedBox = ClientStateBox.SharedSlot()
 
+    /// At a normal exit, commits what the shared client still holds in memory (waiting at most 5 s), so events
+    /// tracked just before `exit()` are sent by the next launch.
+    private static let commitAtExit: Void = {
+        atexit {
+            _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 5)
+        }
+    }()
+
     /// The instance configured by the last `initialize` (nil before).
     public static var shared: Cohorly? { sharedBox.value }
 
-    /// Configures the client, makes it `Cohorly.shared` and returns it.
+    /// Configures the client, makes it `Cohorly.shared` and returns it. Each argument left nil keeps the value in
+    /// `options`.
     /// - Parameters:
     ///   - apiHost: the Cohorly ingestion host (no path), e.g. `https://cohorly-service.velloalabs.com`.
     ///   - token: the project token, sent as the `X-Cohorly-Token` header. Default nil (no header).
-    ///   - storageDirectory: where the queue lives. Default: `options.storageDirectory`, else the state directory.
-    ///   - options: batching, retry and transport options. Default `.default`.
+    ///   - storageDirectory: where the queue lives. Default: the state directory (`$XDG_STATE_HOME/cohorly`).
+    ///   - flushInterval: seconds between automatic flushes. Default 5.
+    ///   - flushAt: queued events that trigger a flush. Default 20.
+    ///   - maxQueueSize: records kept on disk; the oldest beyond it are dropped. Default 10,000.
+    ///   - debug: log what is sent (never the token). Default false.
+    ///   - options: everything else (retry timings, transport, log handler). Default `.default`.
     @discardableResult
     public static func initialize(
-        apiHost: URL, token: String? = nil, storageDirectory: URL? = nil,
-        options: CohorlyOptions = .default
+        apiHost: URL, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
+        flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
     ) -> Cohorly {
         var options = options
         if let storageDirectory { options.storageDirectory = storageDirectory }
+        if let flushInterval { options.flushInterval = flushInterval }
+        if let flushAt { options.flushAt = flushAt }
+        if let maxQueueSize { options.maxQueueSize = maxQueueSize }
+        if let debug { options.debug = debug }
         let client = Cohorly(apiHost: apiHost, token: token, options: options)
         sharedBox.value = client
+        _ = commitAtExit
         return client
     }
 
@@ -65,9 +83,11 @@ public final class Cohorly: Sendable {
         }
         let directory = options.storageDirectory ?? Self.defaultStorageDirectory()
         let store: any QueueStore
+        var lockPath: String?
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
+            lockPath = directory.appendingPathComponent("queue.lock").path
         } catch {
             FileHandle.standardError.write(
                 Data("[Cohorly] queue not persisted (\(error)); using memory\n".utf8))
@@ -79,8 +99,7 @@ public final class Cohorly: Sendable {
         self.state = ClientStateBox(ClientState.load(from: store), maxQueueSize: options.maxQueueSize, log: log)
         self.delivery = Delivery(
             store: store, transport: options.transport ?? CurlTransport(), options: options,
-            apiHost: apiHost,
-            token: token, log: log)
+            apiHost: apiHost, token: token, lockPath: lockPath, log: log)
         delivery.setPaused(state.withLock { $0.optedOut })
         delivery.start()
         let thread = Thread { [self] in runPersister() }

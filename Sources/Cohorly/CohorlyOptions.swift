@@ -16,7 +16,8 @@ public struct CohorlyOptions: Sendable {
     public var maxRequestBytes: Int = 1_000_000
     /// Log what is sent and why records are dropped (never the token). Default false.
     public var debug: Bool = false
-    /// Where debug lines go. Default: standard error, prefixed with `[Cohorly]`.
+    /// Where debug lines go (called on the client's background threads). Default: standard error, prefixed with
+    /// `[Cohorly]`.
     public var logHandler: (@Sendable (String) -> Void)?
     /// Backoff and timeouts. Default: `RetryPolicy.default` (2 s doubling to 600 s, ±20 %).
     public var retry: RetryPolicy = .default

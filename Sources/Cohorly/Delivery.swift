@@ -17,6 +17,7 @@ final class Delivery: @unchecked Sendable {
     private let apiHost: URL
     private let token: String?
     private let log: @Sendable (String) -> Void
+    private let senderLock: SenderLock
     private let signal = ConditionLock()
     private let finished = DispatchSemaphore(value: 0)
     // Guarded by `signal`.
@@ -31,9 +32,10 @@ final class Delivery: @unchecked Sendable {
 
     init(
         store: any QueueStore, transport: any Transport, options: CohorlyOptions, apiHost: URL,
-        token: String?,
+        token: String?, lockPath: String?,
         log: @escaping @Sendable (String) -> Void
     ) {
+        self.senderLock = SenderLock(path: lockPath)
         self.store = store
         self.transport = transport
         self.options = options
@@ -141,6 +143,16 @@ final class Delivery: @unchecked Sendable {
     }
 
     private func drain() {
+        guard senderLock.tryAcquire() else {
+            let delay = options.retry.baseDelay
+            log("another client is sending this queue; trying again in \(delay) s")
+            signal.withLock {
+                backoffUntil = Monotonic.now() + delay
+                completeFlushes(failed: true)
+            }
+            return
+        }
+        defer { senderLock.release() }
         while true {
             if signal.withLock({ stopping || paused }) { return }
             let batch: QueueBatch?
@@ -168,10 +180,10 @@ final class Delivery: @unchecked Sendable {
                 log("POST \(batch.endpoint.path): \(batch.ids.count) record(s), \(request.body.count) bytes delivered")
                 failures = 0
                 signal.withLock { backoffUntil = 0 }
-                remove(batch)
+                guard remove(batch) else { return }
             case .dropped(let reason):
                 log("\(batch.endpoint.path): dropped \(batch.ids.count) record(s): \(reason)")
-                remove(batch)
+                guard remove(batch) else { return }
             case .halveBatch:
                 batchSize = max(1, batch.ids.count / 2)
                 log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
@@ -189,13 +201,21 @@ final class Delivery: @unchecked Sendable {
         }
     }
 
-    private func remove(_ batch: QueueBatch) {
+    /// Removes a finished batch; on a storage error backs off (the batch is sent again later, and the server
+    /// dedupes it) instead of spinning on it.
+    private func remove(_ batch: QueueBatch) -> Bool {
         do {
             try store.remove(batch.ids)
+            signal.withLock { completeFlushes() }
+            return true
         } catch {
             log("cannot remove sent records: \(error)")
+            signal.withLock {
+                backoffUntil = Monotonic.now() + options.retry.baseDelay
+                completeFlushes(failed: true)
+            }
+            return false
         }
-        signal.withLock { completeFlushes() }
     }
 
     private func request(for batch: QueueBatch) -> TransportRequest {

@@ -68,23 +68,44 @@ extension Cohorly {
     /// The event as sent: automatic < super < caller properties; returns its `$insert_id` too, and why the
     /// server would refuse it (an empty name, or a `distinct_id` that is not a non-empty string or an integer).
     func eventJSON(_ event: PendingEvent, random: inout FastRandom) -> (String?, String, String?) {
-        var properties = automatic.values
-        properties["distinct_id"] = .string(event.distinctId)
-        properties["time"] = .int(Int(event.time))
-        properties["$insert_id"] = .string(UUIDv4.make(using: &random))
-        properties.merge(event.superProperties) { _, new in new }
-        properties.merge(event.properties) { _, new in new }
-        let json = CohorlyValue.object([
-            "event": .string(event.name), "properties": .object(properties),
-        ]).jsonString
+        // Written straight to JSON, layer by layer (caller, then super, then automatic, each skipping keys a
+        // higher layer set), instead of merging dictionaries: the persister is the delivery pipeline's hot path.
+        let caller = event.properties
+        let superProperties = event.superProperties
+        func effective(_ key: String) -> CohorlyValue? { caller[key] ?? superProperties[key] }
+        var out = "{\"event\":"
+        out.reserveCapacity(512)
+        CohorlyValue.writeString(event.name, into: &out)
+        out += ",\"properties\":{"
+        var first = true
+        func member(_ key: String, _ value: CohorlyValue) {
+            if !first { out += "," }
+            first = false
+            CohorlyValue.writeString(key, into: &out)
+            out += ":"
+            value.write(into: &out)
+        }
+        for (key, value) in caller { member(key, value) }
+        for (key, value) in superProperties where caller[key] == nil { member(key, value) }
+        for (key, value) in automatic.values where effective(key) == nil { member(key, value) }
+        let distinctId = effective("distinct_id") ?? .string(event.distinctId)
+        if effective("distinct_id") == nil { member("distinct_id", distinctId) }
+        if effective("time") == nil { member("time", .int(Int(event.time))) }
+        var insertId = effective("$insert_id")
+        if insertId == nil {
+            let generated = CohorlyValue.string(UUIDv4.make(using: &random))
+            member("$insert_id", generated)
+            insertId = generated
+        }
+        out += "}}"
         var problem: String?
         if event.name.isEmpty { problem = "empty event name" }
-        switch properties["distinct_id"] {
+        switch distinctId {
         case .string(let id) where !id.isEmpty: break
         case .int: break
         default: problem = "distinct_id must be a non-empty string or an integer"
         }
-        return (properties["$insert_id"]?.stringValue, json, problem)
+        return (insertId?.stringValue, out, problem)
     }
 
     /// Blocks until everything tracked before the call is committed to disk (a durability barrier: after it

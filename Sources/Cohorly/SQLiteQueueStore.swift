@@ -1,7 +1,7 @@
 import Foundation
 
-/// The persisted queue in SQLite (WAL journal): survives `kill -9` at any moment, since a record exists only
-/// once its transaction committed. One connection, serialized by a lock held only for short statements.
+/// The persisted queue in SQLite (WAL journal, `synchronous=NORMAL`): survives `kill -9` at any moment, since a
+/// record exists only once its transaction committed; prepared events are committed with a full fsync. One connection, serialized by a lock held only for short statements.
 final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let lock = NSLock()
     private let db: SQLiteDatabase
@@ -19,14 +19,16 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         if path != ":memory:" {
             try db.execute("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=NORMAL")
+            try db.execute("PRAGMA cache_size=-16384")
         }
         try db.execute(
             """
             CREATE TABLE IF NOT EXISTS queue(
                 id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
                 body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
-            CREATE INDEX IF NOT EXISTS queue_insert_id ON queue(insert_id);
-            CREATE INDEX IF NOT EXISTS queue_prepared ON queue(prepared, id);
+            DROP INDEX IF EXISTS queue_insert_id;
+            DROP INDEX IF EXISTS queue_prepared;
+            CREATE INDEX IF NOT EXISTS queue_prepared_insert_id ON queue(insert_id) WHERE prepared = 1;
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """
         )
@@ -36,7 +38,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
         selectBatch = try db.prepare(
             "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
-        findInsertId = try db.prepare("SELECT 1 FROM queue WHERE insert_id = ? LIMIT 1")
+        findInsertId = try db.prepare("SELECT 1 FROM queue WHERE prepared = 1 AND insert_id = ? LIMIT 1")
         var count: Int64 = 0
         try db.prepare("SELECT COUNT(*) FROM queue").rows { row in
             count = row.int(0)
@@ -88,6 +90,10 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
 
     func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool {
         try lock.withLock {
+            // Prepared events (crash reports) are deleted at their source once this returns: commit them with a
+            // full fsync, so they survive a power loss too, not only a process crash.
+            try db.execute("PRAGMA synchronous=FULL")
+            defer { try? db.execute("PRAGMA synchronous=NORMAL") }
             var count = cachedCount
             var appended = false
             try db.transaction {
@@ -113,9 +119,15 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private func trim(_ count: inout Int, limit: Int) throws -> Int {
         guard count > limit else { return 0 }
         let excess = count - max(limit, 0)
+        // Only prepared events are indexed (a partial index): ordinary records are appended and removed in id
+        // order, so the table stays a cheap append-only log.
         try db.execute(
-            "DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY prepared, id LIMIT \(excess))")
-        let dropped = db.changes
+            "DELETE FROM queue WHERE id IN (SELECT id FROM queue WHERE prepared = 0 ORDER BY id LIMIT \(excess))")
+        var dropped = db.changes
+        if dropped < excess {
+            try db.execute("DELETE FROM queue WHERE id IN (SELECT id FROM queue ORDER BY id LIMIT \(excess - dropped))")
+            dropped += db.changes
+        }
         count -= dropped
         return dropped
     }
@@ -146,6 +158,8 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                 bytes += size
                 return true
             }
+            // Another process sharing the file may have sent records: an empty read is the true count.
+            if batch == nil { cachedCount = 0 }
             return batch
         }
     }

@@ -25,9 +25,13 @@ public final class Collector: Sendable {
         let ingestion = Ingestion(store: store, configuration: configuration)
         let faults = self.faults
         let maxBody = configuration.maxBodyBytes
+        let rateLimiter = configuration.rateLimit.map(RateLimiter.init)
         server = HTTPServer(maxBodyBytes: maxBody) { request in
-            Router(ingestion: ingestion, store: store, faults: faults, configuration: configuration)
-                .route(request)
+            Router(
+                ingestion: ingestion, store: store, faults: faults, configuration: configuration,
+                rateLimiter: rateLimiter
+            )
+            .route(request)
         }
     }
 
@@ -50,7 +54,9 @@ public final class Collector: Sendable {
         URL(string: "http://\(configuration.bindAddress):\(port)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// Stops the server (storage stays readable).
+    deinit { stop() }
+
+    /// Stops the server (storage stays readable). Safe to call twice.
     public func stop() {
         faults.cancelDelays()
         server.stop()
@@ -61,6 +67,9 @@ public final class Collector: Sendable {
 
     /// Removes faults not yet applied.
     public func clearFaults() { faults.clear() }
+
+    /// Requests being held right now by an injected delay (with `afterInsert`, already stored).
+    public var delayedRequestCount: Int { faults.delayingCount }
 
     /// How many faults were applied so far.
     public var appliedFaultCount: Int { faults.applied }

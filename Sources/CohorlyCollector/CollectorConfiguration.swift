@@ -18,6 +18,9 @@ public struct CollectorConfiguration: Sendable {
     public var maxRecords: Int = 500
     /// Memory per connection, which bounds request headers (larger headers get 4xx from the server). Default 64 KiB.
     public var connectionMemoryLimit: Int = 64 << 10
+    /// Per-IP rate limit on `/track` and `/engage` (hosted Cohorly: 100 requests per 10 s); over it the answer is
+    /// `429` with `Retry-After`. Default nil (off, so local benchmarks are not throttled).
+    public var rateLimit: RateLimit?
     /// Idle connection timeout in seconds. Default 30.
     public var connectionTimeout: UInt32 = 30
 
@@ -31,6 +34,32 @@ public struct CollectorConfiguration: Sendable {
         }
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
             ".local/state/cohorly/collector")
+    }
+
+    /// A request budget per client address over a sliding window.
+    public struct RateLimit: Sendable, Equatable {
+        /// Requests allowed per window.
+        public var requests: Int
+        /// Window length in seconds.
+        public var window: Double
+
+        /// The hosted service's documented limit: 100 requests per 10 s.
+        public static let cohorly = RateLimit(requests: 100, window: 10)
+
+        /// A limit of `requests` per `window` seconds.
+        public init(requests: Int, window: Double) {
+            self.requests = requests
+            self.window = window
+        }
+
+        /// Parses `N/SECONDS`, e.g. `100/10`.
+        public init?(_ text: String) {
+            let parts = text.split(separator: "/")
+            guard parts.count == 2, let requests = Int(parts[0]), let window = Double(parts[1]), requests > 0,
+                window > 0
+            else { return nil }
+            self.init(requests: requests, window: window)
+        }
     }
 
     func accepts(token: String) -> Bool {

@@ -63,7 +63,7 @@ public final class CollectorStore: @unchecked Sendable {
         if let directory {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             db = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536")
         } else {
             db = try SQLiteDatabase(path: ":memory:")
         }

@@ -64,6 +64,7 @@ final class FaultInjector: @unchecked Sendable {
     private var appliedCount = 0
     private let sleeper = NSCondition()
     private var cancelled = false
+    private var delaying = 0
 
     func add(_ fault: Fault, count: Int) {
         lock.withLock { faults.append(contentsOf: Array(repeating: fault, count: max(0, count))) }
@@ -79,8 +80,17 @@ final class FaultInjector: @unchecked Sendable {
     func delay(_ seconds: Double) {
         let deadline = Date(timeIntervalSinceNow: seconds)
         sleeper.lock()
+        delaying += 1
         while !cancelled, sleeper.wait(until: deadline) {}
+        delaying -= 1
         sleeper.unlock()
+    }
+
+    /// Requests currently held by an injected delay.
+    var delayingCount: Int {
+        sleeper.lock()
+        defer { sleeper.unlock() }
+        return delaying
     }
 
     /// Ends every injected delay now and skips later ones.

@@ -12,13 +12,16 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// True when the body exceeded the limit and was discarded.
     public var bodyTooLarge: Bool
+    /// The client's IP address (empty when unknown).
+    public var clientAddress: String
 
     /// A request value.
     public init(
         method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
         body: [UInt8] = [],
-        bodyTooLarge: Bool = false
+        bodyTooLarge: Bool = false, clientAddress: String = ""
     ) {
+        self.clientAddress = clientAddress
         self.method = method
         self.path = path
         self.query = query

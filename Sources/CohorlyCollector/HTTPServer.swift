@@ -17,6 +17,8 @@ final class HTTPServer: @unchecked Sendable {
         self.handler = handler
     }
 
+    deinit { stop() }
+
     /// Binds and starts serving; returns the port.
     func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32) throws -> UInt16 {
         var socketAddress = sockaddr_in()
@@ -95,6 +97,14 @@ private func values(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowerca
     return withExtendedLifetime(pairs) { pairs.values }
 }
 
+private func clientAddress(_ connection: OpaquePointer?) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    return buffer.withUnsafeMutableBufferPointer { pointer in
+        guard let base = pointer.baseAddress else { return "" }
+        return String(cString: cly_mhd_client_ip(connection, base, pointer.count))
+    }
+}
+
 /// libmicrohttpd's access handler: called once with the headers, once per body chunk, once at the end.
 private func httpAccessHandler(
     _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
@@ -128,7 +138,7 @@ private func httpAccessHandler(
         path: url.map { String(cString: $0) } ?? "/",
         query: values(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
         headers: values(connection, .HEADER_KIND, lowercaseKeys: true), body: body.bytes,
-        bodyTooLarge: body.tooLarge)
+        bodyTooLarge: body.tooLarge, clientAddress: clientAddress(connection))
     guard let answer = server.handler(request) else { return .NO }
     let response = answer.body.withUnsafeBufferPointer { bytes in
         cly_mhd_response_copy(bytes.count, bytes.baseAddress)

@@ -6,11 +6,16 @@ struct Router: Sendable {
     let store: CollectorStore
     let faults: FaultInjector
     let configuration: CollectorConfiguration
+    let rateLimiter: RateLimiter?
 
     func route(_ request: HTTPRequest) -> HTTPResponse? {
         switch request.path {
-        case "/track": return ingest(.track, request)
-        case "/engage": return ingest(.engage, request)
+        case "/track", "/engage":
+            if let wait = rateLimiter?.admit(request.clientAddress) {
+                let seconds = String(Int(wait.rounded(.up)))
+                return .error(429, "rate limited", headers: [("Retry-After", seconds)])
+            }
+            return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
         case "/health": return .json(200, ["status": 1])
         default: break

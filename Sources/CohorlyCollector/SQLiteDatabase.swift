@@ -23,7 +23,8 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(db, 5000)
     }
 
-    deinit { sqlite3_close(handle) }
+    // close_v2: the connection closes once the last statement is finalized, whatever order owners release them.
+    deinit { sqlite3_close_v2(handle) }
 
     func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?

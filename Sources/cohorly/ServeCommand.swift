@@ -5,7 +5,7 @@ import Foundation
 enum ServeCommand {
     static func run(_ arguments: [String]) -> Int32 {
         let scanner = OptionScanner(
-            arguments, options: ["--port", "--bind", "--data", "--token", "--auth-token"], flags: [])
+            arguments, options: ["--port", "--bind", "--data", "--token", "--auth-token", "--rate-limit"], flags: [])
         guard scanner.positional.isEmpty else { Usage.fail("serve takes no arguments") }
         var configuration = CollectorConfiguration()
         configuration.port = 4000
@@ -14,6 +14,12 @@ enum ServeCommand {
             configuration.port = value
         }
         if let bind = scanner.value("--bind") { configuration.bindAddress = bind }
+        if let limit = scanner.value("--rate-limit") {
+            guard let parsed = CollectorConfiguration.RateLimit(limit) else {
+                Usage.fail("invalid --rate-limit \(limit) (expected N/SECONDS, e.g. 100/10)")
+            }
+            configuration.rateLimit = parsed
+        }
         configuration.dataDirectory =
             scanner.value("--data").map { URL(fileURLWithPath: $0) }
             ?? CollectorConfiguration.defaultDataDirectory()

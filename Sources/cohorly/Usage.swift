@@ -5,7 +5,7 @@ enum Usage {
     static let text = """
         usage: cohorly <command> [options]
 
-          serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token S]
+          serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token S] [--rate-limit N/SECONDS]
                                        run the local collector (port 0 picks one and prints it)
           events list [--host URL] [--event NAME] [--distinct-id ID] [--limit N] [--json]
                                        list events stored by a collector

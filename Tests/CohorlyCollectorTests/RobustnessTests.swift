@@ -71,6 +71,22 @@ import Testing
         #expect(send(collector, "/admin/faults", body: "nope", headers: []).status == 400)
     }
 
+    @Test func theOptionalRateLimitAnswers429WithRetryAfter() throws {
+        let collector = try startCollector { $0.rateLimit = .init(requests: 3, window: 60) }
+        defer { collector.stop() }
+        for _ in 0..<2 { #expect(send(collector, "/track", body: event()).status == 200) }
+        #expect(send(collector, "/engage", body: #"{"distinct_id":"u","$set":{"a":1}}"#).status == 200)
+        let limited = send(collector, "/track", body: event())
+        #expect(limited.status == 429)
+        #expect(limited.body == ["status": 0, "error": "rate limited"])
+        #expect(limited.retryAfter.map { $0 > 0 && $0 <= 60 } == true)
+        #expect(send(collector, "/alias", body: #"{"alias":"a","distinct_id":"u"}"#).status == 200)
+        #expect(send(collector, "GET", "/api/events", headers: []).status == 200)
+        #expect(try collector.store.eventCount() == 2)
+        #expect(CollectorConfiguration.RateLimit("100/10") == .cohorly)
+        #expect(CollectorConfiguration.RateLimit("100") == nil)
+    }
+
     @Test func theReadAPIFiltersAndTheAdminTokenGuardsIt() throws {
         let collector = try startCollector { $0.adminToken = "admin" }
         defer { collector.stop() }

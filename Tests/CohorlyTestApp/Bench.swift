@@ -50,6 +50,21 @@ enum Bench {
                 elapsed, Double(count) / elapsed))
         trackClient.shutdown()
 
+        // 2b. The client's own share: the same, with a transport that answers 200 at once.
+        var instantOptions = options(directory + "/instant")
+        instantOptions.transport = InstantTransport()
+        let instant = Cohorly(apiHost: host, token: "bench-token", options: instantOptions)
+        for index in 0..<count { instant.track("bench", properties: ["n": .int(index), "screen": "Home"]) }
+        instant.waitUntilPersisted()
+        let instantStart = now()
+        while await !instant.flush() {}
+        let instantElapsed = now() - instantStart
+        print(
+            String(
+                format: "client side only (instant 200 transport, already persisted): %.0f events/s",
+                Double(count) / instantElapsed))
+        instant.shutdown()
+
         // 3. Collector ingest: 2 threads posting prebuilt 500-event batches.
         let batch =
             "["
@@ -81,10 +96,15 @@ enum Bench {
             apiHost: URL(string: "http://127.0.0.1:1") ?? host, token: "bench-token",
             options: options(directory + "/down", maxQueue: 10_000))
         let before = residentMegabytes()
-        for index in 0..<(count * 2) { down.track("offline", properties: ["n": .int(index)]) }
-        down.waitUntilPersisted()
+        var checkpoints: [Int] = []
+        for round in 0..<4 {
+            for index in 0..<count { down.track("offline", properties: ["n": .int(round * count + index)]) }
+            down.waitUntilPersisted()
+            checkpoints.append(residentMegabytes())
+        }
+        let resident = checkpoints.map { "\($0) MB" }.joined(separator: ", ")
         print(
-            "server down: tracked \(count * 2) events, queue holds \(down.queuedCount) (bound 10,000), dropped \(down.droppedCount); resident memory \(before) MB before, \(residentMegabytes()) MB after"
+            "server down: tracked \(count * 4) events, queue holds \(down.queuedCount) (bound 10,000), dropped \(down.droppedCount); resident memory \(before) MB before, then \(resident) after each \(count)"
         )
         down.shutdown()
     }
@@ -95,4 +115,9 @@ enum Bench {
         let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
         return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / (1 << 20)
     }
+}
+
+/// Answers 200 without any I/O: isolates the client's own delivery cost.
+struct InstantTransport: Transport {
+    func send(_ request: TransportRequest) -> TransportResponse { .http(status: 200, retryAfter: nil, body: []) }
 }

@@ -1,6 +1,10 @@
 // A tiny app the client tests run as a real process (and kill -9):
 //   CohorlyTestApp track --host URL --dir DIR --count N [--batch B] [--token T]
 //       tracks N events (property "seq" = 0..<N), prints "persisted N" once they are on disk, then flushes.
+//   CohorlyTestApp track-chunks --host URL --dir DIR --start S --count N --chunk C
+//       tracks seq S..<S+N in chunks, printing "persisted K" once seq < K are on disk (delivery runs meanwhile).
+//   CohorlyTestApp track-and-exit --host URL --dir DIR --count N
+//       tracks N events and calls exit(0) at once (nothing sent, nothing awaited).
 //   CohorlyTestApp flush --host URL --dir DIR [--batch B] [--token T]
 //       only flushes what an earlier run left queued.
 // Both print "flushed" and exit 0 once the queue is delivered.
@@ -38,6 +42,30 @@ let client = Cohorly.initialize(apiHost: host, token: options["--token"] ?? "tes
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+if mode == "track-and-exit" {
+    // Exits right after the last track(): what is still in memory is committed by the exit hook.
+    for seq in 0..<(Int(options["--count"] ?? "") ?? 100) {
+        client.track("test event", properties: ["seq": .int(seq)])
+    }
+    exit(0)
+}
+
+if mode == "track-chunks" {
+    // Tracks seq start..<start+count, printing "persisted K" after each chunk is on disk, while delivery runs.
+    let start = Int(options["--start"] ?? "") ?? 0
+    let count = Int(options["--count"] ?? "") ?? 1000
+    let chunk = Int(options["--chunk"] ?? "") ?? 50
+    var seq = start
+    while seq < start + count {
+        for value in seq..<min(seq + chunk, start + count) {
+            client.track("test event", properties: ["seq": .int(value)])
+        }
+        seq = min(seq + chunk, start + count)
+        client.waitUntilPersisted()
+        say("persisted \(seq)")
+    }
 }
 
 if mode == "track" {

@@ -6,6 +6,23 @@ import Testing
 
 /// Identity, super properties, automatic properties, opt-out, persistence of settings, concurrency.
 @Suite struct ClientTests {
+    @Test func initializeConfiguresAndSharesTheClient() throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let client = Cohorly.initialize(
+            apiHost: collector.baseURL, token: "test-token", storageDirectory: directory, flushInterval: 3600,
+            flushAt: 3, maxQueueSize: 50, debug: false)
+        defer { client.shutdown() }
+        #expect(Cohorly.shared === client)
+        #expect(client.options.storageDirectory == directory)
+        #expect(client.options.flushInterval == 3600 && client.options.flushAt == 3)
+        #expect(client.options.maxQueueSize == 50 && !client.options.debug)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("queue.sqlite").path))
+        for _ in 0..<3 { client.track("auto") }
+        #expect(eventually { (try? collector.store.eventCount()) == 3 })
+    }
+
     @Test func everyEventCarriesTheAutomaticProperties() async throws {
         let collector = try startCollector()
         defer { collector.stop() }

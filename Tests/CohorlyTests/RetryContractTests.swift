@@ -66,6 +66,22 @@ import Testing
         #expect(abs((delays.last ?? 0) - 0.2 * 1.196) < 1e-9)
     }
 
+    @Test func aRateLimitedServerGetsEverythingByHonouringRetryAfter() throws {
+        let collector = try startCollector { $0.rateLimit = .init(requests: 2, window: 1) }
+        defer { collector.stop() }
+        let recorder = Recorder()
+        let client = makeClient(collector, recorder: recorder) { options in
+            options.flushAt = 10
+            options.maxBatchSize = 10
+            options.retry.maxDelay = 5
+        }
+        defer { client.shutdown() }
+        for index in 0..<50 { client.track("e", properties: ["n": .int(index)]) }
+        #expect(eventually(timeout: 30) { (try? collector.store.eventCount()) == 50 })
+        #expect(recorder.retryDelays.contains(1))  // Retry-After: 1, not the computed 0.05 s
+        #expect(recorder.retryDelays.allSatisfy { $0 == 1 })
+    }
+
     @Test func tooLargeHalvesTheBatchAndDropsASingleOversizedEvent() async throws {
         let collector = try startCollector { $0.maxBodyBytes = 4_000 }
         defer { collector.stop() }

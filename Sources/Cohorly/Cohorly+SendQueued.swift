@@ -1,0 +1,28 @@
+import Foundation
+
+extension Cohorly {
+    /// Sends what another launch left queued in `storageDirectory`, for a detached sender process (the path that
+    /// lets a crash loop at startup still report). Tries until the queue is empty or `timeout` seconds pass,
+    /// waiting out the retry contract's backoff between attempts. Safe while the app itself runs: only one client
+    /// sends a queue at a time (see `queue.lock`).
+    /// - Returns: true when everything queued was delivered (or dropped as the contract says).
+    public static func sendQueued(
+        storageDirectory: URL, apiHost: URL, token: String?, timeout: Double = 60, options: CohorlyOptions = .default
+    ) async -> Bool {
+        var options = options
+        options.storageDirectory = storageDirectory
+        options.flushInterval = .infinity
+        options.flushAt = .max
+        let client = Cohorly(apiHost: apiHost, token: token, options: options)
+        defer { client.shutdown() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var failures = 0
+        while true {
+            if await client.flush() { return true }
+            failures += 1
+            let wait = min(options.retry.delay(afterFailures: failures), deadline.timeIntervalSinceNow)
+            guard wait > 0 else { return false }
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// An exclusive advisory lock (`flock`) on `queue.lock` beside the queue, held while a client drains it: only one
+/// client, in any process, sends a given queue at a time. So a relaunched app and a detached sender process (or
+/// two clients on one directory) never send the same records twice. The kernel releases it when a process dies.
+/// Used only by the delivery thread.
+final class SenderLock: @unchecked Sendable {
+    private let path: String?
+    private var descriptor: Int32 = -1
+
+    /// A lock on `path`; nil (an in-memory queue) never contends.
+    init(path: String?) { self.path = path }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// True when this client may send now. A lock file that cannot be opened does not block sending.
+    func tryAcquire() -> Bool {
+        guard let path else { return true }
+        if descriptor < 0 {
+            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if descriptor < 0 { return true }
+        }
+        return flock(descriptor, LOCK_EX | LOCK_NB) == 0
+    }
+
+    /// Lets other clients send.
+    func release() {
+        if descriptor >= 0 { flock(descriptor, LOCK_UN) }
+    }
+}
