@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "CohorlyCrash", targets: ["CohorlyCrash"]),
         .executable(name: "CrashDemo", targets: ["CrashDemo"]),
+        .library(name: "CohorlySymbols", targets: ["CohorlySymbols"]),
+        .executable(name: "cohorly", targets: ["cohorly"]),
     ],
     targets: [
         // libunwind headers only. The library itself is never linked: Debian's libunwind.so.8 exports
@@ -34,6 +36,18 @@ let package = Package(
             path: "Examples/CrashDemo"
         ),
         .testTarget(name: "CohorlyCrashTests", dependencies: ["CohorlyCrash", "CrashDemo"]),
+        // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
+        .systemLibrary(
+            name: "CDwarf",
+            path: "Sources/CDwarf",
+            pkgConfig: "libdw",
+            providers: [.apt(["libdw-dev", "libelf-dev"])]
+        ),
+        // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
+        .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
+        .executableTarget(name: "cohorly", dependencies: ["CohorlySymbols"]),
+        .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
+        .testTarget(name: "cohorlyTests", dependencies: ["cohorly"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,84 @@
+import CDwarf
+
+extension ObjectInfo {
+  /// The GNU build id: `PT_NOTE` segments first, then `SHT_NOTE` sections (libdwelf's order).
+  static func readBuildId(_ file: ElfFile) -> [UInt8]? {
+    var pointer: UnsafeRawPointer?
+    let length = dwelf_elf_gnu_build_id(file.elf, &pointer)
+    guard length > 0, let pointer else { return nil }
+    return Array(UnsafeRawBufferPointer(start: pointer, count: length))
+  }
+
+  /// `.gnu_debuglink` name and CRC.
+  static func readDebugLink(_ file: ElfFile) -> DebugLink? {
+    var crc: GElf_Word = 0
+    guard let name = dwelf_elf_gnu_debuglink(file.elf, &crc) else { return nil }
+    return DebugLink(name: String(cString: name), crc: crc)
+  }
+
+  /// The compression of a debug section, or nil when it is stored plainly.
+  static func compression(of section: ElfFile.Section) -> Compression? {
+    if section.header.sh_flags & cly_shf_compressed != 0 {
+      var chdr = GElf_Chdr()
+      guard gelf_getchdr(section.scn, &chdr) != nil else { return .unknown }
+      switch chdr.ch_type {
+      case cly_elfcompress_zlib: return .zlib
+      case 2: return .zstd  // ELFCOMPRESS_ZSTD, unknown to elfutils 0.188
+      default: return .unknown
+      }
+    }
+    if section.name.hasPrefix(".zdebug") { return .zlibGNU }
+    return nil
+  }
+
+  static func kind(file: ElfFile, header: GElf_Ehdr, hasCode: Bool, hasSections: Bool) -> Kind {
+    switch Int32(header.e_type) {
+    case ET_REL: return .relocatable
+    case ET_CORE: return .core
+    case ET_EXEC, ET_DYN:
+      if hasSections && !hasCode { return .debugCompanion }
+      if Int32(header.e_type) == ET_EXEC { return .executable }
+      return isPositionIndependentExecutable(file) ? .executable : .sharedLibrary
+    default: return .other
+    }
+  }
+
+  /// A PIE has `DF_1_PIE`, or (older linkers such as gold) an interpreter and no `DT_SONAME`.
+  private static func isPositionIndependentExecutable(_ file: ElfFile) -> Bool {
+    let phdrs = file.programHeaders()
+    let hasInterpreter = phdrs.contains { $0.p_type == UInt32(PT_INTERP) }
+    guard let dynamic = phdrs.first(where: { $0.p_type == UInt32(PT_DYNAMIC) }),
+      let data = elf_getdata_rawchunk(
+        file.elf, Int64(dynamic.p_offset), Int(dynamic.p_filesz), ELF_T_DYN)
+    else { return hasInterpreter }
+    let entrySize = header(file).e_ident.4 == UInt8(ELFCLASS64) ? 16 : 8
+    var hasSoname = false
+    for index in 0..<(Int(dynamic.p_filesz) / entrySize) {
+      var entry = GElf_Dyn()
+      guard gelf_getdyn(data, Int32(index), &entry) != nil else { break }
+      if entry.d_tag == Int64(DT_NULL) { break }
+      if entry.d_tag == Int64(DT_FLAGS_1) && entry.d_un.d_val & UInt64(DF_1_PIE) != 0 {
+        return true
+      }
+      if entry.d_tag == Int64(DT_SONAME) { hasSoname = true }
+    }
+    return hasInterpreter && !hasSoname
+  }
+
+  private static func header(_ file: ElfFile) -> GElf_Ehdr { file.header }
+
+  static func archName(machine: UInt16, is64: Bool) -> String {
+    switch Int32(machine) {
+    case EM_X86_64: return "x86_64"
+    case EM_386: return "x86"
+    case EM_AARCH64: return "arm64"
+    case EM_ARM: return "arm"
+    case EM_RISCV: return is64 ? "riscv64" : "riscv32"
+    case EM_PPC64: return "ppc64"
+    case EM_PPC: return "ppc"
+    case EM_S390: return is64 ? "s390x" : "s390"
+    case EM_MIPS: return is64 ? "mips64" : "mips"
+    default: return "unknown(\(machine))"
+    }
+  }
+}
