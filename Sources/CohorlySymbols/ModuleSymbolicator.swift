@@ -6,6 +6,9 @@
 public final class ModuleSymbolicator {
   /// Facts about the file the symbols come from.
   public let debugFile: ObjectInfo
+  /// The page-aligned `p_vaddr` of the first `PT_LOAD` segment: a crash report's `pc - base + loadAddress`
+  /// is the file-relative address to look up (0 for PIE executables and shared libraries).
+  public let loadAddress: UInt64
   /// Why DWARF could not be used (nil when it is used, or the file simply has none).
   public let dwarfError: SymbolsError?
 
@@ -19,6 +22,7 @@ public final class ModuleSymbolicator {
     let file = try ElfFile(path: path)
     let info = ObjectInfo(file: file)
     debugFile = info
+    loadAddress = file.firstLoadAddress()
     var index: DwarfIndex?
     var error: SymbolsError?
     if info.hasDebugInfo {

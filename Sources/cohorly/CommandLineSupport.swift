@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Exit statuses of every `cohorly` command (listed in `cohorly --help` and the README).
+enum ExitStatus: Int32 {
+  /// Everything worked.
+  case success = 0
+  /// Some input failed (a file that could not be read, an address or id not found, …).
+  case failure = 1
+  /// The command line was wrong.
+  case usage = 2
+}
+
+/// A subcommand: parses its own arguments (after its name) and prints its output.
+protocol Command {
+  /// The words that select the command, e.g. `["debug-files", "check"]`.
+  static var words: [String] { get }
+  /// One line for `cohorly --help`.
+  static var summary: String { get }
+  /// The usage block for `cohorly <command> --help`.
+  static var help: String { get }
+  /// Runs with the arguments that follow the command words.
+  static func run(_ arguments: [String]) -> ExitStatus
+}
+
+/// A command-line mistake: printed as `cohorly: <reason>` plus a usage hint, exit status 2.
+struct UsageError: Error {
+  let reason: String
+}
+
+/// Parsed arguments of one command: positionals, boolean flags and repeatable valued options.
+struct ParsedArguments {
+  var positionals: [String] = []
+  var flags: Set<String> = []
+  var options: [String: [String]] = [:]
+
+  /// Parses `--flag`, `--option VALUE`, `--option=VALUE` and positionals (`--` ends the options).
+  /// `-h`/`--help` is always accepted as the flag `--help`. Anything else starting with `-` is an error.
+  static func parse(_ arguments: [String], flags: Set<String>, options: Set<String>)
+    throws(UsageError)
+    -> ParsedArguments
+  {
+    var result = ParsedArguments()
+    var index = 0
+    var onlyPositionals = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+        result.positionals.append(argument)
+        continue
+      }
+      if argument == "--" {
+        onlyPositionals = true
+        continue
+      }
+      if argument == "-h" || argument == "--help" {
+        result.flags.insert("--help")
+        continue
+      }
+      var name = argument
+      var inlineValue: String?
+      if let equals = argument.firstIndex(of: "=") {
+        name = String(argument[..<equals])
+        inlineValue = String(argument[argument.index(after: equals)...])
+      }
+      if flags.contains(name) && inlineValue == nil {
+        result.flags.insert(name)
+      } else if options.contains(name) {
+        if let inlineValue {
+          result.options[name, default: []].append(inlineValue)
+        } else if index < arguments.count {
+          result.options[name, default: []].append(arguments[index])
+          index += 1
+        } else {
+          throw UsageError(reason: "option '\(name)' needs a value")
+        }
+      } else {
+        throw UsageError(reason: "unknown option '\(name)'")
+      }
+    }
+    return result
+  }
+}
+
+/// Output helpers (stdout for results, stderr for errors).
+enum Console {
+  static func out(_ text: String) {
+    print(text)
+  }
+
+  static func error(_ text: String) {
+    var line = text
+    line.append("\n")
+    var bytes = Array(line.utf8)[...]
+    while !bytes.isEmpty {
+      let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      if written <= 0 { return }
+      bytes = bytes.dropFirst(written)
+    }
+  }
+
+  /// Prints `cohorly: <reason>` and the usage hint for a command; returns the usage exit status.
+  static func usageError(_ reason: String, command: String) -> ExitStatus {
+    error("cohorly: \(reason)")
+    error("Run 'cohorly \(command) --help' for usage.")
+    return .usage
+  }
+
+  /// Whether stdout is a terminal (human output) or a pipe.
+  static var isTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+}
+
+/// Minimal JSON writing for `--json` output (keys keep the order given).
+enum JSON {
+  indirect enum Value {
+    case string(String)
+    case int(Int)
+    case bool(Bool)
+    case null
+    case array([Value])
+    case object([(String, Value)])
+  }
+
+  static func string(_ value: String?) -> Value { value.map(Value.string) ?? .null }
+
+  static func render(_ value: Value) -> String {
+    var out = ""
+    write(value, into: &out)
+    return out
+  }
+
+  private static func write(_ value: Value, into out: inout String) {
+    switch value {
+    case .string(let text): escape(text, into: &out)
+    case .int(let number): out += String(number)
+    case .bool(let flag): out += flag ? "true" : "false"
+    case .null: out += "null"
+    case .array(let items):
+      out += "["
+      for (position, item) in items.enumerated() {
+        if position > 0 { out += "," }
+        write(item, into: &out)
+      }
+      out += "]"
+    case .object(let pairs):
+      out += "{"
+      for (position, pair) in pairs.enumerated() {
+        if position > 0 { out += "," }
+        escape(pair.0, into: &out)
+        out += ":"
+        write(pair.1, into: &out)
+      }
+      out += "}"
+    }
+  }
+
+  private static func escape(_ text: String, into out: inout String) {
+    out += "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      default:
+        if scalar.value < 0x20 {
+          let hex = String(scalar.value, radix: 16)
+          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+          out.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    out += "\""
+  }
+}
+
+/// `0x…` / plain hex address parsing and printing.
+enum Hex {
+  static func parse(_ text: String) -> UInt64? {
+    var digits = Substring(text.trimmingWhitespace())
+    if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+    guard !digits.isEmpty else { return nil }
+    return UInt64(digits, radix: 16)
+  }
+
+  static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+}
+
+extension String {
+  func trimmingWhitespace() -> String {
+    let scalars = unicodeScalars
+    guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+      let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+    else { return "" }
+    return String(scalars[first...last])
+  }
+}
