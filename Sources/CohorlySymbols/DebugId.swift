@@ -54,6 +54,12 @@ public enum DebugId {
     }
   }
 
+  /// Build id bytes from a hex string (upper or lower case), or nil when it is not an even number of hex digits.
+  public static func buildId(hex text: String) -> [UInt8]? {
+    guard let bytes = bytes(fromHex: text), !bytes.isEmpty else { return nil }
+    return bytes
+  }
+
   static func hex(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef".utf8)
     var out = [UInt8]()

@@ -44,6 +44,11 @@ final class ElfFile {
       close(fd)
       throw .malformed(path: path, reason: reason)
     }
+    if let reason = ElfFile.truncation(elf: elf, header: ehdr, size: UInt64(info.st_size)) {
+      elf_end(elf)
+      close(fd)
+      throw .malformed(path: path, reason: reason)
+    }
     self.fd = fd
     self.elf = elf
     self.header = ehdr
@@ -56,6 +61,31 @@ final class ElfFile {
 
   /// The ELF header.
   let header: GElf_Ehdr
+
+  /// Why the file is cut short (headers or section contents past its end), or nil when it is whole.
+  private static func truncation(elf: OpaquePointer, header: GElf_Ehdr, size: UInt64) -> String? {
+    let programEnd = header.e_phoff + UInt64(header.e_phnum) * UInt64(header.e_phentsize)
+    if header.e_phnum > 0 && programEnd > size {
+      return "truncated: program headers end at \(programEnd), file has \(size) bytes"
+    }
+    let sectionCount = UInt64(max(header.e_shnum, 1))
+    let sectionEnd = header.e_shoff + sectionCount * UInt64(header.e_shentsize)
+    if header.e_shoff != 0 && sectionEnd > size {
+      return "truncated: section headers end at \(sectionEnd), file has \(size) bytes"
+    }
+    var scn = elf_nextscn(elf, nil)
+    while let current = scn {
+      var shdr = GElf_Shdr()
+      if gelf_getshdr(current, &shdr) != nil && shdr.sh_type != UInt32(SHT_NOBITS)
+        && shdr.sh_offset + shdr.sh_size > size
+      {
+        return
+          "truncated: a section ends at \(shdr.sh_offset + shdr.sh_size), file has \(size) bytes"
+      }
+      scn = elf_nextscn(elf, current)
+    }
+    return nil
+  }
 
   /// libelf's last error as text.
   static func lastError() -> String {

@@ -3,7 +3,7 @@ import Foundation
 /// Runs a program and returns its standard output (standard error is discarded unless it fails).
 func run(
   _ executable: String, _ arguments: [String], input: String? = nil,
-  environment: [String: String]? = nil
+  environment: [String: String]? = nil, allowFailure: Bool = false
 )
   throws -> String
 {
@@ -32,7 +32,7 @@ func run(
   group.wait()
   let errData = errBox.get()
   process.waitUntilExit()
-  guard process.terminationStatus == 0 else {
+  guard process.terminationStatus == 0 || allowFailure else {
     throw FixtureError.failed(
       "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
         + String(decoding: errData, as: UTF8.self))
@@ -65,6 +65,7 @@ enum FixtureError: Error, CustomStringConvertible {
 /// - `templates`: C++ with namespaces and templates at -O2
 /// - `shop_debug` / `shop_release`: Swift at -Onone / -O, with -g
 /// - `shop_release.stripped` + `shop_release.debug`: `objcopy --only-keep-debug` companion and debuglink
+/// - `inline_other`: inline.c at -O1 (another build id)
 /// - `inline_zlib`: `-gz=zlib` (SHF_COMPRESSED); `inline_zlib_gnu`: `.zdebug_*`; `inline_zstd`: zstd sections
 struct Fixtures: Sendable {
   let directory: String
@@ -136,11 +137,13 @@ struct Fixtures: Sendable {
           release + ".stripped",
         ])
     }
-    _ = try run(clang, ["-O2", "-g", c, "-o", fixtures.path("inline_c")])
+    _ = try run(clang, ["-O2", "-g", "-Wl,--build-id", c, "-o", fixtures.path("inline_c")])
     _ = try run("/usr/bin/gcc", ["-O2", "-g", c, "-o", fixtures.path("inline_gcc")])
     _ = try run(
-      clang + "++", ["-O2", "-g", sources + "/templates.cpp", "-o", fixtures.path("templates")])
-    _ = try run(clang, ["-O2", "-g", "-gz=zlib", c, "-o", fixtures.path("inline_zlib")])
+      clang + "++",
+      ["-O2", "-g", "-Wl,--build-id", sources + "/templates.cpp", "-o", fixtures.path("templates")])
+    _ = try run(
+      clang, ["-O2", "-g", "-gz=zlib", "-Wl,--build-id", c, "-o", fixtures.path("inline_zlib")])
     _ = try run(
       objcopy,
       [
@@ -150,6 +153,8 @@ struct Fixtures: Sendable {
     _ = try run(
       objcopy,
       ["--compress-debug-sections=zstd", fixtures.path("inline_c"), fixtures.path("inline_zstd")])
+    // Same program, different code: another build id (for "a file with the wrong id is rejected").
+    _ = try run(clang, ["-O1", "-g", "-Wl,--build-id", c, "-o", fixtures.path("inline_other")])
     let inline = fixtures.path("inline_c")
     _ = try run(objcopy, ["--only-keep-debug", inline, inline + ".debug"])
     _ = try run(
