@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
         .executableTarget(name: "cohorly", dependencies: ["CohorlySymbols"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
-        .testTarget(name: "cohorlyTests", dependencies: ["cohorly"]),
+        .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols"]),
     ],
     swiftLanguageModes: [.v6]
 )
