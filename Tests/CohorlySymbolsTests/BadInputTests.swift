@@ -66,7 +66,7 @@ import Testing
     for cut in cuts where cut > 0 && cut < whole.count {
       let path = try Self.write("\(name)-cut-\(cut)", Array(whole.prefix(cut)))
       switch Result(catching: { () throws(SymbolsError) -> ObjectInfo in try ObjectInfo(path: path)
-        })
+      })
       {
       case .success(let info):
         Issue.record("a copy cut at \(cut) of \(whole.count) bytes was read as whole: \(info.kind)")

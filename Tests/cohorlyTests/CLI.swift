@@ -22,13 +22,19 @@ enum CLI {
     return here.appendingPathComponent(".build/debug/cohorly").path
   }()
 
-  static func run(_ arguments: [String], input: String = "", environment: [String: String]? = nil)
+  static func run(
+    _ arguments: [String], input: String = "", environment: [String: String]? = nil,
+    executable: String? = nil
+  )
     throws -> Result
   {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
+    process.executableURL = URL(fileURLWithPath: executable ?? path)
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    // Hermetic by default: no debuginfod servers from the developer's environment (Debian sets one).
+    var inherited = ProcessInfo.processInfo.environment
+    inherited["DEBUGINFOD_URLS"] = nil
+    process.environment = environment ?? inherited
     let stdinPipe = Pipe()
     let outFile = FileManager.default.temporaryDirectory.appendingPathComponent(
       "cohorly-out-\(UUID())")
