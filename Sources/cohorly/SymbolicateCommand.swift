@@ -29,8 +29,8 @@ enum SymbolicateCommand: Command {
       --json            Print JSON instead of text.
       -h, --help        Show this help.
 
-    EXIT STATUS: 0 all resolved, 1 some input failed (unreadable file or report, unknown address,
-    module without debug file), 2 usage error.
+    EXIT STATUS: 0 success (a report was read, even if some modules stay unsymbolicated; with --exe, every
+    address was resolved), 1 some input failed (unreadable report or file, unresolved address), 2 usage error.
     """
 
   static func run(_ arguments: [String]) -> ExitStatus {
