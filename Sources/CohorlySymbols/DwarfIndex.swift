@@ -10,13 +10,16 @@ final class DwarfIndex {
   /// Unit ranges sorted by `low`; `maxHigh[i]` is the largest `high` in `unitRanges[0...i]`.
   private var unitRanges: [UnitIndex.Range] = []
   private var maxHigh: [UInt64] = []
-  private var names: [UInt64: String?] = [:]
+  private var names: [UInt64: FunctionName?] = [:]
+  /// File names by libdw's string pointer (stable while the Dwarf is open), already made absolute.
+  private var paths: [UnsafePointer<CChar>: String] = [:]
 
   private final class Unit {
     var die: Dwarf_Die
     var index: UnitIndex?
     var files: OpaquePointer?
     var filesLoaded = false
+    var fileNames: [Int: String] = [:]
     /// `DW_AT_comp_dir`, joined to relative file names (libdw leaves names under directory 0 relative).
     lazy var compilationDirectory: String? = {
       var attribute = Dwarf_Attribute()
@@ -81,8 +84,14 @@ final class DwarfIndex {
   var isEmpty: Bool { unitRanges.isEmpty }
 
   /// A resolved scope of the inline chain.
+  /// A function's name as stored (linkage name when there is one) and demangled.
+  struct FunctionName {
+    var raw: String
+    var readable: String
+  }
+
   struct ChainEntry {
-    var name: String?
+    var name: FunctionName?
     var callFile: String?
     var callLine: Int
     var callColumn: Int
@@ -109,7 +118,15 @@ final class DwarfIndex {
       var number: Int32 = 0
       if dwarf_lineno(row, &number) == 0 { line = Int(number) }
       if dwarf_linecol(row, &number) == 0 { column = Int(number) }
-      path = dwarf_linesrc(row, nil, nil).map { absolute(unit, String(cString: $0)) }
+      if let source = dwarf_linesrc(row, nil, nil) {
+        if let cached = paths[source] {
+          path = cached
+        } else {
+          let made = absolute(unit, String(cString: source))
+          paths[source] = made
+          path = made
+        }
+      }
     }
     return (chain, path, line, column)
   }
@@ -129,16 +146,19 @@ final class DwarfIndex {
     return nil
   }
 
-  private func name(at offset: UInt64) -> String? {
+  private func name(at offset: UInt64) -> FunctionName? {
     if let cached = names[offset] { return cached }
     var die = Dwarf_Die()
-    var result: String?
-    if dwarf_offdie(dwarf, offset, &die) != nil { result = DwarfAttributes.functionName(&die) }
+    var result: FunctionName?
+    if dwarf_offdie(dwarf, offset, &die) != nil, let raw = DwarfAttributes.functionName(&die) {
+      result = FunctionName(raw: raw, readable: Demangler.demangle(raw))
+    }
     names[offset] = .some(result)
     return result
   }
 
   private func fileName(_ unit: Unit, _ index: Int) -> String? {
+    if let cached = unit.fileNames[index] { return cached }
     if !unit.filesLoaded {
       unit.filesLoaded = true
       var files: OpaquePointer?
@@ -148,7 +168,9 @@ final class DwarfIndex {
     guard let files = unit.files, let name = dwarf_filesrc(files, index, nil, nil) else {
       return nil
     }
-    return absolute(unit, String(cString: name))
+    let result = absolute(unit, String(cString: name))
+    unit.fileNames[index] = result
+    return result
   }
 
   private func absolute(_ unit: Unit, _ path: String) -> String {

@@ -59,7 +59,7 @@ public final class ModuleSymbolicator {
       for (position, entry) in found.chain.enumerated() {
         frames.append(
           SymbolicatedFrame(
-            function: entry.name.map(demangle), rawFunction: entry.name, file: file, line: line,
+            function: entry.name?.readable, rawFunction: entry.name?.raw, file: file, line: line,
             column: column, isInlined: position < found.chain.count - 1))
         file = entry.callFile
         line = entry.callLine

@@ -6,7 +6,7 @@ import CDwarf
 ///
 /// elfutils' own `dwarf_getscopes` prunes PC-less parents such as Swift's module DIE and so never finds
 /// Swift inlines; this walk does not prune. Names and call-site files are resolved only when looked up.
-struct UnitIndex {
+final class UnitIndex {
   struct Scope {
     /// DIE offset in `.debug_info`, for the name (resolved lazily).
     var dieOffset: UInt64
@@ -46,7 +46,7 @@ struct UnitIndex {
     }
   }
 
-  private mutating func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
+  private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
     var die = first
     while true {
       visit(&die, parent: parent)
@@ -56,7 +56,7 @@ struct UnitIndex {
     }
   }
 
-  private mutating func visit(_ die: inout Dwarf_Die, parent: Int32) {
+  private func visit(_ die: inout Dwarf_Die, parent: Int32) {
     let tag = dwarf_tag(&die)
     var childParent = parent
     if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {

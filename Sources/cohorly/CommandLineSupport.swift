@@ -91,11 +91,15 @@ enum Console {
   }
 
   static func error(_ text: String) {
-    var line = text
-    line.append("\n")
-    var bytes = Array(line.utf8)[...]
+    write(text + "\n", to: STDERR_FILENO)
+  }
+
+  /// Writes `text` as is (no newline added) to a file descriptor, stdout by default.
+  static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
+    if descriptor == STDOUT_FILENO { fflush(nil) }
+    var bytes = Array(text.utf8)[...]
     while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
       if written <= 0 { return }
       bytes = bytes.dropFirst(written)
     }
@@ -180,17 +184,38 @@ enum JSON {
 
 /// `0x…` / plain hex address parsing and printing.
 enum Hex {
+  /// Parses `0x1f54`, `0X1F54` or `1f54` (surrounding ASCII spaces and tabs allowed).
   static func parse(_ text: String) -> UInt64? {
-    var digits = Substring(text.trimmingWhitespace())
-    if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-    guard !digits.isEmpty else { return nil }
-    return UInt64(digits, radix: 16)
+    var utf8 = Substring(text).utf8[...]
+    while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
+    while let last = utf8.last, last == 0x20 || last == 0x09 || last == 0x0d {
+      utf8 = utf8.dropLast()
+    }
+    if utf8.count > 2, utf8.first == UInt8(ascii: "0"),
+      utf8.dropFirst().first == UInt8(ascii: "x") || utf8.dropFirst().first == UInt8(ascii: "X")
+    {
+      utf8 = utf8.dropFirst(2)
+    }
+    guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
+    var value: UInt64 = 0
+    for byte in utf8 {
+      let digit: UInt8
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+      default: return nil
+      }
+      value = value << 4 | UInt64(digit)
+    }
+    return value
   }
 
   static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }
 
 extension String {
+  /// The string without leading and trailing whitespace.
   func trimmingWhitespace() -> String {
     let scalars = unicodeScalars
     guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),

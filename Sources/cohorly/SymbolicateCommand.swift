@@ -50,8 +50,9 @@ enum SymbolicateCommand: Command {
       var addresses: [String] = parsed.positionals
       if addresses.isEmpty {
         while let line = readLine() {
-          let trimmed = line.trimmingWhitespace()
-          if !trimmed.isEmpty { addresses.append(trimmed) }
+          if line.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0d }) {
+            addresses.append(line)
+          }
         }
       }
       return SymbolicateExecutable.run(

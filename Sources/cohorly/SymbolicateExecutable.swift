@@ -14,6 +14,7 @@ enum SymbolicateExecutable {
     }
     var status = ExitStatus.success
     var items: [JSON.Value] = []
+    var output = ""
     for text in addresses {
       guard let address = Hex.parse(text) else {
         Console.error("cohorly: '\(text)' is not a hexadecimal address")
@@ -36,9 +37,14 @@ enum SymbolicateExecutable {
           if let offset = frame.symbolOffset { name += " + \(offset)" }
           text += name + "\n" + (frame.file ?? "??") + ":\(frame.line):\(frame.column)\n"
         }
-        Console.out(text)
+        output += text + "\n"
+        if output.utf8.count > 1 << 16 {
+          Console.write(output)
+          output = ""
+        }
       }
     }
+    Console.write(output)
     if json { Console.out(JSON.render(.array(items))) }
     return status
   }
