@@ -15,10 +15,14 @@ public enum DebugId {
       bytes[4..<6].reverse()
       bytes[6..<8].reverse()
     }
-    let text = hex(bytes)
-    let chars = Array(text)
-    return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }.joined(
-      separator: "-")
+    let digits = Array(hex(bytes).utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(36)
+    for (index, digit) in digits.enumerated() {
+      if index == 8 || index == 12 || index == 16 || index == 20 { out.append(UInt8(ascii: "-")) }
+      out.append(digit)
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 
   /// Parses a `code_id` (any even number of hex digits) or a `debug_id` GUID (with or without dashes and an

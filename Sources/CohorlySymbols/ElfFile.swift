@@ -10,7 +10,9 @@ final class ElfFile {
   let elf: OpaquePointer
   private let fd: Int32
 
-  init(path: String) throws(SymbolsError) {
+  /// Opens `path`. `mapped` maps the whole file (best when most of it will be read, as DWARF is);
+  /// otherwise libelf reads only the parts asked for (best for headers and notes).
+  init(path: String, mapped: Bool = true) throws(SymbolsError) {
     self.path = path
     _ = ElfFile.libelfReady
     let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -32,7 +34,7 @@ final class ElfFile {
       close(fd)
       throw .notELF(path: path)
     }
-    guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else {
+    guard let elf = elf_begin(fd, mapped ? ELF_C_READ_MMAP : ELF_C_READ, nil) else {
       let reason = ElfFile.lastError()
       close(fd)
       throw .malformed(path: path, reason: reason)

@@ -112,7 +112,7 @@ public struct ObjectInfo: Equatable, Sendable {
   /// Reads the ELF file at `path`. Throws a ``SymbolsError`` naming the file for anything that is not a
   /// readable ELF file.
   public init(path: String) throws(SymbolsError) {
-    let file = try ElfFile(path: path)
+    let file = try ElfFile(path: path, mapped: false)
     self.init(file: file)
   }
 

@@ -130,55 +130,57 @@ enum JSON {
   static func string(_ value: String?) -> Value { value.map(Value.string) ?? .null }
 
   static func render(_ value: Value) -> String {
-    var out = ""
+    var out: [UInt8] = []
+    out.reserveCapacity(4096)
     write(value, into: &out)
-    return out
+    return String(decoding: out, as: UTF8.self)
   }
 
-  private static func write(_ value: Value, into out: inout String) {
+  private static func write(_ value: Value, into out: inout [UInt8]) {
     switch value {
     case .string(let text): escape(text, into: &out)
-    case .int(let number): out += String(number)
-    case .bool(let flag): out += flag ? "true" : "false"
-    case .null: out += "null"
+    case .int(let number): out += String(number).utf8
+    case .bool(let flag): out += (flag ? "true" : "false").utf8
+    case .null: out += "null".utf8
     case .array(let items):
-      out += "["
+      out.append(UInt8(ascii: "["))
       for (position, item) in items.enumerated() {
-        if position > 0 { out += "," }
+        if position > 0 { out.append(UInt8(ascii: ",")) }
         write(item, into: &out)
       }
-      out += "]"
+      out.append(UInt8(ascii: "]"))
     case .object(let pairs):
-      out += "{"
+      out.append(UInt8(ascii: "{"))
       for (position, pair) in pairs.enumerated() {
-        if position > 0 { out += "," }
+        if position > 0 { out.append(UInt8(ascii: ",")) }
         escape(pair.0, into: &out)
-        out += ":"
+        out.append(UInt8(ascii: ":"))
         write(pair.1, into: &out)
       }
-      out += "}"
+      out.append(UInt8(ascii: "}"))
     }
   }
 
-  private static func escape(_ text: String, into out: inout String) {
-    out += "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
+  private static let hexDigits = Array("0123456789abcdef".utf8)
+
+  /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept.
+  private static func escape(_ text: String, into out: inout [UInt8]) {
+    out.append(UInt8(ascii: "\""))
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+      case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+      case 0x0a: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+      case 0x0d: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+      case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+      case 0..<0x20:
+        out += Array("\\u00".utf8)
+        out.append(hexDigits[Int(byte >> 4)])
+        out.append(hexDigits[Int(byte & 0xf)])
+      default: out.append(byte)
       }
     }
-    out += "\""
+    out.append(UInt8(ascii: "\""))
   }
 }
 

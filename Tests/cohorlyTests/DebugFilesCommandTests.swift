@@ -153,3 +153,21 @@ import Testing
       "\(symbolicated.stderr)")
   }
 }
+
+@Suite struct JSONOutputTests {
+  /// Paths with quotes, backslashes, control characters and non-ASCII survive `--json` intact.
+  @Test func awkwardPathsRoundTrip() throws {
+    let fixtures = try CLIFixtures.get()
+    let directory = NSTemporaryDirectory() + "cohorly-json-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let name = directory + "/a \"quoted\" back\\slash\ttab\u{1}ctl-é.elf"
+    try? FileManager.default.removeItem(atPath: name)
+    try FileManager.default.copyItem(atPath: fixtures.path("inline"), toPath: name)
+    let result = try CLI.run(["debug-files", "check", "--json", name])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("\\u0001"))
+    let items = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+    #expect(items.first?["path"] as? String == name)
+  }
+}
