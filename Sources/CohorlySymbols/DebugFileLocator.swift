@@ -62,6 +62,8 @@ public final class DebugFileLocator {
     where seen.insert(candidate.path).inserted {
       guard let info = try? ObjectInfo(path: candidate.path) else { continue }
       if let buildId, info.buildId != buildId { continue }
+      // Without a build id, a debuglink target must match the CRC the binary recorded.
+      if buildId == nil, let crc = candidate.crc, CRC32.file(candidate.path) != crc { continue }
       let found = Found(path: candidate.path, info: info, source: candidate.source)
       if info.hasDebugInfo && !info.problems.contains(.zstdSections) { return found }
       if fallback == nil && (info.hasSymtab || info.hasDynsym) { fallback = found }
@@ -106,24 +108,26 @@ public final class DebugFileLocator {
     return results
   }
 
-  private func candidates(buildId: [UInt8]?, codeFile: String?) -> [(path: String, source: Source)]
-  {
-    var result: [(path: String, source: Source)] = []
+  /// A place to look, with the CRC the binary's debuglink expects (checked when there is no build id).
+  private typealias Candidate = (path: String, source: Source, crc: UInt32?)
+
+  private func candidates(buildId: [UInt8]?, codeFile: String?) -> [Candidate] {
+    var result: [Candidate] = []
     if let codeFile {
-      result.append((codeFile, .itself))
+      result.append((codeFile, .itself, nil))
       if let info = try? ObjectInfo(path: codeFile), let link = info.debugLink {
         let directory = Paths.directory(of: codeFile)
-        result.append((Paths.join(directory, link.name), .debugLink))
-        result.append((Paths.join(directory, ".debug/" + link.name), .debugLink))
-        for root in debugRoots {
-          result.append((Paths.join(root + directory, link.name), .debugLink))
-        }
-        for path in searchPaths { result.append((Paths.join(path, link.name), .debugLink)) }
+        var places = [
+          Paths.join(directory, link.name), Paths.join(directory, ".debug/" + link.name),
+        ]
+        places += debugRoots.map { Paths.join(root: $0, directory, link.name) }
+        places += searchPaths.map { Paths.join($0, link.name) }
+        result += places.map { ($0, .debugLink, link.crc) }
       }
     }
     if let buildId {
-      result += buildIdPaths(buildId).map { ($0, .buildIdDirectory) }
-      result += (scan()[DebugId.codeId(buildId)] ?? []).map { ($0, .searchPath) }
+      result += buildIdPaths(buildId).map { ($0, .buildIdDirectory, nil) }
+      result += (scan()[DebugId.codeId(buildId)] ?? []).map { ($0, .searchPath, nil) }
     }
     return result
   }

@@ -31,6 +31,44 @@ extension ObjectInfo {
     return nil
   }
 
+  /// Whether one of the first unit headers of `.debug_info` is a DWARF 5 skeleton or split unit (split
+  /// DWARF: the debug info proper lives in `.dwo`/`.dwp` files). Reads only the headers.
+  static func hasSkeletonUnits(_ file: ElfFile, section: GElf_Shdr, littleEndian: Bool) -> Bool {
+    var offset: UInt64 = 0
+    for _ in 0..<8 {
+      guard offset + 16 <= section.sh_size,
+        let chunk = elf_getdata_rawchunk(
+          file.elf, Int64(section.sh_offset + offset), 16, ELF_T_BYTE),
+        let base = chunk.pointee.d_buf
+      else { return false }
+      let bytes = UnsafeRawBufferPointer(start: base, count: 16)
+      func integer(_ at: Int, _ size: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<size {
+          let byte = UInt64(bytes[littleEndian ? at + size - 1 - index : at + index])
+          value = value << 8 | byte
+        }
+        return value
+      }
+      var length = integer(0, 4)
+      var header = 4
+      if length == 0xffff_ffff {
+        length = integer(4, 8)
+        header = 12
+      }
+      let version = integer(header, 2)
+      if version == 5 {
+        let unitType = integer(header + 2, 1)
+        if unitType == UInt64(DW_UT_skeleton) || unitType == UInt64(DW_UT_split_compile) {
+          return true
+        }
+      }
+      guard length > 0 else { return false }
+      offset += UInt64(header) + length
+    }
+    return false
+  }
+
   static func kind(file: ElfFile, header: GElf_Ehdr, hasCode: Bool, hasSections: Bool) -> Kind {
     switch Int32(header.e_type) {
     case ET_REL: return .relocatable

@@ -145,6 +145,10 @@ public struct ObjectInfo: Equatable, Sendable {
       default: break
       }
       if section.name.hasSuffix(".dwo") { split = true }
+      if section.name == ".debug_info" && hasBytes && shdr.sh_flags & cly_shf_compressed == 0 {
+        split =
+          split || ObjectInfo.hasSkeletonUnits(file, section: shdr, littleEndian: littleEndian)
+      }
       if hasBytes, let kind = ObjectInfo.compression(of: section) {
         compressed[section.name] = kind
       }

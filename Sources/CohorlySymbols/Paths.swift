@@ -11,6 +11,11 @@ enum Paths {
     return directory.hasSuffix("/") ? directory + name : directory + "/" + name
   }
 
+  /// `root` + absolute `directory` + `name` (the `/usr/lib/debug/<dir>/<name>` debuglink rule).
+  static func join(root: String, _ directory: String, _ name: String) -> String {
+    join(root + (directory.hasPrefix("/") ? directory : "/" + directory), name)
+  }
+
   static func directory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])

@@ -108,4 +108,25 @@ import Testing
       #expect(Set(found) == ["shop_release", "shop_release.debug", "shop_release.stripped"])
     }
   }
+
+  /// Without a build id, a debuglink target is accepted only when its CRC matches.
+  @Test func debugLinkCRCWithoutBuildId() throws {
+    let fixtures = try Fixtures.get()
+    let directory = try Self.scratch("crc")
+    let binary = directory + "/inline_noid.stripped"
+    try Self.copy(fixtures.path("inline_noid.stripped"), binary)
+    #expect(try ObjectInfo(path: binary).buildId == nil)
+    let locator = DebugFileLocator(debugRoots: [], debuginfod: nil)
+    // A different debug file under the linked name: CRC mismatch, only the binary itself remains.
+    _ = try run(
+      Fixtures.objcopy,
+      ["--only-keep-debug", fixtures.path("inline_other"), directory + "/inline_noid.debug"])
+    #expect(locator.debugFile(buildId: nil, codeFile: binary)?.path == binary)
+    // The right one.
+    try FileManager.default.removeItem(atPath: directory + "/inline_noid.debug")
+    try Self.copy(fixtures.path("inline_noid.debug"), directory + "/inline_noid.debug")
+    let found = locator.debugFile(buildId: nil, codeFile: binary)
+    #expect(found?.path == directory + "/inline_noid.debug")
+    #expect(found?.source == .debugLink)
+  }
 }

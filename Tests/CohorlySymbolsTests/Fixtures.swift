@@ -65,7 +65,8 @@ enum FixtureError: Error, CustomStringConvertible {
 /// - `templates`: C++ with namespaces and templates at -O2
 /// - `shop_debug` / `shop_release`: Swift at -Onone / -O, with -g
 /// - `shop_release.stripped` + `shop_release.debug`: `objcopy --only-keep-debug` companion and debuglink
-/// - `inline_other`: inline.c at -O1 (another build id)
+/// - `inline_other`: inline.c at -O1 (another build id); `inline_split`: -gsplit-dwarf
+/// - `inline_noid` (+ `.debug`, `.stripped`): no build id, found by debuglink name + CRC
 /// - `inline_zlib`: `-gz=zlib` (SHF_COMPRESSED); `inline_zlib_gnu`: `.zdebug_*`; `inline_zstd`: zstd sections
 struct Fixtures: Sendable {
   let directory: String
@@ -153,6 +154,13 @@ struct Fixtures: Sendable {
     _ = try run(
       objcopy,
       ["--compress-debug-sections=zstd", fixtures.path("inline_c"), fixtures.path("inline_zstd")])
+    // Split DWARF (DWARF 5 skeleton units; the .dwo next to it) and a binary without build id + debuglink.
+    _ = try run(clang, ["-O2", "-g", "-gsplit-dwarf", c, "-o", fixtures.path("inline_split")])
+    let noId = fixtures.path("inline_noid")
+    _ = try run(clang, ["-O2", "-g", "-Wl,--build-id=none", c, "-o", noId])
+    _ = try run(objcopy, ["--only-keep-debug", noId, noId + ".debug"])
+    _ = try run(
+      objcopy, ["--strip-all", "--add-gnu-debuglink=" + noId + ".debug", noId, noId + ".stripped"])
     // Same program, different code: another build id (for "a file with the wrong id is rejected").
     _ = try run(clang, ["-O1", "-g", "-Wl,--build-id", c, "-o", fixtures.path("inline_other")])
     let inline = fixtures.path("inline_c")

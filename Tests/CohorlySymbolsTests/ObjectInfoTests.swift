@@ -100,6 +100,16 @@ import Testing
     #expect(plain.compressedSections.isEmpty)
   }
 
+  @Test func splitDwarfIsReported() throws {
+    let fixtures = try Fixtures.get()
+    let split = try ObjectInfo(path: fixtures.path("inline_split"))
+    #expect(split.hasSplitDwarf)
+    #expect(split.problems.contains(.splitDwarf))
+    #expect(!(try ObjectInfo(path: fixtures.path("inline_c"))).hasSplitDwarf)
+    // Swift's references to clang module caches are not split DWARF.
+    #expect(!(try ObjectInfo(path: fixtures.path("shop_release"))).hasSplitDwarf)
+  }
+
   @Test func relocatableObject() throws {
     let fixtures = try Fixtures.get()
     let object = fixtures.path("inline.o")
