@@ -28,7 +28,7 @@ public final class ImageSymbolicator {
   private var opened: [Int: Result<ModuleSymbolicator, SymbolsError>] = [:]
 
   /// The result for one address.
-  public struct Lookup {
+  public struct Lookup: Sendable {
     /// The index in ``images`` of the image containing the address (nil when none does).
     public var imageIndex: Int?
     /// The file-relative address looked up (after the return-address adjustment), when the image is known.

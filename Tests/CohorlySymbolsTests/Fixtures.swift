@@ -65,6 +65,7 @@ enum FixtureError: Error, CustomStringConvertible {
 /// - `templates`: C++ with namespaces and templates at -O2
 /// - `shop_debug` / `shop_release`: Swift at -Onone / -O, with -g
 /// - `shop_release.stripped` + `shop_release.debug`: `objcopy --only-keep-debug` companion and debuglink
+/// - `inline_nopie`: a non-PIE executable (first PT_LOAD at 0x400000)
 /// - `inline_other`: inline.c at -O1 (another build id); `inline_split`: -gsplit-dwarf
 /// - `inline_noid` (+ `.debug`, `.stripped`): no build id, found by debuglink name + CRC
 /// - `inline_zlib`: `-gz=zlib` (SHF_COMPRESSED); `inline_zlib_gnu`: `.zdebug_*`; `inline_zstd`: zstd sections
@@ -154,6 +155,8 @@ struct Fixtures: Sendable {
     _ = try run(
       objcopy,
       ["--compress-debug-sections=zstd", fixtures.path("inline_c"), fixtures.path("inline_zstd")])
+    _ = try run(
+      clang, ["-O2", "-g", "-no-pie", "-Wl,--build-id", c, "-o", fixtures.path("inline_nopie")])
     // Split DWARF (DWARF 5 skeleton units; the .dwo next to it) and a binary without build id + debuglink.
     _ = try run(clang, ["-O2", "-g", "-gsplit-dwarf", c, "-o", fixtures.path("inline_split")])
     let noId = fixtures.path("inline_noid")
