@@ -118,7 +118,9 @@ final class UnitIndex {
       index -= 1
     }
     guard root >= 0 else { return [] }
-    var result: [Int32] = [root]
+    var result: [Int32] = []
+    result.reserveCapacity(8)
+    result.append(root)
     var current = root
     descend: while true {
       var child = scopes[Int(current)].firstChild

@@ -96,8 +96,13 @@ enum Console {
 
   /// Writes `text` as is (no newline added) to a file descriptor, stdout by default.
   static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
+    write(Array(text.utf8), to: descriptor)
+  }
+
+  /// Writes bytes as they are to a file descriptor, stdout by default.
+  static func write(_ data: [UInt8], to descriptor: Int32 = STDOUT_FILENO) {
     if descriptor == STDOUT_FILENO { fflush(nil) }
-    var bytes = Array(text.utf8)[...]
+    var bytes = data[...]
     while !bytes.isEmpty {
       let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
       if written <= 0 { return }

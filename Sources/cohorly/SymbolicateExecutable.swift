@@ -14,7 +14,8 @@ enum SymbolicateExecutable {
     }
     var status = ExitStatus.success
     var items: [JSON.Value] = []
-    var output = ""
+    var output: [UInt8] = []
+    output.reserveCapacity(1 << 17)
     for text in addresses {
       guard let address = Hex.parse(text) else {
         Console.error("cohorly: '\(text)' is not a hexadecimal address")
@@ -30,17 +31,20 @@ enum SymbolicateExecutable {
             ("frames", .array(result.frames.map(FrameJSON.frame))),
           ]))
       } else {
-        var text = Hex.format(address) + "\n"
-        if result.frames.isEmpty { text += "??\n??:0:0\n" }
+        output += Hex.format(address).utf8
+        output.append(0x0a)
+        if result.frames.isEmpty { output += "??\n??:0:0\n".utf8 }
         for frame in result.frames {
-          var name = frame.function ?? "??"
-          if let offset = frame.symbolOffset { name += " + \(offset)" }
-          text += name + "\n" + (frame.file ?? "??") + ":\(frame.line):\(frame.column)\n"
+          output += (frame.function ?? "??").utf8
+          if let offset = frame.symbolOffset { output += " + \(offset)".utf8 }
+          output.append(0x0a)
+          output += (frame.file ?? "??").utf8
+          output += ":\(frame.line):\(frame.column)\n".utf8
         }
-        output += text + "\n"
-        if output.utf8.count > 1 << 16 {
+        output.append(0x0a)
+        if output.count > 1 << 16 {
           Console.write(output)
-          output = ""
+          output.removeAll(keepingCapacity: true)
         }
       }
     }
