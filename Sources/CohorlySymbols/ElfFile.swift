@@ -66,23 +66,33 @@ final class ElfFile {
 
   /// Why the file is cut short (headers or section contents past its end), or nil when it is whole.
   private static func truncation(elf: OpaquePointer, header: GElf_Ehdr, size: UInt64) -> String? {
-    let programEnd = header.e_phoff + UInt64(header.e_phnum) * UInt64(header.e_phentsize)
-    if header.e_phnum > 0 && programEnd > size {
-      return "truncated: program headers end at \(programEnd), file has \(size) bytes"
+    // Every offset and size comes from the file: add them without trapping on overflow.
+    func end(_ start: UInt64, _ length: UInt64) -> String {
+      let (sum, overflow) = start.addingReportingOverflow(length)
+      return overflow ? "beyond 2^64" : String(sum)
     }
-    let sectionCount = UInt64(max(header.e_shnum, 1))
-    let sectionEnd = header.e_shoff + sectionCount * UInt64(header.e_shentsize)
-    if header.e_shoff != 0 && sectionEnd > size {
-      return "truncated: section headers end at \(sectionEnd), file has \(size) bytes"
+    func fits(_ start: UInt64, _ length: UInt64) -> Bool {
+      let (sum, overflow) = start.addingReportingOverflow(length)
+      return !overflow && sum <= size
+    }
+    let programSize = UInt64(header.e_phnum) * UInt64(header.e_phentsize)
+    if header.e_phnum > 0 && !fits(header.e_phoff, programSize) {
+      return
+        "truncated: program headers end at \(end(header.e_phoff, programSize)), file has \(size) bytes"
+    }
+    let sectionSize = UInt64(max(header.e_shnum, 1)) * UInt64(header.e_shentsize)
+    if header.e_shoff != 0 && !fits(header.e_shoff, sectionSize) {
+      return
+        "truncated: section headers end at \(end(header.e_shoff, sectionSize)), file has \(size) bytes"
     }
     var scn = elf_nextscn(elf, nil)
     while let current = scn {
       var shdr = GElf_Shdr()
       if gelf_getshdr(current, &shdr) != nil && shdr.sh_type != UInt32(SHT_NOBITS)
-        && shdr.sh_offset + shdr.sh_size > size
+        && !fits(shdr.sh_offset, shdr.sh_size)
       {
         return
-          "truncated: a section ends at \(shdr.sh_offset + shdr.sh_size), file has \(size) bytes"
+          "truncated: a section ends at \(end(shdr.sh_offset, shdr.sh_size)), file has \(size) bytes"
       }
       scn = elf_nextscn(elf, current)
     }

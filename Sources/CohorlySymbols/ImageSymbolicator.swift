@@ -51,7 +51,8 @@ public final class ImageSymbolicator {
     let offset = address - image.base
     switch symbolicator(for: index) {
     case .success(let module):
-      let result = module.symbolicate(offset + module.loadAddress, isReturnAddress: isReturnAddress)
+      let result = module.symbolicate(
+        offset &+ module.loadAddress, isReturnAddress: isReturnAddress)
       return Lookup(imageIndex: index, fileAddress: result.address, result: result)
     case .failure:
       let adjusted = isReturnAddress && offset > 0 ? offset - 1 : offset

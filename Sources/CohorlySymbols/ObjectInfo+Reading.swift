@@ -36,9 +36,10 @@ extension ObjectInfo {
   static func hasSkeletonUnits(_ file: ElfFile, section: GElf_Shdr, littleEndian: Bool) -> Bool {
     var offset: UInt64 = 0
     for _ in 0..<8 {
-      guard offset + 16 <= section.sh_size,
-        let chunk = elf_getdata_rawchunk(
-          file.elf, Int64(section.sh_offset + offset), 16, ELF_T_BYTE),
+      let (position, overflow) = section.sh_offset.addingReportingOverflow(offset)
+      guard section.sh_size >= 16, offset <= section.sh_size - 16, !overflow,
+        position <= UInt64(Int64.max),
+        let chunk = elf_getdata_rawchunk(file.elf, Int64(position), 16, ELF_T_BYTE),
         let base = chunk.pointee.d_buf
       else { return false }
       let bytes = UnsafeRawBufferPointer(start: base, count: 16)
@@ -64,7 +65,9 @@ extension ObjectInfo {
         }
       }
       guard length > 0 else { return false }
-      offset += UInt64(header) + length
+      let (next, wrapped) = offset.addingReportingOverflow(length)
+      guard !wrapped, next < UInt64.max - 12 else { return false }
+      offset = next + UInt64(header)
     }
     return false
   }
@@ -85,7 +88,9 @@ extension ObjectInfo {
   private static func isPositionIndependentExecutable(_ file: ElfFile) -> Bool {
     let phdrs = file.programHeaders()
     let hasInterpreter = phdrs.contains { $0.p_type == UInt32(PT_INTERP) }
+    // The dynamic section is small; a huge size or offset is a broken file, read as "no dynamic section".
     guard let dynamic = phdrs.first(where: { $0.p_type == UInt32(PT_DYNAMIC) }),
+      dynamic.p_offset <= UInt64(Int64.max), dynamic.p_filesz <= 1 << 20,
       let data = elf_getdata_rawchunk(
         file.elf, Int64(dynamic.p_offset), Int(dynamic.p_filesz), ELF_T_DYN)
     else { return hasInterpreter }

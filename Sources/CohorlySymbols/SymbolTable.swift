@@ -21,7 +21,8 @@ struct SymbolTable {
     guard let section = preferred, section.header.sh_entsize > 0,
       let data = elf_getdata(section.scn, nil)
     else { return }
-    let count = Int(section.header.sh_size / section.header.sh_entsize)
+    let count = Int(
+      clamping: min(section.header.sh_size / section.header.sh_entsize, UInt64(Int32.max)))
     var result: [Symbol] = []
     result.reserveCapacity(count)
     var currentFile: String?
@@ -74,7 +75,7 @@ struct SymbolTable {
     }
     guard low > 0 else { return nil }
     let symbol = symbols[low - 1]
-    if symbol.size > 0 { return address < symbol.address + symbol.size ? symbol : nil }
+    if symbol.size > 0 { return address - symbol.address < symbol.size ? symbol : nil }
     return symbol
   }
 }

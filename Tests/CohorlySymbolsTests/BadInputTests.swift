@@ -114,4 +114,40 @@ import Testing
       try ObjectInfo(path: path)
     }
   }
+
+  /// Every header field of a small binary (ELF header, program and section headers) set in turn to huge
+  /// values: each copy is rejected or read, and symbolication of it never traps (no overflow, no crash).
+  @Test func hostileHeaderFields() throws {
+    let fixtures = try Fixtures.get()
+    let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixtures.path("inline_c"))))
+    func integer(_ at: Int, _ size: Int) -> Int {
+      (0..<size).reduce(0) { $0 | Int(original[at + $1]) << (8 * $1) }
+    }
+    let phoff = integer(32, 8)
+    let shoff = integer(40, 8)
+    let phSize = integer(54, 2) * integer(56, 2)
+    let shSize = integer(58, 2) * integer(60, 2)
+    var fields: [Int] = Array(stride(from: 16, to: 64, by: 4))
+    fields += stride(from: phoff, to: phoff + phSize, by: 4)
+    fields += stride(from: shoff, to: shoff + shSize, by: 4)
+    var rejected = 0
+    var read = 0
+    for field in fields where field + 8 <= original.count {
+      for value: UInt64 in [0xFFFF_FFFF_FFFF_FFF0, 0x7FFF_FFFF_FFFF_FFFF, 0x8000_0000] {
+        var bytes = original
+        withUnsafeBytes(of: value.littleEndian) {
+          for (index, byte) in $0.enumerated() { bytes[field + index] = byte }
+        }
+        let path = try Self.write("hostile", bytes)
+        if (try? ObjectInfo(path: path)) != nil { read += 1 } else { rejected += 1 }
+        if let symbolicator = try? ModuleSymbolicator(debugFile: path) {
+          for address: UInt64 in [0, 0x630, 0x720, 0x9f0, 0xFFFF_FFFF_FFFF_FFFF] {
+            _ = symbolicator.symbolicate(address, isReturnAddress: true)
+          }
+        }
+      }
+    }
+    #expect(rejected > 0)
+    #expect(read > 0)
+  }
 }
