@@ -5,7 +5,7 @@ import Testing
 /// Broken, hostile and missing files: a ``SymbolsError`` naming the file, never a crash.
 @Suite struct BadInputTests {
   static let directory: String = {
-    let path = NSTemporaryDirectory() + "cohorly-bad-input-\(getpid())"
+    let path = Scratch.path("bad-input")
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
   }()

@@ -6,7 +6,7 @@ import Testing
 @Suite struct DebugFileLocatorTests {
   /// A fresh directory per test.
   static func scratch(_ name: String) throws -> String {
-    let path = NSTemporaryDirectory() + "cohorly-locator-\(getpid())-\(name)"
+    let path = Scratch.path("locator-" + name)
     try? FileManager.default.removeItem(atPath: path)
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path

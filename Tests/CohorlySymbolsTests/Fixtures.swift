@@ -99,7 +99,7 @@ struct Fixtures: Sendable {
   func path(_ name: String) -> String { directory + "/" + name }
 
   private static func build() throws -> Fixtures {
-    let directory = NSTemporaryDirectory() + "cohorly-symbols-fixtures-\(getpid())"
+    let directory = Scratch.path("fixtures")
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let fixtures = Fixtures(directory: directory)
@@ -187,4 +187,27 @@ struct SeededGenerator: RandomNumberGenerator {
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
   }
+}
+
+/// One temporary directory per test process (`<tmp>/cohorly-symbols-tests-<pid>`), holding every file the tests write.
+/// Directories left by earlier test processes that are no longer running are removed on first use.
+enum Scratch {
+  static let prefix = "cohorly-symbols-tests-"
+
+  static let root: String = {
+    let temporary = NSTemporaryDirectory()
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+    where name.hasPrefix(prefix) {
+      guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH {
+        try? FileManager.default.removeItem(atPath: temporary + name)
+      }
+    }
+    let path = temporary + prefix + "\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+  }()
+
+  /// `root/name`.
+  static func path(_ name: String) -> String { root + "/" + name }
 }

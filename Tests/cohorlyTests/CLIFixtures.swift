@@ -22,7 +22,7 @@ struct CLIFixtures: Sendable {
   func path(_ name: String) -> String { directory + "/" + name }
 
   private static func build() throws -> CLIFixtures {
-    let directory = NSTemporaryDirectory() + "cohorly-cli-fixtures-\(getpid())"
+    let directory = Scratch.path("fixtures")
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let fixtures = CLIFixtures(directory: directory)
@@ -106,4 +106,27 @@ struct CLIFixtureError: Error, CustomStringConvertible {
 func unwrap<T>(_ value: T?) throws -> T {
   guard let value else { throw CLIFixtureError(reason: "missing value") }
   return value
+}
+
+/// One temporary directory per test process (`<tmp>/cohorly-cli-tests-<pid>`), holding every file the tests write.
+/// Directories left by earlier test processes that are no longer running are removed on first use.
+enum Scratch {
+  static let prefix = "cohorly-cli-tests-"
+
+  static let root: String = {
+    let temporary = NSTemporaryDirectory()
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+    where name.hasPrefix(prefix) {
+      guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH {
+        try? FileManager.default.removeItem(atPath: temporary + name)
+      }
+    }
+    let path = temporary + prefix + "\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+  }()
+
+  /// `root/name`.
+  static func path(_ name: String) -> String { root + "/" + name }
 }

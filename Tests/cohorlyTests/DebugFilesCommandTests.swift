@@ -64,7 +64,7 @@ import Testing
   @Test(
     .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
   func unreadableFile() throws {
-    let path = NSTemporaryDirectory() + "cohorly-unreadable-\(getpid())"
+    let path = Scratch.path("unreadable")
     try Data([0x7f, 0x45, 0x4c, 0x46]).write(to: URL(fileURLWithPath: path))
     chmod(path, 0o600)
     let result = try CLI.run(
@@ -125,7 +125,7 @@ import Testing
       "/buildid/\(codeId)/executable": fixtures.path("shop.stripped"),
     ])
     defer { server.stop() }
-    let cache = NSTemporaryDirectory() + "cohorly-debuginfod-cache-\(getpid())"
+    let cache = Scratch.path("debuginfod-cache")
     try? FileManager.default.removeItem(atPath: cache)
     let environment = [
       "DEBUGINFOD_URLS": server.url, "DEBUGINFOD_CACHE_PATH": cache, "HOME": cache,
@@ -145,7 +145,7 @@ import Testing
     // A report whose module path does not exist here is symbolicated from the server's debug file.
     let report = try fixtures.report().replacingOccurrences(
       of: fixtures.path("shop") + "\"", with: "/opt/gone/shop\"")
-    let path = NSTemporaryDirectory() + "cohorly-debuginfod-report-\(getpid()).json"
+    let path = Scratch.path("debuginfod-report.json")
     try report.write(toFile: path, atomically: true, encoding: .utf8)
     let symbolicated = try CLI.run(["symbolicate", path], environment: environment)
     #expect(
@@ -158,7 +158,7 @@ import Testing
   /// Paths with quotes, backslashes, control characters and non-ASCII survive `--json` intact.
   @Test func awkwardPathsRoundTrip() throws {
     let fixtures = try CLIFixtures.get()
-    let directory = NSTemporaryDirectory() + "cohorly-json-\(getpid())"
+    let directory = Scratch.path("json")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let name = directory + "/a \"quoted\" back\\slash\ttab\u{1}ctl-é.elf"
     try? FileManager.default.removeItem(atPath: name)

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct SymbolicateCommandTests {
   static func temporary(_ name: String, _ contents: String) throws -> String {
-    let path = NSTemporaryDirectory() + "cohorly-cli-\(getpid())-\(name)"
+    let path = Scratch.path(name)
     try contents.write(toFile: path, atomically: true, encoding: .utf8)
     return path
   }
@@ -93,7 +93,7 @@ import Testing
   @Test func debugDirFindsAMovedDebugFile() throws {
     let fixtures = try CLIFixtures.get()
     // The module path does not exist here; the debug file sits under --debug-dir in a nested folder.
-    let store = NSTemporaryDirectory() + "cohorly-cli-store-\(getpid())"
+    let store = Scratch.path("store")
     try FileManager.default.createDirectory(
       atPath: store + "/a/b", withIntermediateDirectories: true)
     try? FileManager.default.removeItem(atPath: store + "/a/b/whatever")
