@@ -11,12 +11,11 @@ final class DwarfIndex {
   private var unitRanges: [UnitIndex.Range] = []
   private var maxHigh: [UInt64] = []
   private var names: [UInt64: FunctionName?] = [:]
-  /// File names by libdw's string pointer (stable while the Dwarf is open), already made absolute.
-  private var paths: [UnsafePointer<CChar>: String] = [:]
 
   private final class Unit {
     var die: Dwarf_Die
     var index: UnitIndex?
+    var lines: LineTable?
     var files: OpaquePointer?
     var filesLoaded = false
     var fileNames: [Int: String] = [:]
@@ -111,22 +110,14 @@ final class DwarfIndex {
           callFile: scope.parent >= 0 ? fileName(unit, Int(scope.callFile)) : nil,
           callLine: Int(scope.callLine), callColumn: Int(scope.callColumn)))
     }
+    if unit.lines == nil { unit.lines = LineTable(unitDie: unit.die) { absolute(unit, $0) } }
     var line = 0
     var column = 0
     var path: String?
-    if let row = dwarf_getsrc_die(&unit.die, address) {
-      var number: Int32 = 0
-      if dwarf_lineno(row, &number) == 0 { line = Int(number) }
-      if dwarf_linecol(row, &number) == 0 { column = Int(number) }
-      if let source = dwarf_linesrc(row, nil, nil) {
-        if let cached = paths[source] {
-          path = cached
-        } else {
-          let made = absolute(unit, String(cString: source))
-          paths[source] = made
-          path = made
-        }
-      }
+    if let table = unit.lines, let row = table.row(at: address) {
+      line = Int(row.line)
+      column = Int(row.column)
+      path = table.path(of: row)
     }
     return (chain, path, line, column)
   }
