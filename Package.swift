@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "CrashDemo", targets: ["CrashDemo"]),
         .library(name: "Cohorly", targets: ["Cohorly"]),
         .library(name: "CohorlyCollector", targets: ["CohorlyCollector"]),
+        .library(name: "CohorlySymbols", targets: ["CohorlySymbols"]),
         .executable(name: "cohorly", targets: ["cohorly"]),
     ],
     targets: [
@@ -51,11 +52,23 @@ let package = Package(
         .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
         .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite"]),
-        .executableTarget(name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly"]),
+        // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
+        .systemLibrary(
+            name: "CDwarf",
+            path: "Sources/CDwarf",
+            pkgConfig: "libdw",
+            providers: [.apt(["libdw-dev", "libelf-dev"])]
+        ),
+        // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
+        .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
+        // The CLI: parsing and printing on top of the libraries.
+        .executableTarget(name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
         .testTarget(name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly"]),
+        .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
+        .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,55 +2,82 @@ import Cohorly
 import Foundation
 
 /// `cohorly events list`: prints the events a collector stored (a table, or the server's JSON with `--json`).
-enum EventsCommand {
-    static func run(_ arguments: [String]) -> Int32 {
-        let scanner = OptionScanner(
-            arguments, options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token"],
-            flags: ["--json"])
-        guard scanner.positional == ["list"] else {
-            Usage.fail("usage: cohorly events list [--host URL] [--json]")
+enum EventsListCommand: Command {
+    static let words = ["events", "list"]
+    static let summary = "List the events a collector stored."
+    static let help = """
+        USAGE: cohorly events list [--host URL] [--event NAME] [--distinct-id ID] [--limit N] [--auth-token S] [--json]
+
+        OPTIONS:
+          --host URL          The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
+          --event NAME        Only events with this name.
+          --distinct-id ID    Only events of this user.
+          --limit N           At most N events (newest first).
+          --auth-token S      The collector's read secret (default COHORLY_AUTH_TOKEN).
+          --json              Print the collector's JSON answer.
+          -h, --help          Show this help.
+
+        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
+        """
+
+    static func run(_ arguments: [String]) -> ExitStatus {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(
+                arguments, flags: ["--json"], options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token"])
+        } catch {
+            return Console.usageError(error.reason, command: "events list")
         }
+        guard parsed.positionals.isEmpty else {
+            return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "events list")
+        }
+        func option(_ name: String) -> String? { parsed.options[name]?.last }
         let environment = ProcessInfo.processInfo.environment
-        let host = scanner.value("--host") ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
+        let host = option("--host") ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
         var components = URLComponents(
             string: host.hasSuffix("/") ? String(host.dropLast()) + "/api/events" : host + "/api/events")
         var query: [URLQueryItem] = []
-        if let event = scanner.value("--event") {
+        if let event = option("--event") {
             query.append(URLQueryItem(name: "event", value: event))
         }
-        if let id = scanner.value("--distinct-id") {
+        if let id = option("--distinct-id") {
             query.append(URLQueryItem(name: "distinct_id", value: id))
         }
-        if let limit = scanner.value("--limit") {
-            guard Int(limit) != nil else { Usage.fail("invalid --limit \(limit)") }
+        if let limit = option("--limit") {
+            guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: "events list") }
             query.append(URLQueryItem(name: "limit", value: limit))
         }
         if !query.isEmpty { components?.queryItems = query }
         guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
-            Usage.fail("invalid --host \(host)")
+            return Console.usageError("invalid --host \(host)", command: "events list")
         }
         var headers: [(String, String)] = []
-        if let admin = scanner.value("--auth-token") ?? environment["COHORLY_AUTH_TOKEN"] {
+        if let admin = option("--auth-token") ?? environment["COHORLY_AUTH_TOKEN"] {
             headers.append(("Authorization", "Bearer \(admin)"))
         }
         let request = TransportRequest(
             url: url, method: "GET", headers: headers, body: [], timeout: 30, connectTimeout: 10)
         switch CurlTransport().send(request) {
         case .failure(let message):
-            return Usage.failure("cannot reach \(host): \(message)")
+            Console.error("cohorly: cannot reach \(host): \(message)")
+            return .failure
         case .http(let status, _, let body):
             let text = String(decoding: body, as: UTF8.self)
-            guard status == 200 else { return Usage.failure("\(host) answered \(status): \(text)") }
-            if scanner.flags.contains("--json") {
+            guard status == 200 else {
+                Console.error("cohorly: \(host) answered \(status): \(text)")
+                return .failure
+            }
+            if parsed.flags.contains("--json") {
                 print(text)
-                return 0
+                return .success
             }
             guard let document = CohorlyValue(json: text), let events = document["events"]?.arrayValue
             else {
-                return Usage.failure("unexpected answer from \(host)")
+                Console.error("cohorly: unexpected answer from \(host)")
+                return .failure
             }
             printTable(events, total: document["total"]?.intValue)
-            return 0
+            return .success
         }
     }
 

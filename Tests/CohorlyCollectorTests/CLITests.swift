@@ -72,7 +72,7 @@ import Testing
     @Test func usageErrorsExitTwoAndUnreachableHostsExitOne() throws {
         let unknown = try Self.run(["frobnicate"])
         #expect(unknown.status == 2)
-        #expect(unknown.error.hasPrefix("cohorly: unknown command frobnicate"))
+        #expect(unknown.error.hasPrefix("cohorly: unknown command 'frobnicate'"))
         #expect(try Self.run(["serve", "--port", "notaport"]).status == 2)
         #expect(try Self.run(["events", "list", "--bogus"]).status == 2)
         let unreachable = try Self.run(["events", "list", "--host", "http://127.0.0.1:1"])

@@ -1,0 +1,191 @@
+import CDwarf
+
+/// The code scopes of one compile unit: every concrete `DW_TAG_subprogram` and `DW_TAG_inlined_subroutine`
+/// with addresses, found by walking the whole DIE tree (into Swift's `DW_TAG_module`, namespaces, structs,
+/// classes, enums and lexical blocks), so the inline chain of any address is a walk down from its function.
+///
+/// elfutils' own `dwarf_getscopes` prunes PC-less parents such as Swift's module DIE and so never finds
+/// Swift inlines; this walk does not prune. Names and call-site files are resolved only when looked up.
+final class UnitIndex {
+  struct Scope {
+    /// DIE offset in `.debug_info`, for the name (resolved lazily).
+    var dieOffset: UInt64
+    /// Index of the enclosing scope (-1 for a physical function).
+    var parent: Int32
+    var firstChild: Int32 = -1
+    var nextSibling: Int32 = -1
+    /// `[rangeStart, rangeStart + rangeCount)` in `ranges`.
+    var rangeStart: Int32
+    var rangeCount: Int32
+    var callFile: UInt32 = 0
+    var callLine: UInt32 = 0
+    var callColumn: UInt32 = 0
+  }
+
+  struct Range {
+    var low: UInt64
+    var high: UInt64
+    var scope: Int32
+  }
+
+  private(set) var scopes: [Scope] = []
+  private(set) var ranges: [Range] = []
+  /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
+  private(set) var roots: [Range] = []
+  private var maxHigh: [UInt64] = []
+
+  init(unitDie: Dwarf_Die) {
+    var die = unitDie
+    var child = Dwarf_Die()
+    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
+    roots.sort { $0.low < $1.low }
+    var running: UInt64 = 0
+    maxHigh = roots.map {
+      running = max(running, $0.high)
+      return running
+    }
+  }
+
+  private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
+    var die = first
+    while true {
+      visit(&die, parent: parent)
+      var next = Dwarf_Die()
+      guard dwarf_siblingof(&die, &next) == 0 else { return }
+      die = next
+    }
+  }
+
+  private func visit(_ die: inout Dwarf_Die, parent: Int32) {
+    let tag = dwarf_tag(&die)
+    var childParent = parent
+    if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
+      let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
+      let found = DwarfRanges.of(&die)
+      if !found.isEmpty {
+        let index = Int32(scopes.count)
+        let owner: Int32 = isInlined ? parent : -1
+        var scope = Scope(
+          dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(ranges.count),
+          rangeCount: Int32(found.count))
+        if isInlined {
+          scope.callFile = UInt32(
+            truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file)))
+          scope.callLine = UInt32(
+            truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_line)))
+          scope.callColumn = UInt32(
+            truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_column)))
+        }
+        if owner >= 0 {
+          scope.nextSibling = scopes[Int(owner)].firstChild
+          scopes[Int(owner)].firstChild = index
+        }
+        scopes.append(scope)
+        for range in found {
+          let entry = Range(low: range.low, high: range.high, scope: index)
+          ranges.append(entry)
+          if owner < 0 { roots.append(entry) }
+        }
+        childParent = index
+      } else if !isInlined {
+        childParent = -1
+      }
+    }
+    guard dwarfHasChildren(&die) else { return }
+    var child = Dwarf_Die()
+    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
+  }
+
+  private func dwarfHasChildren(_ die: inout Dwarf_Die) -> Bool {
+    dwarf_haschildren(&die) > 0
+  }
+
+  /// The chain of scopes containing `address`, innermost first (empty when no function covers it).
+  func chain(at address: UInt64) -> [Int32] {
+    var low = 0
+    var high = roots.count
+    while low < high {
+      let mid = (low + high) / 2
+      if roots[mid].low <= address { low = mid + 1 } else { high = mid }
+    }
+    var index = low - 1
+    var root: Int32 = -1
+    while index >= 0 && maxHigh[index] > address {
+      if roots[index].high > address {
+        root = roots[index].scope
+        break
+      }
+      index -= 1
+    }
+    guard root >= 0 else { return [] }
+    var result: [Int32] = []
+    result.reserveCapacity(8)
+    result.append(root)
+    var current = root
+    descend: while true {
+      var child = scopes[Int(current)].firstChild
+      while child >= 0 {
+        if contains(child, address) {
+          result.append(child)
+          current = child
+          continue descend
+        }
+        child = scopes[Int(child)].nextSibling
+      }
+      break
+    }
+    return result.reversed()
+  }
+
+  private func contains(_ scope: Int32, _ address: UInt64) -> Bool {
+    let entry = scopes[Int(scope)]
+    for index in Int(entry.rangeStart)..<Int(entry.rangeStart + entry.rangeCount) {
+      let range = ranges[index]
+      if range.low <= address && address < range.high { return true }
+    }
+    return false
+  }
+
+  /// Ranges covered by physical functions (for units without their own range attributes).
+  var functionRanges: [(low: UInt64, high: UInt64)] { roots.map { ($0.low, $0.high) } }
+}
+
+/// `DW_AT_low_pc`/`DW_AT_high_pc`/`DW_AT_ranges` of a DIE, without empty ranges and linker tombstones
+/// (address 0 or ≥ -2 for code that was discarded).
+enum DwarfRanges {
+  static func of(_ die: inout Dwarf_Die) -> [(low: UInt64, high: UInt64)] {
+    var result: [(low: UInt64, high: UInt64)] = []
+    var base: Dwarf_Addr = 0
+    var start: Dwarf_Addr = 0
+    var end: Dwarf_Addr = 0
+    var offset = dwarf_ranges(&die, 0, &base, &start, &end)
+    while offset > 0 {
+      if end > start && start != 0 && start < UInt64.max - 1 { result.append((start, end)) }
+      offset = dwarf_ranges(&die, offset, &base, &start, &end)
+    }
+    return result
+  }
+}
+
+/// Attribute helpers.
+enum DwarfAttributes {
+  static func unsigned(_ die: inout Dwarf_Die, _ name: UInt32) -> UInt64 {
+    var attribute = Dwarf_Attribute()
+    guard dwarf_attr(&die, name, &attribute) != nil else { return 0 }
+    var value: Dwarf_Word = 0
+    return dwarf_formudata(&attribute, &value) == 0 ? value : 0
+  }
+
+  /// The linkage name (following `DW_AT_abstract_origin` and `DW_AT_specification`), else the plain name.
+  static func functionName(_ die: inout Dwarf_Die) -> String? {
+    for name in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
+      var attribute = Dwarf_Attribute()
+      if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil,
+        let text = dwarf_formstring(&attribute)
+      {
+        return String(cString: text)
+      }
+    }
+    return nil
+  }
+}
