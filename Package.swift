@@ -51,7 +51,7 @@ let package = Package(
         ),
         .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
-        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite"]),
+        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite", "CohorlySymbols"]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
         .systemLibrary(
             name: "CDwarf",

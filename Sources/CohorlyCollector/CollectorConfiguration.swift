@@ -25,6 +25,15 @@ public struct CollectorConfiguration: Sendable {
     public var connectionTimeout: UInt32 = 30
 
     /// The defaults.
+    /// Directories searched (recursively, by build id) for debug files when crashes are symbolicated, besides
+    /// the uploaded ones (`<data>/debug-files`). Default none.
+    public var extraDebugFileDirectories: [String] = []
+
+    /// Every directory crash symbolication searches: the uploaded debug files, then the extra ones.
+    var debugFileSearchPaths: [String] {
+        (dataDirectory.map { [$0.appendingPathComponent("debug-files").path] } ?? []) + extraDebugFileDirectories
+    }
+
     public init() {}
 
     /// The state directory used by `cohorly serve` without `--data`: `$XDG_STATE_HOME/cohorly/collector`.

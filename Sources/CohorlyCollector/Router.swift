@@ -27,6 +27,9 @@ struct Router: Sendable {
         }
         switch (request.method, request.path) {
         case ("GET", "/api/events"): return events(request)
+        case ("GET", "/api/crashes"): return crashList(request)
+        case ("GET", _) where request.path.hasPrefix("/api/crashes/"):
+            return crash(String(request.path.dropFirst("/api/crashes/".count)))
         case ("GET", "/api/aliases"): return records("alias")
         case ("GET", "/api/engage"): return records("engage")
         case ("GET", "/admin/faults"): return .json(200, ["faults": .array(faults.pending.map(\.json))])
@@ -86,6 +89,29 @@ struct Router: Sendable {
             return .json(
                 200,
                 ["events": .array(list), "count": .int(list.count), "total": .int(try store.eventCount())])
+        } catch {
+            return .error(500, "storage error: \(error)")
+        }
+    }
+
+    private var crashes: CrashQueries {
+        CrashQueries(store: store, debugFileDirectories: configuration.debugFileSearchPaths)
+    }
+
+    private func crashList(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            return .json(200, try crashes.list(limit: request.query["limit"].flatMap { Int($0) } ?? 100))
+        } catch {
+            return .error(500, "storage error: \(error)")
+        }
+    }
+
+    private func crash(_ insertId: String) -> HTTPResponse {
+        do {
+            guard let crash = try crashes.show(insertId: insertId) else {
+                return .error(404, "no crash with insert_id \(insertId)")
+            }
+            return .json(200, crash)
         } catch {
             return .error(500, "storage error: \(error)")
         }

@@ -38,7 +38,7 @@ public enum ExceptionEvent {
                     "meta": [
                         "signal": [
                             "number": .int(Int(report.signal.number)), "name": .string(report.signal.name),
-                            "code": .int(Int(report.signal.code)),
+                            "code": .int(Int(report.signal.code)), "address": .string(report.signal.address.description),
                         ]
                     ],
                 ],

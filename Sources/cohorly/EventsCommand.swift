@@ -32,48 +32,25 @@ enum EventsListCommand: Command {
             return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "events list")
         }
         func option(_ name: String) -> String? { parsed.options[name]?.last }
-        let environment = ProcessInfo.processInfo.environment
-        let host = option("--host") ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
-        var components = URLComponents(
-            string: host.hasSuffix("/") ? String(host.dropLast()) + "/api/events" : host + "/api/events")
         var query: [URLQueryItem] = []
-        if let event = option("--event") {
-            query.append(URLQueryItem(name: "event", value: event))
-        }
-        if let id = option("--distinct-id") {
-            query.append(URLQueryItem(name: "distinct_id", value: id))
-        }
+        if let event = option("--event") { query.append(URLQueryItem(name: "event", value: event)) }
+        if let id = option("--distinct-id") { query.append(URLQueryItem(name: "distinct_id", value: id)) }
         if let limit = option("--limit") {
             guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: "events list") }
             query.append(URLQueryItem(name: "limit", value: limit))
         }
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
-            return Console.usageError("invalid --host \(host)", command: "events list")
-        }
-        var headers: [(String, String)] = []
-        if let admin = option("--auth-token") ?? environment["COHORLY_AUTH_TOKEN"] {
-            headers.append(("Authorization", "Bearer \(admin)"))
-        }
-        let request = TransportRequest(
-            url: url, method: "GET", headers: headers, body: [], timeout: 30, connectTimeout: 10)
-        switch CurlTransport().send(request) {
-        case .failure(let message):
-            Console.error("cohorly: cannot reach \(host): \(message)")
-            return .failure
-        case .http(let status, _, let body):
-            let text = String(decoding: body, as: UTF8.self)
-            guard status == 200 else {
-                Console.error("cohorly: \(host) answered \(status): \(text)")
-                return .failure
-            }
+        let request = CollectorRequest(parsed: parsed)
+        switch request.get("/api/events", query: query) {
+        case .failure(.usage(let reason)): return Console.usageError(reason, command: "events list")
+        case .failure(.failed): return .failure
+        case .success(let text):
             if parsed.flags.contains("--json") {
                 print(text)
                 return .success
             }
             guard let document = CohorlyValue(json: text), let events = document["events"]?.arrayValue
             else {
-                Console.error("cohorly: unexpected answer from \(host)")
+                Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
             }
             printTable(events, total: document["total"]?.intValue)
@@ -82,17 +59,11 @@ enum EventsListCommand: Command {
     }
 
     private static func printTable(_ events: [CohorlyValue], total: Int?) {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        print(
-            ["TIME (UTC)".padding(24), "EVENT".padding(24), "DISTINCT ID".padding(38), "INSERT ID"]
-                .joined(separator: " "))
+        print(["TIME (UTC)".padded(24), "EVENT".padded(24), "DISTINCT ID".padded(38), "INSERT ID"].joined(separator: " "))
         for event in events {
-            let millis = event["time"]?.intValue ?? 0
-            let time = formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
             let columns = [
-                time.padding(24), (event["event"]?.stringValue ?? "").padding(24),
-                (event["distinct_id"]?.stringValue ?? "").padding(38),
+                Timestamp.iso8601(milliseconds: Int64(event["time"]?.intValue ?? 0)).padded(24),
+                (event["event"]?.stringValue ?? "").padded(24), (event["distinct_id"]?.stringValue ?? "").padded(38),
                 event["insert_id"]?.stringValue ?? "-",
             ]
             print(columns.joined(separator: " "))
@@ -100,11 +71,5 @@ enum EventsListCommand: Command {
         if let total, total > events.count {
             print("(showing \(events.count) of \(total) events; use --limit or --json)")
         }
-    }
-}
-
-extension String {
-    fileprivate func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -12,6 +12,8 @@ let commands: [any Command.Type] = [
   SymbolicateCommand.self,
   ServeCommand.self,
   EventsListCommand.self,
+  CrashesListCommand.self,
+  CrashesShowCommand.self,
 ]
 
 @MainActor func topLevelHelp() -> String {

@@ -1,0 +1,48 @@
+import Cohorly
+import Foundation
+
+/// A GET of the collector's read API (`/api/…`), shared by `events list` and `crashes list|show`.
+struct CollectorRequest {
+    /// The collector's base URL: `--host`, else `COHORLY_HOST`, else `http://127.0.0.1:4000`.
+    let host: String
+    /// The read secret: `--auth-token`, else `COHORLY_AUTH_TOKEN`.
+    let authToken: String?
+
+    init(parsed: ParsedArguments) {
+        let environment = ProcessInfo.processInfo.environment
+        host = parsed.options["--host"]?.last ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
+        authToken = parsed.options["--auth-token"]?.last ?? environment["COHORLY_AUTH_TOKEN"]
+    }
+
+    /// What went wrong: a usage error (bad host) or a failed request (message already printed).
+    enum Failure: Error {
+        case usage(String)
+        case failed
+    }
+
+    /// Fetches `path` with `query`; returns the body of a 200 answer.
+    func get(_ path: String, query: [URLQueryItem] = []) -> Result<String, Failure> {
+        let base = host.hasSuffix("/") ? String(host.dropLast()) : host
+        var components = URLComponents(string: base + path)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
+            return .failure(.usage("invalid --host \(host)"))
+        }
+        var headers: [(String, String)] = []
+        if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
+        let request = TransportRequest(
+            url: url, method: "GET", headers: headers, body: [], timeout: 30, connectTimeout: 10)
+        switch CurlTransport().send(request) {
+        case .failure(let message):
+            Console.error("cohorly: cannot reach \(host): \(message)")
+            return .failure(.failed)
+        case .http(let status, _, let body):
+            let text = String(decoding: body, as: UTF8.self)
+            guard status == 200 else {
+                Console.error("cohorly: \(host) answered \(status): \(text)")
+                return .failure(.failed)
+            }
+            return .success(text)
+        }
+    }
+}
