@@ -88,8 +88,7 @@ struct CrashQueries: Sendable {
     }
 
     /// A thread from a raw stacktrace (frames oldest first → innermost first).
-    private static func thread(_ stacktrace: JSONValue?, tid: Int?, name: String?, crashed: Bool) -> CrashInput.Thread
-    {
+    private static func thread(_ stacktrace: JSONValue?, tid: Int?, name: String?, crashed: Bool) -> CrashInput.Thread {
         let frames = stacktrace?["frames"]?.arrayValue ?? []
         let addresses = frames.reversed().compactMap { hex($0["instruction_addr"]) }
         return CrashInput.Thread(tid: tid, name: name, crashed: crashed, truncated: false, addresses: addresses)

@@ -38,7 +38,8 @@ public enum ExceptionEvent {
                     "meta": [
                         "signal": [
                             "number": .int(Int(report.signal.number)), "name": .string(report.signal.name),
-                            "code": .int(Int(report.signal.code)), "address": .string(report.signal.address.description),
+                            "code": .int(Int(report.signal.code)),
+                            "address": .string(report.signal.address.description),
                         ]
                     ],
                 ],

@@ -31,7 +31,9 @@ enum CrashesListCommand: Command {
         }
         var query: [URLQueryItem] = []
         if let limit = parsed.options["--limit"]?.last {
-            guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: "crashes list") }
+            guard Int(limit) != nil else {
+                return Console.usageError("invalid --limit \(limit)", command: "crashes list")
+            }
             query.append(URLQueryItem(name: "limit", value: limit))
         }
         let request = CollectorRequest(parsed: parsed)
@@ -47,7 +49,11 @@ enum CrashesListCommand: Command {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
             }
-            print(["TIME (UTC)".padded(24), "RELEASE".padded(20), "DISTINCT ID".padded(36), "INSERT ID".padded(36), "CRASH"]
+            print(
+                [
+                    "TIME (UTC)".padded(24), "RELEASE".padded(20), "DISTINCT ID".padded(36), "INSERT ID".padded(36),
+                    "CRASH",
+                ]
                 .joined(separator: " "))
             for crash in list.crashes {
                 let reason = [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
@@ -126,7 +132,9 @@ enum CrashesShowCommand: Command {
                 return .failure
             }
             var header = ["Insert id: \(id)", "Time: \(Timestamp.iso8601(milliseconds: shown.time))"]
-            if let release = shown.release { header.append("Release: \(release)" + (shown.dist.map { " (\($0))" } ?? "")) }
+            if let release = shown.release {
+                header.append("Release: \(release)" + (shown.dist.map { " (\($0))" } ?? ""))
+            }
             header.append("User: \(shown.distinctId)")
             if let os = shown.os { header.append("OS: \(os) \(shown.osVersion ?? "") \(shown.arch ?? "")") }
             print(shown.crash.text(header: header))

@@ -24,7 +24,8 @@ enum EventsListCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token"])
+                arguments, flags: ["--json"],
+                options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token"])
         } catch {
             return Console.usageError(error.reason, command: "events list")
         }
@@ -36,7 +37,9 @@ enum EventsListCommand: Command {
         if let event = option("--event") { query.append(URLQueryItem(name: "event", value: event)) }
         if let id = option("--distinct-id") { query.append(URLQueryItem(name: "distinct_id", value: id)) }
         if let limit = option("--limit") {
-            guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: "events list") }
+            guard Int(limit) != nil else {
+                return Console.usageError("invalid --limit \(limit)", command: "events list")
+            }
             query.append(URLQueryItem(name: "limit", value: limit))
         }
         let request = CollectorRequest(parsed: parsed)
@@ -59,7 +62,8 @@ enum EventsListCommand: Command {
     }
 
     private static func printTable(_ events: [CohorlyValue], total: Int?) {
-        print(["TIME (UTC)".padded(24), "EVENT".padded(24), "DISTINCT ID".padded(38), "INSERT ID"].joined(separator: " "))
+        print(
+            ["TIME (UTC)".padded(24), "EVENT".padded(24), "DISTINCT ID".padded(38), "INSERT ID"].joined(separator: " "))
         for event in events {
             let columns = [
                 Timestamp.iso8601(milliseconds: Int64(event["time"]?.intValue ?? 0)).padded(24),

@@ -24,15 +24,20 @@ enum ServeCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: [], options: ["--port", "--bind", "--data", "--token", "--auth-token", "--rate-limit"])
+                arguments, flags: [],
+                options: ["--port", "--bind", "--data", "--token", "--auth-token", "--rate-limit"])
         } catch {
             return Console.usageError(error.reason, command: "serve")
         }
-        guard parsed.positionals.isEmpty else { return Console.usageError("serve takes no arguments", command: "serve") }
+        guard parsed.positionals.isEmpty else {
+            return Console.usageError("serve takes no arguments", command: "serve")
+        }
         var configuration = CollectorConfiguration()
         configuration.port = 4000
         if let port = parsed.options["--port"]?.last {
-            guard let value = UInt16(port) else { return Console.usageError("invalid --port \(port)", command: "serve") }
+            guard let value = UInt16(port) else {
+                return Console.usageError("invalid --port \(port)", command: "serve")
+            }
             configuration.port = value
         }
         if let bind = parsed.options["--bind"]?.last { configuration.bindAddress = bind }
@@ -45,7 +50,8 @@ enum ServeCommand: Command {
         }
         let environment = ProcessInfo.processInfo.environment
         configuration.dataDirectory =
-            parsed.options["--data"]?.last.map { URL(fileURLWithPath: $0) } ?? CollectorConfiguration.defaultDataDirectory()
+            parsed.options["--data"]?.last.map { URL(fileURLWithPath: $0) }
+            ?? CollectorConfiguration.defaultDataDirectory()
         configuration.tokens = Set(parsed.options["--token"] ?? [])
         if configuration.tokens.isEmpty, let token = environment["COHORLY_TOKEN"], !token.isEmpty {
             configuration.tokens = [token]

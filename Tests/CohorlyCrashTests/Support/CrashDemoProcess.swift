@@ -72,11 +72,11 @@ enum CrashDemoError: Error, CustomStringConvertible {
 /// Runs CrashDemo with `arguments` (plus `--report-dir`) and waits for it to end.
 /// The Swift backtracer is off unless `backtracer` is true (it is slow, and only some tests are about it).
 func runCrashDemo(
-    _ arguments: [String], build: DemoBuild = .debug, reportDirectory: URL? = nil,
+    _ arguments: [String], build: DemoBuild = .debug, executable path: URL? = nil, reportDirectory: URL? = nil,
     backtracer: Bool = false,
     label: String = "run", withClient: Bool = false, environment extra: [String: String] = [:]
 ) async throws -> CrashDemoRun {
-    let executable = build.executable
+    let executable = path ?? build.executable
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
         throw CrashDemoError.missingExecutable(executable)
     }

@@ -1,0 +1,106 @@
+import CohorlyCollector
+import CohorlySymbols
+import Foundation
+import Testing
+
+/// The whole loop with a stripped release binary: crash → next launch → `$exception` → the collector shows it
+/// symbolicated from the separate debug file, agreeing with llvm-symbolizer.
+@Suite("Crashes shown symbolicated")
+struct SymbolicatedCrashTests {
+    static func tool(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The release CrashDemo split like a shipped app: stripped binary with a debuglink, debug file apart.
+    static func splitRelease(into root: URL) throws -> (binary: URL, debugFile: URL) {
+        let app = root.appendingPathComponent("app")
+        let symbols = root.appendingPathComponent("symbols")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: symbols, withIntermediateDirectories: true)
+        let binary = app.appendingPathComponent("CrashDemo")
+        let debugFile = symbols.appendingPathComponent("CrashDemo.debug")
+        try FileManager.default.copyItem(at: DemoBuild.release.executable, to: binary)
+        #expect(try tool("/usr/bin/objcopy", ["--only-keep-debug", binary.path, debugFile.path]).status == 0)
+        #expect(try tool("/usr/bin/strip", ["--strip-all", binary.path]).status == 0)
+        #expect(try tool("/usr/bin/objcopy", ["--add-gnu-debuglink=\(debugFile.path)", binary.path]).status == 0)
+        return (binary, debugFile)
+    }
+
+    @Test func aStrippedReleaseCrashIsShownWithTheFunctionAndLineLLVMSymbolizerGives() async throws {
+        let root = try makeTemporaryDirectory("symbolicated")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (binary, debugFile) = try Self.splitRelease(into: root)
+        #expect(try ObjectInfo(path: binary.path).hasDebugInfo == false)
+
+        var configuration = CollectorConfiguration()
+        configuration.tokens = ["demo-token"]
+        configuration.extraDebugFileDirectories = [debugFile.deletingLastPathComponent().path]
+        let collector = try Collector(configuration: configuration)
+        _ = try collector.start()
+        defer { collector.stop() }
+        let host = collector.baseURL.absoluteString
+        let environment = ["COHORLY_HOST": host, "COHORLY_TOKEN": "demo-token"]
+        let storage = root.appendingPathComponent("storage").path
+        let reports = root.appendingPathComponent("reports")
+
+        let crash = try await runCrashDemo(
+            ["crash", "index-out-of-range", "--identify", "crash-user", "--storage", storage], executable: binary,
+            reportDirectory: reports, withClient: true, environment: environment)
+        #expect(crash.signal == SIGILL)
+        let report = try #require(try crash.reports().first)
+        let frame0 = try #require(report.crashedThread?.frames.first)
+        let module = try #require(report.module(containing: frame0))
+        #expect(module.path == binary.path)
+
+        let next = try await runCrashDemo(
+            ["run", "--storage", storage, "--version", "9.9.9"], executable: binary, reportDirectory: reports,
+            withClient: true, environment: environment)
+        #expect(next.exitStatus == 0)
+
+        let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
+        let shown = try Self.tool(cli, ["crashes", "show", report.insertId, "--host", host, "--json"])
+        #expect(shown.status == 0)
+        let answer = try JSONDecoder().decode(Shown.self, from: Data(shown.output.utf8))
+        #expect(answer.release == "CrashDemo@1.0.0")
+        #expect(answer.distinctId == "crash-user")
+        #expect(answer.crash.reason == "Swift runtime failure: Index out of range")
+        #expect(answer.crash.reasonSource == "dwarf")
+        let top = try #require(answer.crash.threads.first { $0.crashed }?.frames.first)
+        let physical = try #require(top.symbols.last)
+        #expect(physical.function?.contains("crashIndexOutOfRange") == true)
+
+        // The same address through llvm-symbolizer on the debug file: the physical frame is its last answer.
+        let address = "0x" + String(frame0.value - module.base.value, radix: 16)
+        let reference = try Self.tool(
+            ReferenceSymbolizer.executable.path, ["--obj=\(debugFile.path)", "--inlines", address])
+        let lines = reference.output.split(separator: "\n").map(String.init)
+        let location = try #require(lines.last)  // file:line:column of the physical frame
+        #expect(location == "\(physical.file ?? "?"):\(physical.line):\(physical.column)")
+        #expect(top.symbols.count == lines.count / 2)  // same inline depth
+
+        // The text form names the reason first.
+        let text = try Self.tool(cli, ["crashes", "show", report.insertId, "--host", host])
+        #expect(text.output.hasPrefix("Crash: Swift runtime failure: Index out of range"))
+        #expect(text.output.contains("Release: CrashDemo@1.0.0"))
+    }
+
+    struct Shown: Decodable {
+        var release: String?
+        var distinctId: String
+        var crash: SymbolicatedCrash
+
+        enum CodingKeys: String, CodingKey {
+            case release, crash
+            case distinctId = "distinct_id"
+        }
+    }
+}
