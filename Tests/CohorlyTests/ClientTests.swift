@@ -15,6 +15,7 @@ import Testing
             flushAt: 3, maxQueueSize: 50, debug: false)
         defer { client.shutdown() }
         #expect(Cohorly.shared === client)
+        #expect(Cohorly.defaultAPIHost.absoluteString == "https://cohorly-service.velloalabs.com")
         #expect(client.options.storageDirectory == directory)
         #expect(client.options.flushInterval == 3600 && client.options.flushAt == 3)
         #expect(client.options.maxQueueSize == 50 && !client.options.debug)
