@@ -260,6 +260,16 @@ import Testing
         #expect(delay > 250 && delay <= 300)
     }
 
+    @Test func anUnwritableStorageDirectoryFallsBackToMemory() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector, directory: URL(fileURLWithPath: "/proc/self/cohorly-cannot-be-here"))
+        defer { client.shutdown() }
+        client.track("still works")
+        #expect(await client.flush())
+        #expect(try collector.store.events().map(\.event) == ["still works"])
+    }
+
     @Test func jitterStaysWithinTwentyPercent() {
         var policy = RetryPolicy.default
         policy.random = { 0 }
