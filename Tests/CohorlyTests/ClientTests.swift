@@ -270,6 +270,30 @@ import Testing
         #expect(try collector.store.events().map(\.event) == ["still works"])
     }
 
+    @Test func automaticFlushesWaitOutTheBackoffWindow() {
+        // Size trigger: now, unless backing off.
+        #expect(Delivery.automaticFlushDue(now: 10, count: 20, flushAt: 20, timer: 15, backoffUntil: 0) == 10)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 20, flushAt: 20, timer: 15, backoffUntil: 40) == 40)
+        // Timer trigger: at the timer, unless backing off longer.
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 0) == 15)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 40) == 40)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 12) == 15)
+    }
+
+    @Test func anExplicitFlushBypassesTheBackoffWindow() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let recorder = Recorder()
+        let client = makeClient(collector, recorder: recorder) { $0.retry.maxDelay = 3_600 }
+        defer { client.shutdown() }
+        collector.injectFault(Fault(status: 503, retryAfter: "3600"))
+        client.track("e")
+        #expect(await client.flush() == false)
+        #expect(recorder.retryDelays == [3_600])
+        #expect(await client.flush())  // an hour of backoff left, and it still tries now
+        #expect(try collector.store.eventCount() == 1)
+    }
+
     @Test func jitterStaysWithinTwentyPercent() {
         var policy = RetryPolicy.default
         policy.random = { 0 }
