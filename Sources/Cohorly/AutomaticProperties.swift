@@ -87,16 +87,25 @@ enum UUIDv4 {
     static func make<G: RandomNumberGenerator>(using generator: inout G) -> String {
         var high = generator.next() as UInt64
         var low = generator.next() as UInt64
-        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
-        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        let hex = Self.hex(high, 16) + Self.hex(low, 16)
-        let chars = Array(hex)
-        return String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16]) + "-"
-            + String(chars[16..<20]) + "-" + String(chars[20..<32])
-    }
-
-    private static func hex(_ value: UInt64, _ width: Int) -> String {
-        let text = String(value, radix: 16)
-        return String(repeating: "0", count: width - text.count) + text
+        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000  // version 4
+        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
+        // 8-4-4-4-12 lowercase hex written straight into the string's storage (this runs once per event).
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            var index = 0
+            func put(_ value: UInt64, nibbles: Int) {
+                for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        buffer[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    buffer[index] = digits.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
+                    index += 1
+                }
+            }
+            put(high, nibbles: 16)
+            put(low, nibbles: 16)
+            return index
+        }
     }
 }

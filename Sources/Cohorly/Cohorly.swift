@@ -35,13 +35,17 @@ public final class Cohorly: Sendable {
         }
     }()
 
+    /// The hosted Cohorly ingestion host, the default `apiHost`: `https://cohorly-service.velloalabs.com`.
+    public static let defaultAPIHost: URL =
+        URL(string: "https://cohorly-service.velloalabs.com") ?? URL(fileURLWithPath: "/")  // a valid literal
+
     /// The instance configured by the last `initialize` (nil before).
     public static var shared: Cohorly? { sharedBox.value }
 
     /// Configures the client, makes it `Cohorly.shared` and returns it. Each argument left nil keeps the value in
     /// `options`.
     /// - Parameters:
-    ///   - apiHost: the Cohorly ingestion host (no path), e.g. `https://cohorly-service.velloalabs.com`.
+    ///   - apiHost: the Cohorly ingestion host (no path). Default `defaultAPIHost` (the hosted service).
     ///   - token: the project token, sent as the `X-Cohorly-Token` header. Default nil (no header).
     ///   - storageDirectory: where the queue lives. Default: the state directory (`$XDG_STATE_HOME/cohorly`).
     ///   - flushInterval: seconds between automatic flushes. Default 5.
@@ -51,7 +55,7 @@ public final class Cohorly: Sendable {
     ///   - options: everything else (retry timings, transport, log handler). Default `.default`.
     @discardableResult
     public static func initialize(
-        apiHost: URL, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
+        apiHost: URL = defaultAPIHost, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
         flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
     ) -> Cohorly {
         var options = options

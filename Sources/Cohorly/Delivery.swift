@@ -120,11 +120,19 @@ final class Delivery: @unchecked Sendable {
                 continue
             }
             if nextTimerFlush == .infinity { nextTimerFlush = now + options.flushInterval }
-            let due = max(count >= options.flushAt ? now : nextTimerFlush, backoffUntil)
+            let due = Self.automaticFlushDue(
+                now: now, count: count, flushAt: options.flushAt, timer: nextTimerFlush, backoffUntil: backoffUntil)
             if now >= due { return true }
             signal.wait(until: due)
         }
         return false
+    }
+
+    /// When an automatic (size or timer) flush may start: at once when `count` reached `flushAt`, else when the
+    /// timer fires; never inside the backoff window. Explicit flushes do not ask.
+    static func automaticFlushDue(now: Double, count: Int, flushAt: Int, timer: Double, backoffUntil: Double) -> Double
+    {
+        max(count >= flushAt ? now : timer, backoffUntil)
     }
 
     /// Resolves flush requests whose records are all gone (all = true: every request, as success).

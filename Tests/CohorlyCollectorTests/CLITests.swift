@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func serveOnAPickedPortThenListEvents() throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        let data = temporaryDirectory()
         let server = Process()
         server.executableURL = Self.cli
         server.arguments = ["serve", "--port", "0", "--data", data.path, "--token", "cli-token"]

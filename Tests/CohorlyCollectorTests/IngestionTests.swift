@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func storageSurvivesARestart() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("collector-\(UUID().uuidString)")
+        let directory = temporaryDirectory()
         let first = try startCollector { $0.dataDirectory = directory }
         #expect(send(first, "/track", body: event(insertId: "kept")).status == 200)
         first.stop()

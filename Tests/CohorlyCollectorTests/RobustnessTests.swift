@@ -110,7 +110,7 @@ import Testing
 
 /// gzip-compresses `bytes` with the system gzip tool.
 func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
-    let directory = FileManager.default.temporaryDirectory
+    let directory = temporaryDirectory()
     let input = directory.appendingPathComponent("bomb-\(UUID().uuidString)")
     try Data(bytes).write(to: input)
     defer { try? FileManager.default.removeItem(at: input.appendingPathExtension("gz")) }

@@ -15,6 +15,7 @@ import Testing
             flushAt: 3, maxQueueSize: 50, debug: false)
         defer { client.shutdown() }
         #expect(Cohorly.shared === client)
+        #expect(Cohorly.defaultAPIHost.absoluteString == "https://cohorly-service.velloalabs.com")
         #expect(client.options.storageDirectory == directory)
         #expect(client.options.flushInterval == 3600 && client.options.flushAt == 3)
         #expect(client.options.maxQueueSize == 50 && !client.options.debug)
@@ -257,6 +258,40 @@ import Testing
         #expect(await client.flush() == false)
         let delay = try #require(recorder.retryDelays.first)
         #expect(delay > 250 && delay <= 300)
+    }
+
+    @Test func anUnwritableStorageDirectoryFallsBackToMemory() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector, directory: URL(fileURLWithPath: "/proc/self/cohorly-cannot-be-here"))
+        defer { client.shutdown() }
+        client.track("still works")
+        #expect(await client.flush())
+        #expect(try collector.store.events().map(\.event) == ["still works"])
+    }
+
+    @Test func automaticFlushesWaitOutTheBackoffWindow() {
+        // Size trigger: now, unless backing off.
+        #expect(Delivery.automaticFlushDue(now: 10, count: 20, flushAt: 20, timer: 15, backoffUntil: 0) == 10)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 20, flushAt: 20, timer: 15, backoffUntil: 40) == 40)
+        // Timer trigger: at the timer, unless backing off longer.
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 0) == 15)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 40) == 40)
+        #expect(Delivery.automaticFlushDue(now: 10, count: 3, flushAt: 20, timer: 15, backoffUntil: 12) == 15)
+    }
+
+    @Test func anExplicitFlushBypassesTheBackoffWindow() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let recorder = Recorder()
+        let client = makeClient(collector, recorder: recorder) { $0.retry.maxDelay = 3_600 }
+        defer { client.shutdown() }
+        collector.injectFault(Fault(status: 503, retryAfter: "3600"))
+        client.track("e")
+        #expect(await client.flush() == false)
+        #expect(recorder.retryDelays == [3_600])
+        #expect(await client.flush())  // an hour of backoff left, and it still tries now
+        #expect(try collector.store.eventCount() == 1)
     }
 
     @Test func jitterStaysWithinTwentyPercent() {

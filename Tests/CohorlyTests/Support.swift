@@ -4,9 +4,23 @@ import Testing
 
 @testable import Cohorly
 
-/// A fresh temporary directory, removed by `cleanup`.
+/// This run's directory for temporary files: `$TMPDIR/cohorly-client-tests/<pid>`. Creating it removes the
+/// directories of earlier runs whose process is gone, so test files never pile up.
+let testRoot: URL = {
+    let base = FileManager.default.temporaryDirectory.appendingPathComponent("cohorly-client-tests")
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? []
+    for entry in entries {
+        guard let pid = Int32(entry), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+        try? FileManager.default.removeItem(at: base.appendingPathComponent(entry))
+    }
+    let root = base.appendingPathComponent(String(getpid()))
+    try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    return root
+}()
+
+/// A fresh directory under this run's `testRoot`.
 func temporaryDirectory() -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("cohorly-tests-\(UUID().uuidString)")
+    let url = testRoot.appendingPathComponent(UUID().uuidString)
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
