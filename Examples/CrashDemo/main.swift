@@ -137,7 +137,13 @@ case "run":
     // A clean launch: hand the previous launches' reports to the queue, deliver them, exit.
     let delivery = installRecorder()
     let summary = delivery?.wait(timeout: .seconds(30))
-    let delivered = await Cohorly.shared?.flush() ?? false
+    // Deliver: our own flush, or the detached sender holding the queue meanwhile; bounded.
+    var delivered = false
+    let deadline = Date(timeIntervalSinceNow: 30)
+    while !delivered && Date() < deadline {
+        delivered = await Cohorly.shared?.flush() ?? false || Cohorly.shared?.queuedCount == 0
+        if !delivered { try? await Task.sleep(for: .milliseconds(100)) }
+    }
     print("reports queued: \(summary?.queued ?? 0), delivered: \(delivered)")
     exit(delivered ? 0 : 1)
 case "reports":

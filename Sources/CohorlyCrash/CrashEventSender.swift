@@ -1,7 +1,6 @@
 import CCrashRecorder
 import Cohorly
 import Foundation
-import Synchronization
 
 /// The detached sender: the Linux counterpart of a background URLSession.
 ///
@@ -9,8 +8,9 @@ import Synchronization
 /// crash events are durably queued, `install` starts this executable again (`/proc/self/exe`) as a detached
 /// process (new session, no inherited descriptors, stdio on /dev/null) with `COHORLY_CRASH_SENDER` set. In that
 /// process a constructor in `CCrashRecorder` runs ``senderMain()`` before `main`: it opens the same persisted
-/// queue, flushes until it is empty or the timeout passes, and exits — the app's own code never runs there.
-/// One sender at a time per queue (an exclusive `flock`); a second one waits for the first, then finds less to do.
+/// queue, delivers it until it is empty or the timeout passes, and exits — the app's own code never runs there.
+/// The client lets one process at a time send a queue (`queue.lock`), so the app and its senders never send a
+/// record twice.
 enum CrashEventSender {
     static let modeVariable = "COHORLY_CRASH_SENDER"
     static let storageVariable = "COHORLY_CRASH_SENDER_STORAGE"
@@ -37,46 +37,21 @@ enum CrashEventSender {
         return pid > 0
     }
 
-    /// The sender process: flushes the queue named in the environment, then returns (the caller exits).
+    /// The sender process: delivers the queue named in the environment (`Cohorly.sendQueued`: the retry
+    /// contract's backoff between attempts, one sender per queue), then returns (the caller exits).
     static func senderMain() {
         let environment = ProcessInfo.processInfo.environment
         guard let storage = environment[storageVariable], let host = environment[hostVariable].flatMap(URL.init)
         else { return }
-        let timeoutMs = Int(environment[timeoutVariable] ?? "") ?? 120_000
-        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
-        let lock = open(storage + "/crash-sender.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { return }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            if ContinuousClock.now >= deadline { return }
-            usleep(50_000)  // another sender owns the queue; wait for it (bounded by the deadline)
-        }
-        var options = CohorlyOptions.default
-        options.storageDirectory = URL(fileURLWithPath: storage)
-        let client = Cohorly(apiHost: host, token: environment[tokenVariable], options: options)
-        var pause = Duration.milliseconds(500)
-        while client.queuedCount > 0 && ContinuousClock.now < deadline {
-            if blockingFlush(client) { continue }
-            let remaining = deadline - ContinuousClock.now
-            let wait = min(pause, remaining)
-            if wait > .zero {
-                usleep(UInt32(wait.components.seconds * 1_000_000 + wait.components.attoseconds / 1_000_000_000_000))
-            }
-            pause = min(pause * 2, .seconds(8))
-        }
-        client.shutdown()
-    }
-
-    private static func blockingFlush(_ client: Cohorly) -> Bool {
+        let timeout = Double(environment[timeoutVariable] ?? "").map { $0 / 1000 } ?? 120
+        let token = environment[tokenVariable]
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex(false)
         Task.detached {
-            let delivered = await client.flush()
-            result.withLock { $0 = delivered }
+            _ = await Cohorly.sendQueued(
+                storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token, timeout: timeout)
             done.signal()
         }
         done.wait()
-        return result.withLock { $0 }
     }
 
     private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R)
