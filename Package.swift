@@ -50,9 +50,14 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite"]),
+        // Shared below the client and the collector: one JSON value with its parser and writer, one SQLite wrapper.
+        .target(name: "CohorlyJSON"),
+        .target(name: "CohorlySQLite", dependencies: ["CSQLite"]),
+        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CohorlyJSON", "CohorlySQLite"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
-        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite", "CohorlySymbols"]),
+        .target(
+            name: "CohorlyCollector",
+            dependencies: ["CMicroHTTPD", "CSQLite", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
         .systemLibrary(
             name: "CDwarf",

@@ -1,3 +1,4 @@
+import CohorlySQLite
 import Foundation
 
 /// The persisted queue in SQLite (WAL journal, `synchronous=NORMAL`): survives `kill -9` at any moment, since a

@@ -1,3 +1,4 @@
+import CohorlySQLite
 import Foundation
 
 /// An event as the collector stored it.

@@ -20,7 +20,7 @@ extension CohorlyValue {
         self = parsed
     }
 
-    func write(into out: inout String) {
+    package func write(into out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
@@ -46,7 +46,7 @@ extension CohorlyValue {
         }
     }
 
-    static func writeString(_ string: String, into out: inout String) {
+    package static func writeString(_ string: String, into out: inout String) {
         out += "\""
         var needsEscape = false
         for byte in string.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
@@ -278,5 +278,17 @@ struct JSONParser {
         if isInteger, let value = Int(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { return nil }
         return .double(value)
+    }
+}
+
+extension CohorlyValue {
+    /// Parses a UTF-8 JSON document; nil when it is not valid JSON.
+    public init?(bytes: [UInt8]) {
+        let parsed: CohorlyValue? = bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer)
+            return parser.parseDocument()
+        }
+        guard let parsed else { return nil }
+        self = parsed
     }
 }

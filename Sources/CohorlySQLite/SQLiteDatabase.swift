@@ -1,16 +1,16 @@
 import CSQLite
 
 /// A failed SQLite call, with SQLite's message.
-struct SQLiteError: Error, CustomStringConvertible {
-    let description: String
+package struct SQLiteError: Error, CustomStringConvertible {
+    package let description: String
 }
 
 /// One SQLite connection. Not thread-safe by itself: its owner serializes access.
-final class SQLiteDatabase {
-    let handle: OpaquePointer
+package final class SQLiteDatabase {
+    package let handle: OpaquePointer
 
     /// Opens (creating) the database at `path` (`":memory:"` for a private in-memory one).
-    init(path: String) throws {
+    package init(path: String) throws {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &db, flags, nil)
@@ -26,7 +26,7 @@ final class SQLiteDatabase {
     // close_v2: the connection closes once the last statement is finalized, whatever order owners release them.
     deinit { sqlite3_close_v2(handle) }
 
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?
         if sqlite3_exec(handle, sql, nil, nil, &error) != SQLITE_OK {
             let message = error.map { String(cString: $0) } ?? "unknown error"
@@ -35,7 +35,7 @@ final class SQLiteDatabase {
         }
     }
 
-    func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
             throw SQLiteError(description: String(cString: sqlite3_errmsg(handle)))
@@ -44,7 +44,7 @@ final class SQLiteDatabase {
     }
 
     /// Runs `body` in one immediate transaction: committed if it returns, rolled back if it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -56,29 +56,29 @@ final class SQLiteDatabase {
         }
     }
 
-    var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
 /// A prepared statement; reset and cleared before each use by `run`/`rows`.
-final class SQLiteStatement {
-    let statement: OpaquePointer
-    let database: OpaquePointer
+package final class SQLiteStatement {
+    package let statement: OpaquePointer
+    package let database: OpaquePointer
 
-    init(_ statement: OpaquePointer, database: OpaquePointer) {
+    package init(_ statement: OpaquePointer, database: OpaquePointer) {
         self.statement = statement
         self.database = database
     }
 
     deinit { sqlite3_finalize(statement) }
 
-    enum Value {
+    package enum Value {
         case int(Int64)
         case text(String)
         case null
     }
 
-    func bind(_ values: [Value]) throws {
+    package func bind(_ values: [Value]) throws {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
         for (offset, value) in values.enumerated() {
@@ -99,7 +99,7 @@ final class SQLiteStatement {
     }
 
     /// Executes a statement that returns no rows.
-    func run(_ values: [Value] = []) throws {
+    package func run(_ values: [Value] = []) throws {
         try bind(values)
         let status = sqlite3_step(statement)
         sqlite3_reset(statement)
@@ -109,7 +109,7 @@ final class SQLiteStatement {
     }
 
     /// Executes a query, calling `row` for each result row until it returns false.
-    func rows(_ values: [Value] = [], _ row: (SQLiteStatement) throws -> Bool) throws {
+    package func rows(_ values: [Value] = [], _ row: (SQLiteStatement) throws -> Bool) throws {
         try bind(values)
         defer { sqlite3_reset(statement) }
         while true {
@@ -122,9 +122,9 @@ final class SQLiteStatement {
         }
     }
 
-    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    package func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
-    func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard sqlite3_column_type(statement, column) != SQLITE_NULL,
             let pointer = sqlite3_column_text(statement, column)
         else { return nil }
