@@ -74,7 +74,7 @@ struct CrashQueries: Sendable {
         case "cxx":
             input.cxxType = type
             input.cxxWhat = value
-        default: break
+        default: input.signalDescription = [type, value].compactMap { $0 }.joined(separator: ": ")
         }
         let signal = mechanism?["meta"]?["signal"]
         input.signalName = signal?["name"]?.stringValue

@@ -9,8 +9,8 @@ import Foundation
 /// process (new session, no inherited descriptors, stdio on /dev/null) with `COHORLY_CRASH_SENDER` set. In that
 /// process a constructor in `CCrashRecorder` runs ``senderMain()`` before `main`: it opens the same persisted
 /// queue, delivers it until it is empty or the timeout passes, and exits — the app's own code never runs there.
-/// The client lets one process at a time send a queue (`queue.lock`), so the app and its senders never send a
-/// record twice.
+/// Senders take turns (`crash-sender.lock`), and the client lets one process at a time send a queue
+/// (`queue.lock`), so the app and its senders never send a record twice.
 enum CrashEventSender {
     static let modeVariable = "COHORLY_CRASH_SENDER"
     static let storageVariable = "COHORLY_CRASH_SENDER_STORAGE"
@@ -44,11 +44,22 @@ enum CrashEventSender {
         guard let storage = environment[storageVariable], let host = environment[hostVariable].flatMap(URL.init)
         else { return }
         let timeout = Double(environment[timeoutVariable] ?? "").map { $0 / 1000 } ?? 120
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        // Senders of one queue take turns (a crash loop starts one per launch): a later one waits for the one
+        // before it to finish rather than failing against its lock and backing off.
+        let lock = open(storage + "/crash-sender.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            guard Date() < deadline else { return }
+            usleep(20_000)
+        }
         let token = environment[tokenVariable]
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             _ = await Cohorly.sendQueued(
-                storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token, timeout: timeout)
+                storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token,
+                timeout: max(1, deadline.timeIntervalSinceNow))
             done.signal()
         }
         done.wait()

@@ -2,13 +2,17 @@ import Foundation
 
 /// The crash reports on disk: lists, decodes and deletes them, and keeps the directory healthy.
 ///
-/// ``pendingReports()`` first tidies the directory: a report whose decoding crashed the process last time
-/// (left as `*.sending`) is moved to `quarantine/` and never retried; a torn `*.tmp` is salvaged into a
+/// ``pendingReports()`` first tidies the directory: a report whose decoding was interrupted
+/// ``maximumLoadAttempts`` times (the process died while decoding it, each time — a parser crash loop) is
+/// moved to `quarantine/` and never retried; a torn `*.tmp` is salvaged into a
 /// report with `complete: false` (or removed when nothing usable is left); only the newest
 /// ``maximumReports`` reports are kept.
 public struct CrashReportStore: Sendable {
     /// Reports kept on disk (the recorder's CLY_MAX_REPORTS).
     public static let maximumReports = 10
+    /// Interrupted decodes of one report before it is quarantined. More than one, because the app may die
+    /// of an unrelated crash while its sender happens to be decoding (a crash loop at startup).
+    public static let maximumLoadAttempts = 3
     /// Quarantined reports kept for inspection.
     public static let maximumQuarantined = 10
 
@@ -71,18 +75,18 @@ public struct CrashReportStore: Sendable {
         }
     }
 
-    /// Decodes a report. While it decodes, the file is renamed `*.sending`, so that if decoding crashes the
-    /// process, the next launch quarantines it instead of crashing again.
+    /// Decodes a report. Before decoding, the attempt is counted in `<file>.attempts` (removed once decoding
+    /// returns): if decoding keeps killing the process, a later launch quarantines the report instead of
+    /// crashing again.
     /// - Throws: ``ReportError`` naming the file.
     public func load(_ file: ReportFile) throws -> CrashReport {
-        let guarded = URL(fileURLWithPath: file.url.path + ".sending")
-        guard rename(file.url.path, guarded.path) == 0 else {
-            throw ReportError.unreadable(file: file.url.path, reason: String(cString: strerror(errno)))
-        }
-        defer { _ = rename(guarded.path, file.url.path) }
+        let attempts = Self.attemptsFile(for: file.url)
+        let previous = Self.attemptCount(attempts)
+        try? Data(String(previous + 1).utf8).write(to: attempts)
+        defer { try? FileManager.default.removeItem(at: attempts) }
         let data: Data
         do {
-            data = try Data(contentsOf: guarded)
+            data = try Data(contentsOf: file.url)
         } catch {
             throw ReportError.unreadable(file: file.url.path, reason: "\(error)")
         }
@@ -91,6 +95,12 @@ public struct CrashReportStore: Sendable {
         } catch let error as ReportError {
             throw error.naming(file.url.path)
         }
+    }
+
+    static func attemptsFile(for report: URL) -> URL { URL(fileURLWithPath: report.path + ".attempts") }
+
+    static func attemptCount(_ attempts: URL) -> Int {
+        (try? String(contentsOf: attempts, encoding: .utf8)).flatMap { Int($0) } ?? 0
     }
 
     /// Removes a report (after its event is durably queued).
@@ -121,20 +131,21 @@ public struct CrashReportStore: Sendable {
 
     private func quarantineInterruptedLoads() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        let interrupted = names.filter { $0.hasSuffix(".json.sending") }
-        guard !interrupted.isEmpty else { return }
-        try? FileManager.default.createDirectory(
-            at: quarantineDirectory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        for name in interrupted {
-            let target = quarantineDirectory.appendingPathComponent(
-                String(name.dropLast(".sending".count)))
-            _ = rename(directory.appendingPathComponent(name).path, target.path)
+        for name in names where name.hasSuffix(".json.attempts") {
+            let attempts = directory.appendingPathComponent(name)
+            let report = directory.appendingPathComponent(String(name.dropLast(".attempts".count)))
+            guard FileManager.default.fileExists(atPath: report.path) else {
+                try? FileManager.default.removeItem(at: attempts)
+                continue
+            }
+            guard Self.attemptCount(attempts) >= Self.maximumLoadAttempts else { continue }
+            try? FileManager.default.createDirectory(
+                at: quarantineDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            _ = rename(report.path, quarantineDirectory.appendingPathComponent(report.lastPathComponent).path)
+            try? FileManager.default.removeItem(at: attempts)
         }
         let kept = quarantinedReports()
-        for url in kept.dropLast(Self.maximumQuarantined) {
-            try? FileManager.default.removeItem(at: url)
-        }
+        for url in kept.dropLast(Self.maximumQuarantined) { try? FileManager.default.removeItem(at: url) }
     }
 
     private func salvageTornFiles() {

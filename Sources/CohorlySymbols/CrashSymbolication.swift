@@ -20,6 +20,9 @@ public struct CrashInput: Sendable {
     public var signalCode: Int?
     /// See ``signalName``.
     public var faultAddress: String?
+    /// A description of the signal made when the crash was caught (e.g. `SIGSEGV: Stack overflow at 0x…`),
+    /// used as the reason when nothing more specific is known.
+    public var signalDescription: String?
     /// `signal`, `swift_fatal`, `cxx_terminate`, or nil.
     public var mechanism: String?
     /// The crashed executable's path.
@@ -237,6 +240,7 @@ public enum CrashSymbolicator {
             return String(function.dropFirst(prefix.count))
         }.first
         if let runtimeFailure { return ("Swift runtime failure: \(runtimeFailure)", "dwarf") }
+        if let description = input.signalDescription, !description.isEmpty { return (description, "signal") }
         var text = input.signalName ?? input.signalNumber.map { "signal \($0)" } ?? "unknown"
         if let address = input.faultAddress { text += " at \(address)" }
         return (text, "signal")
@@ -266,7 +270,22 @@ extension SymbolicatedCrash {
             if thread.crashed { title += " crashed" }
             lines.append(title + ":")
             if thread.frames.isEmpty { lines.append("  (no frames: the thread did not answer)") }
-            for frame in thread.frames { lines += Self.lines(of: frame) }
+            // Runs of one repeated frame (deep recursion) are folded into one line after their first frame.
+            var index = 0
+            while index < thread.frames.count {
+                let frame = thread.frames[index]
+                lines += Self.lines(of: frame)
+                var next = index + 1
+                while next < thread.frames.count && thread.frames[next].instructionAddr == frame.instructionAddr {
+                    next += 1
+                }
+                if next - index > 2 {
+                    lines.append("    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(next - 1))")
+                    index = next
+                } else {
+                    index += 1
+                }
+            }
             if thread.truncated { lines.append("  … (truncated)") }
         }
         if !unsymbolicatedModules.isEmpty {

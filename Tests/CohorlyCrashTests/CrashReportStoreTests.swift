@@ -80,15 +80,25 @@ struct CrashReportStoreTests {
         #expect(!report.complete)
     }
 
-    @Test func aReportWhoseDecodingCrashedIsQuarantined() throws {
+    @Test func aReportWhoseDecodingKeepsKillingTheProcessIsQuarantinedOnlyAfterThreeAttempts() async throws {
+        let full = try await Self.realReport()
         let directory = try makeTemporaryDirectory("quarantine")
         defer { try? FileManager.default.removeItem(at: directory) }
-        // What a launch that crashed inside load() leaves behind.
-        let left = directory.appendingPathComponent(Self.name + ".json.sending")
-        try Data("{\"format\":\"cohorly-crash/1\"}".utf8).write(to: left)
+        let report = directory.appendingPathComponent(Self.name + ".json")
+        try full.write(to: report)
+        let attempts = directory.appendingPathComponent(Self.name + ".json.attempts")
         let store = CrashReportStore(directory: directory)
+        // What launches that died while decoding leave behind: one interrupted attempt is not enough…
+        try Data("1".utf8).write(to: attempts)
+        let file = try #require(store.pendingReports().first)
+        // …and the count goes on while decoding, and is cleared once decoding returns.
+        _ = try store.load(file)
+        #expect(!FileManager.default.fileExists(atPath: attempts.path))
+        // Three interrupted attempts: quarantined, never listed again.
+        try Data("3".utf8).write(to: attempts)
         #expect(store.pendingReports().isEmpty)
         #expect(store.quarantinedReports().map(\.lastPathComponent) == [Self.name + ".json"])
+        #expect(!FileManager.default.fileExists(atPath: attempts.path))
         #expect(store.pendingReports().isEmpty)
     }
 
@@ -118,8 +128,9 @@ struct CrashReportStoreTests {
             } catch {
                 #expect("\(error)".contains(file.url.path))
             }
-            // The file is back under its own name (not left as .sending).
+            // The file stays, and no interrupted attempt is left counted.
             #expect(FileManager.default.fileExists(atPath: file.url.path))
+            #expect(!FileManager.default.fileExists(atPath: file.url.path + ".attempts"))
         }
         let foreign = files.first { $0.name.hasPrefix("0001796000000003") }
         #expect(
