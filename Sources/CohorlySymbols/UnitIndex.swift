@@ -33,17 +33,63 @@ final class UnitIndex {
   /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
   private(set) var roots: [Range] = []
   private var maxHigh: [UInt64] = []
+  /// Whether the linear pass read the whole unit (false: libdw's walk was used).
+  private(set) var usedLinearWalk = false
 
-  init(unitDie: Dwarf_Die) {
+  /// Indexes the unit: in one linear pass with `scanner` when it can read every DIE, else with libdw's
+  /// child/sibling walk.
+  init(unitDie: Dwarf_Die, scanner: DieScanner? = nil) {
     var die = unitDie
+    var linear = false
+    if let scanner, dwarf_tag(&die) > 0 {
+      if dwarf_haschildren(&die) <= 0 {
+        linear = true  // nothing below the unit DIE
+      } else if let firstChild = scanner.attributesEnd(&die) {
+        linear = walkList(at: firstChild, parent: -1, cu: die.cu, scanner: scanner) != nil
+        if !linear {
+          scopes.removeAll()
+          ranges.removeAll()
+          roots.removeAll()
+        }
+      }
+    }
+    usedLinearWalk = linear
     var child = Dwarf_Die()
-    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
+    if !linear && dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
     roots.sort { $0.low < $1.low }
     var running: UInt64 = 0
     maxHigh = roots.map {
       running = max(running, $0.high)
       return running
     }
+  }
+
+  /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
+  /// returns the byte after the list's terminating 0, or nil when a DIE could not be read.
+  private func walkList(
+    at start: UnsafePointer<UInt8>, parent: Int32, cu: OpaquePointer?, scanner: DieScanner
+  ) -> UnsafePointer<UInt8>? {
+    var position = start
+    while position < scanner.end {
+      if position.pointee == 0 { return position + 1 }
+      var die = Dwarf_Die()
+      die.addr = UnsafeMutableRawPointer(mutating: position)
+      die.cu = cu
+      let childParent = record(&die, parent: parent)
+      guard childParent != Int32.min, let attributesEnd = scanner.attributesEnd(&die) else {
+        return nil
+      }
+      if dwarf_haschildren(&die) > 0 {
+        guard let after = walkList(at: attributesEnd, parent: childParent, cu: cu, scanner: scanner)
+        else {
+          return nil
+        }
+        position = after
+      } else {
+        position = attributesEnd
+      }
+    }
+    return nil
   }
 
   private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
@@ -57,6 +103,15 @@ final class UnitIndex {
   }
 
   private func visit(_ die: inout Dwarf_Die, parent: Int32) {
+    let childParent = record(&die, parent: parent)
+    guard childParent != Int32.min, dwarf_haschildren(&die) > 0 else { return }
+    var child = Dwarf_Die()
+    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
+  }
+
+  /// Records the DIE when it is a function or an inlined call with addresses; returns the scope its children
+  /// belong to (`Int32.min` when the DIE cannot be read).
+  private func record(_ die: inout Dwarf_Die, parent: Int32) -> Int32 {
     let tag = dwarf_tag(&die)
     var childParent = parent
     if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
@@ -91,13 +146,7 @@ final class UnitIndex {
         childParent = -1
       }
     }
-    guard dwarfHasChildren(&die) else { return }
-    var child = Dwarf_Die()
-    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
-  }
-
-  private func dwarfHasChildren(_ die: inout Dwarf_Die) -> Bool {
-    dwarf_haschildren(&die) > 0
+    return tag <= 0 ? Int32.min : childParent  // libdw says DW_TAG_invalid (0) for an unreadable DIE
   }
 
   /// The chain of scopes containing `address`, innermost first (empty when no function covers it).
