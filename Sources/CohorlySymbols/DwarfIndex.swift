@@ -58,7 +58,7 @@ final class DwarfIndex {
         // No unit ranges: index now and use its functions' ranges.
         let index = UnitIndex(
           unitDie: unitDie,
-          scanner: DieScanner(dwarf: dwarf, unitDie: unitDie, version: Int(version)))
+          scanner: scanner(unitDie, version: Int(version)))
         unit.index = index
         ranges = index.functionRanges
       }
@@ -76,6 +76,12 @@ final class DwarfIndex {
 
   deinit {
     dwarf_end(dwarf)
+  }
+
+  /// The linear-pass scanner for a unit (little-endian files only: it reads block lengths itself).
+  private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
+    guard file.header.e_ident.5 == UInt8(ELFDATA2LSB) else { return nil }
+    return DieScanner(dwarf: dwarf, unitDie: unitDie, version: version)
   }
 
   static func lastError() -> String {
@@ -106,7 +112,7 @@ final class DwarfIndex {
     if unit.index == nil {
       unit.index = UnitIndex(
         unitDie: unit.die,
-        scanner: DieScanner(dwarf: dwarf, unitDie: unit.die, version: unit.version))
+        scanner: scanner(unit.die, version: unit.version))
     }
     guard let index = unit.index else { return nil }
     var chain: [ChainEntry] = []
@@ -198,7 +204,7 @@ final class DwarfIndex {
     units.map { unit in
       let linear = UnitIndex(
         unitDie: unit.die,
-        scanner: DieScanner(dwarf: dwarf, unitDie: unit.die, version: unit.version))
+        scanner: scanner(unit.die, version: unit.version))
       let walked = UnitIndex(unitDie: unit.die, scanner: nil)
       let same =
         linear.scopes.map(\.dieOffset) == walked.scopes.map(\.dieOffset)
