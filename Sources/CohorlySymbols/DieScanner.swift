@@ -10,8 +10,10 @@ final class DieScanner {
   let version: Int
   /// One past the unit's last byte.
   let end: UnsafePointer<UInt8>
-  /// Attribute forms per abbreviation (libdw re-reads the abbreviation's list for every attribute asked).
-  private var forms: [OpaquePointer: [UInt32]] = [:]
+  /// Attribute forms per abbreviation code (libdw re-reads the abbreviation's list for every attribute
+  /// asked); codes are small integers, so an array indexed by code, with a dictionary for large ones.
+  private var formsByCode: [[UInt32]?] = []
+  private var formsByLargeCode: [UInt32: [UInt32]] = [:]
 
   /// A scanner for the unit whose DIE is `unitDie`, or nil when its bounds cannot be determined.
   init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int) {
@@ -56,7 +58,9 @@ final class DieScanner {
   /// `dwarf_getattrcnt` over-counts abbreviations with several `DW_FORM_implicit_const` attributes, as gcc
   /// emits, so the count only bounds the loop.)
   private func forms(of abbrev: OpaquePointer) -> [UInt32]? {
-    if let known = forms[abbrev] { return known }
+    let code = dwarf_getabbrevcode(abbrev)
+    if Int(code) < formsByCode.count, let known = formsByCode[Int(code)] { return known }
+    if code >= 4096, let known = formsByLargeCode[code] { return known }
     var count = 0
     guard dwarf_getattrcnt(abbrev, &count) == 0 else { return nil }
     var list: [UInt32] = []
@@ -67,7 +71,14 @@ final class DieScanner {
       guard dwarf_getabbrevattr(abbrev, index, &name, &form, nil) == 0 else { break }
       list.append(form)
     }
-    forms[abbrev] = list
+    if code < 4096 {
+      if formsByCode.count <= Int(code) {
+        formsByCode += Array(repeating: nil, count: Int(code) + 1 - formsByCode.count)
+      }
+      formsByCode[Int(code)] = list
+    } else {
+      formsByLargeCode[code] = list
+    }
     return list
   }
 

@@ -116,13 +116,14 @@ final class UnitIndex {
     var childParent = parent
     if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
       let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
-      let found = DwarfRanges.of(&die)
-      if !found.isEmpty {
-        let index = Int32(scopes.count)
-        let owner: Int32 = isInlined ? parent : -1
+      let index = Int32(scopes.count)
+      let owner: Int32 = isInlined ? parent : -1
+      let first = ranges.count
+      DwarfRanges.append(&die, scope: index, to: &ranges)
+      if ranges.count > first {
         var scope = Scope(
-          dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(ranges.count),
-          rangeCount: Int32(found.count))
+          dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(first),
+          rangeCount: Int32(ranges.count - first))
         if isInlined {
           scope.callFile = UInt32(
             truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file)))
@@ -136,11 +137,7 @@ final class UnitIndex {
           scopes[Int(owner)].firstChild = index
         }
         scopes.append(scope)
-        for range in found {
-          let entry = Range(low: range.low, high: range.high, scope: index)
-          ranges.append(entry)
-          if owner < 0 { roots.append(entry) }
-        }
+        if owner < 0 { roots.append(contentsOf: ranges[first...]) }
         childParent = index
       } else if !isInlined {
         childParent = -1
@@ -202,6 +199,20 @@ final class UnitIndex {
 /// `DW_AT_low_pc`/`DW_AT_high_pc`/`DW_AT_ranges` of a DIE, without empty ranges and linker tombstones
 /// (address 0 or ≥ -2 for code that was discarded).
 enum DwarfRanges {
+  /// Appends the DIE's ranges, tagged with `scope`, to `ranges` (no temporary array per DIE).
+  static func append(_ die: inout Dwarf_Die, scope: Int32, to ranges: inout [UnitIndex.Range]) {
+    var base: Dwarf_Addr = 0
+    var start: Dwarf_Addr = 0
+    var end: Dwarf_Addr = 0
+    var offset = dwarf_ranges(&die, 0, &base, &start, &end)
+    while offset > 0 {
+      if end > start && start != 0 && start < UInt64.max - 1 {
+        ranges.append(UnitIndex.Range(low: start, high: end, scope: scope))
+      }
+      offset = dwarf_ranges(&die, offset, &base, &start, &end)
+    }
+  }
+
   static func of(_ die: inout Dwarf_Die) -> [(low: UInt64, high: UInt64)] {
     var result: [(low: UInt64, high: UInt64)] = []
     var base: Dwarf_Addr = 0
