@@ -58,12 +58,13 @@ let package = Package(
         .target(
             name: "CohorlyCollector",
             dependencies: ["CMicroHTTPD", "CSQLite", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
-        // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
+        // elfutils libelf + libdw + libdebuginfod (0.188 on Debian 12); the shim also declares swift_demangle and
+        // __cxa_demangle (module map links dw, elf, debuginfod, stdc++).
         .systemLibrary(
             name: "CDwarf",
             path: "Sources/CDwarf",
             pkgConfig: "libdw",
-            providers: [.apt(["libdw-dev", "libelf-dev"])]
+            providers: [.apt(["libdw-dev", "libelf-dev", "libdebuginfod-dev"])]
         ),
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),

@@ -9,6 +9,9 @@
 /// `.gnu_debuglink` target (next to it, in `.debug/`, under each debug root), `.build-id/xx/rest.debug` under
 /// each search directory and debug root, every ELF file found recursively under the search paths, then the
 /// debuginfod servers.
+///
+/// The recursive scan of the search paths runs once, on first need, and is kept. Not thread-safe: use one
+/// locator per thread.
 public final class DebugFileLocator {
   /// Files and directories given by the user (directories are searched recursively).
   public let searchPaths: [String]

@@ -14,6 +14,7 @@ final class DwarfIndex {
 
   private final class Unit {
     var die: Dwarf_Die
+    var version: Int = 4
     var index: UnitIndex?
     var lines: LineTable?
     var files: OpaquePointer?
@@ -49,12 +50,15 @@ final class DwarfIndex {
           || unitType == UInt8(DW_UT_skeleton)
       else { continue }
       let unit = Unit(die: unitDie)
+      unit.version = Int(version)
       let number = Int32(units.count)
       units.append(unit)
       var ranges = DwarfRanges.of(&unitDie)
       if ranges.isEmpty {
         // No unit ranges: index now and use its functions' ranges.
-        let index = UnitIndex(unitDie: unitDie)
+        let index = UnitIndex(
+          unitDie: unitDie,
+          scanner: scanner(unitDie, version: Int(version)))
         unit.index = index
         ranges = index.functionRanges
       }
@@ -72,6 +76,12 @@ final class DwarfIndex {
 
   deinit {
     dwarf_end(dwarf)
+  }
+
+  /// The linear-pass scanner for a unit (little-endian files only: it reads block lengths itself).
+  private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
+    guard file.header.e_ident.5 == UInt8(ELFDATA2LSB) else { return nil }
+    return DieScanner(dwarf: dwarf, unitDie: unitDie, version: version)
   }
 
   static func lastError() -> String {
@@ -99,7 +109,11 @@ final class DwarfIndex {
   /// Frames for `address`: the chain innermost first plus the line row, or nil when no unit covers it.
   func lookup(_ address: UInt64) -> (chain: [ChainEntry], file: String?, line: Int, column: Int)? {
     guard let unit = unit(containing: address) else { return nil }
-    if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die) }
+    if unit.index == nil {
+      unit.index = UnitIndex(
+        unitDie: unit.die,
+        scanner: scanner(unit.die, version: unit.version))
+    }
     guard let index = unit.index else { return nil }
     var chain: [ChainEntry] = []
     for scopeIndex in index.chain(at: address) {
@@ -182,5 +196,22 @@ final class DwarfIndex {
       result.append(char)
     }
     return result
+  }
+
+  /// For tests: indexes every unit both ways (linear pass and libdw's walk) and reports, per unit, whether
+  /// the linear pass was used and whether both found the same scopes and ranges.
+  func compareWalks() -> [(linear: Bool, same: Bool)] {
+    units.map { unit in
+      let linear = UnitIndex(
+        unitDie: unit.die,
+        scanner: scanner(unit.die, version: unit.version))
+      let walked = UnitIndex(unitDie: unit.die, scanner: nil)
+      let same =
+        linear.scopes.map(\.dieOffset) == walked.scopes.map(\.dieOffset)
+        && linear.scopes.map(\.parent) == walked.scopes.map(\.parent)
+        && linear.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
+          == walked.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
+      return (linear.usedLinearWalk, same)
+    }
   }
 }

@@ -13,7 +13,18 @@ public final class ModuleSymbolicator {
   public let dwarfError: SymbolsError?
 
   private let dwarf: DwarfIndex?
-  private let symbols: SymbolTable
+  private let file: ElfFile
+  private let codeFile: String?
+  /// Read on first need (most addresses are answered by DWARF alone).
+  private lazy var symbols: SymbolTable = {
+    let table = SymbolTable(file: file)
+    if table.symbols.isEmpty, let codeFile, codeFile != file.path,
+      let code = try? ElfFile(path: codeFile)
+    {
+      return SymbolTable(file: code)
+    }
+    return table
+  }()
   private var demangled: [String: String] = [:]
 
   /// Opens `debugFile` (the binary itself when it has DWARF, or its separate debug file). When
@@ -34,14 +45,12 @@ public final class ModuleSymbolicator {
     }
     dwarf = index
     dwarfError = error
-    var table = SymbolTable(file: file)
-    if table.symbols.isEmpty, let codeFile, codeFile != path,
-      let code = try? ElfFile(path: codeFile)
-    {
-      table = SymbolTable(file: code)
-    }
-    symbols = table
+    self.file = file
+    self.codeFile = codeFile
   }
+
+  /// The DWARF index (for tests).
+  var dwarfIndex: DwarfIndex? { dwarf }
 
   /// Whether DWARF line and inline information is available.
   public var hasDWARF: Bool { dwarf != nil }

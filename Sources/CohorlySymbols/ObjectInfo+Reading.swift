@@ -94,7 +94,7 @@ extension ObjectInfo {
       let data = elf_getdata_rawchunk(
         file.elf, Int64(dynamic.p_offset), Int(dynamic.p_filesz), ELF_T_DYN)
     else { return hasInterpreter }
-    let entrySize = header(file).e_ident.4 == UInt8(ELFCLASS64) ? 16 : 8
+    let entrySize = file.header.e_ident.4 == UInt8(ELFCLASS64) ? 16 : 8
     var hasSoname = false
     for index in 0..<(Int(dynamic.p_filesz) / entrySize) {
       var entry = GElf_Dyn()
@@ -107,8 +107,6 @@ extension ObjectInfo {
     }
     return hasInterpreter && !hasSoname
   }
-
-  private static func header(_ file: ElfFile) -> GElf_Ehdr { file.header }
 
   static func archName(machine: UInt16, is64: Bool) -> String {
     switch Int32(machine) {

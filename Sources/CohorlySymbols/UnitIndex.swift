@@ -33,17 +33,63 @@ final class UnitIndex {
   /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
   private(set) var roots: [Range] = []
   private var maxHigh: [UInt64] = []
+  /// Whether the linear pass read the whole unit (false: libdw's walk was used).
+  private(set) var usedLinearWalk = false
 
-  init(unitDie: Dwarf_Die) {
+  /// Indexes the unit: in one linear pass with `scanner` when it can read every DIE, else with libdw's
+  /// child/sibling walk.
+  init(unitDie: Dwarf_Die, scanner: DieScanner? = nil) {
     var die = unitDie
+    var linear = false
+    if let scanner, dwarf_tag(&die) > 0 {
+      if dwarf_haschildren(&die) <= 0 {
+        linear = true  // nothing below the unit DIE
+      } else if let firstChild = scanner.attributesEnd(&die) {
+        linear = walkList(at: firstChild, parent: -1, cu: die.cu, scanner: scanner) != nil
+        if !linear {
+          scopes.removeAll()
+          ranges.removeAll()
+          roots.removeAll()
+        }
+      }
+    }
+    usedLinearWalk = linear
     var child = Dwarf_Die()
-    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
+    if !linear && dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
     roots.sort { $0.low < $1.low }
     var running: UInt64 = 0
     maxHigh = roots.map {
       running = max(running, $0.high)
       return running
     }
+  }
+
+  /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
+  /// returns the byte after the list's terminating 0, or nil when a DIE could not be read.
+  private func walkList(
+    at start: UnsafePointer<UInt8>, parent: Int32, cu: OpaquePointer?, scanner: DieScanner
+  ) -> UnsafePointer<UInt8>? {
+    var position = start
+    while position < scanner.end {
+      if position.pointee == 0 { return position + 1 }
+      var die = Dwarf_Die()
+      die.addr = UnsafeMutableRawPointer(mutating: position)
+      die.cu = cu
+      let childParent = record(&die, parent: parent)
+      guard childParent != Int32.min, let attributesEnd = scanner.attributesEnd(&die) else {
+        return nil
+      }
+      if dwarf_haschildren(&die) > 0 {
+        guard let after = walkList(at: attributesEnd, parent: childParent, cu: cu, scanner: scanner)
+        else {
+          return nil
+        }
+        position = after
+      } else {
+        position = attributesEnd
+      }
+    }
+    return nil
   }
 
   private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
@@ -57,17 +103,27 @@ final class UnitIndex {
   }
 
   private func visit(_ die: inout Dwarf_Die, parent: Int32) {
+    let childParent = record(&die, parent: parent)
+    guard childParent != Int32.min, dwarf_haschildren(&die) > 0 else { return }
+    var child = Dwarf_Die()
+    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
+  }
+
+  /// Records the DIE when it is a function or an inlined call with addresses; returns the scope its children
+  /// belong to (`Int32.min` when the DIE cannot be read).
+  private func record(_ die: inout Dwarf_Die, parent: Int32) -> Int32 {
     let tag = dwarf_tag(&die)
     var childParent = parent
     if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
       let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
-      let found = DwarfRanges.of(&die)
-      if !found.isEmpty {
-        let index = Int32(scopes.count)
-        let owner: Int32 = isInlined ? parent : -1
+      let index = Int32(scopes.count)
+      let owner: Int32 = isInlined ? parent : -1
+      let first = ranges.count
+      DwarfRanges.append(&die, scope: index, to: &ranges)
+      if ranges.count > first {
         var scope = Scope(
-          dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(ranges.count),
-          rangeCount: Int32(found.count))
+          dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(first),
+          rangeCount: Int32(ranges.count - first))
         if isInlined {
           scope.callFile = UInt32(
             truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file)))
@@ -81,23 +137,13 @@ final class UnitIndex {
           scopes[Int(owner)].firstChild = index
         }
         scopes.append(scope)
-        for range in found {
-          let entry = Range(low: range.low, high: range.high, scope: index)
-          ranges.append(entry)
-          if owner < 0 { roots.append(entry) }
-        }
+        if owner < 0 { roots.append(contentsOf: ranges[first...]) }
         childParent = index
       } else if !isInlined {
         childParent = -1
       }
     }
-    guard dwarfHasChildren(&die) else { return }
-    var child = Dwarf_Die()
-    if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
-  }
-
-  private func dwarfHasChildren(_ die: inout Dwarf_Die) -> Bool {
-    dwarf_haschildren(&die) > 0
+    return tag <= 0 ? Int32.min : childParent  // libdw says DW_TAG_invalid (0) for an unreadable DIE
   }
 
   /// The chain of scopes containing `address`, innermost first (empty when no function covers it).
@@ -153,6 +199,20 @@ final class UnitIndex {
 /// `DW_AT_low_pc`/`DW_AT_high_pc`/`DW_AT_ranges` of a DIE, without empty ranges and linker tombstones
 /// (address 0 or ≥ -2 for code that was discarded).
 enum DwarfRanges {
+  /// Appends the DIE's ranges, tagged with `scope`, to `ranges` (no temporary array per DIE).
+  static func append(_ die: inout Dwarf_Die, scope: Int32, to ranges: inout [UnitIndex.Range]) {
+    var base: Dwarf_Addr = 0
+    var start: Dwarf_Addr = 0
+    var end: Dwarf_Addr = 0
+    var offset = dwarf_ranges(&die, 0, &base, &start, &end)
+    while offset > 0 {
+      if end > start && start != 0 && start < UInt64.max - 1 {
+        ranges.append(UnitIndex.Range(low: start, high: end, scope: scope))
+      }
+      offset = dwarf_ranges(&die, offset, &base, &start, &end)
+    }
+  }
+
   static func of(_ die: inout Dwarf_Die) -> [(low: UInt64, high: UInt64)] {
     var result: [(low: UInt64, high: UInt64)] = []
     var base: Dwarf_Addr = 0
