@@ -51,7 +51,9 @@ let package = Package(
         ),
         .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
-        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite"]),
+        // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "CohorlyCollector", dependencies: ["CMicroHTTPD", "CSQLite", "CZlib", "CohorlySymbols"]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle / __cxa_demangle.
         .systemLibrary(
             name: "CDwarf",
@@ -62,7 +64,8 @@ let package = Package(
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
         // The CLI: parsing and printing on top of the libraries.
-        .executableTarget(name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols"]),
+        .executableTarget(
+            name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
