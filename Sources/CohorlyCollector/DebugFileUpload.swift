@@ -14,7 +14,7 @@ final class DebugFileUpload: RequestBodySink {
     private let expectedSize: Int64?
     private let temporary: URL
     private var fd: Int32
-    private var hash = SHA256()
+    private let hash = SHA256()
     private var inflater: ZlibStream?
     private var written: Int64 = 0
     private var received: Int64 = 0

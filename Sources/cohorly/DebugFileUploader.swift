@@ -112,7 +112,7 @@ struct DebugFileUploader {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var hash = SHA256()
+        let hash = SHA256()
         var size: Int64 = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {

@@ -67,7 +67,7 @@ import Testing
         #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         let long = [UInt8](repeating: 0x61, count: 1_000_003)
-        var pieces = SHA256()
+        let pieces = SHA256()
         long.withUnsafeBytes { bytes in
             var offset = 0
             for size in [1, 63, 64, 65, 1000, 4096] where offset + size <= bytes.count {
