@@ -178,7 +178,17 @@ public final class DebugFileStore: @unchecked Sendable {
         guard (try? Self.verify(path: object.path, buildId: buildId, kind: kind)) != nil else { return false }
         var info = stat()
         let size = stat(object.path, &info) == 0 ? Int64(info.st_size) : 0
-        try record(buildId: buildId, kind: kind, sha256: sha256, size: size, release: release, fileName: "")
+        let name = try lock.withLock {
+            var name = ""
+            try db.prepare("SELECT file_name FROM debug_files WHERE sha256 = ? ORDER BY rowid LIMIT 1").rows([
+                .text(sha256)
+            ]) { row in
+                name = row.text(0) ?? ""
+                return false
+            }
+            return name
+        }
+        try record(buildId: buildId, kind: kind, sha256: sha256, size: size, release: release, fileName: name)
         return true
     }
 

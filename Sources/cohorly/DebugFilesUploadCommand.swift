@@ -211,7 +211,7 @@ struct UploadRun {
     }
 }
 
-/// `[2/5]`-free, single-line progress on stderr when it is a terminal: `uploading NAME  42% of 12.3 MB`.
+/// A single progress line on stderr when it is a terminal: `uploading NAME  42% of 12.3 MB`, erased at the end.
 final class ProgressLine: @unchecked Sendable {
     private let enabled: Bool
     private var lastPercent = -1
@@ -227,8 +227,9 @@ final class ProgressLine: @unchecked Sendable {
         lastPercent = percent
         lastPath = path
         let name = URL(fileURLWithPath: path).lastPathComponent
-        let megabytes = String(format: "%.1f", Double(total) / 1_000_000)
-        Console.write("\r\u{1b}[2Kuploading \(name)  \(percent)% of \(megabytes) MB", to: STDERR_FILENO)
+        let size =
+            total >= 1_000_000 ? String(format: "%.1f MB", Double(total) / 1_000_000) : "\((total + 999) / 1000) kB"
+        Console.write("\r\u{1b}[2Kuploading \(name)  \(percent)% of \(size)", to: STDERR_FILENO)
         shown = true
     }
 

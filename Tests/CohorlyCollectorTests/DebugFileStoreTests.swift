@@ -123,7 +123,8 @@ import Testing
         #expect(contents(executable.trimmingCharacters(in: .whitespacesAndNewlines)).digest == stripped.digest)
     }
 
-    @Test func gdbResolvesAStrippedBinaryThroughTheCollector() throws {
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb"), "needs gdb"))
+    func gdbResolvesAStrippedBinaryThroughTheCollector() throws {
         let program = try SplitProgram.get()
         let collector = try Self.collector()
         let debug = contents(program.debug)

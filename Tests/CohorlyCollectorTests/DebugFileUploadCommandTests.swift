@@ -55,6 +55,7 @@ import Testing
         let total = contents(program.stripped).count + contents(program.debug).count
         #expect(sent > 0 && sent < total)  // deflated
         #expect(collector.debugFiles.statistics.bytesReceived == Int64(sent))
+        #expect(!first.error.contains("uploading"))  // no progress line when stderr is not a terminal
 
         // Stored and served with identical bytes, also to a real debuginfod client.
         let debuginfod = try SplitProgram.run(
@@ -90,6 +91,7 @@ import Testing
         let debuginfo = try #require(collector.debugFiles.debugFile(buildId: program.buildId, kind: .debuginfo))
         #expect(contents(debuginfo.path).digest == contents(program.full).digest)
         #expect(collector.debugFiles.debugFile(buildId: program.buildId, kind: .executable) == debuginfo)
+        #expect(try collector.debugFiles.list().allSatisfy { $0.fileName == "prog" })
     }
 
     @Test func skipsFilesOfNoUse() throws {
@@ -146,6 +148,19 @@ import Testing
         let unreachable = try Self.upload([program.debug, "--release", "r", "--host", "http://127.0.0.1:1"])
         #expect(unreachable.status == 1)
         #expect(unreachable.error.contains("cannot reach http://127.0.0.1:1"), "\(unreachable.error)")
+    }
+
+    @Test func showsAProgressLineOnATerminal() throws {
+        let program = try SplitProgram.get()
+        let collector = try startCollector()
+        // script(1) gives the CLI a pseudo-terminal; the transcript holds what it wrote there.
+        let command = [
+            CLITests.cli.path, "debug-files", "upload", program.debug, "--release", "r", "--host",
+            collector.baseURL.absoluteString,
+        ].joined(separator: " ")
+        let transcript = try SplitProgram.run("/usr/bin/script", ["-qec", command, "/dev/null"])
+        #expect(transcript.contains("\r\u{1b}[2Kuploading prog.debug  100% of "), "\(transcript)")
+        #expect(transcript.contains("1 uploaded ("))
     }
 
     @Test func usageErrorsExitTwo() throws {
