@@ -228,6 +228,26 @@ import Testing
         #expect(collector.debugFiles.statistics.uploadsStored == 0)
     }
 
+    @Test func gzipBodiesAreInflatedToo() throws {
+        let program = try SplitProgram.get()
+        let collector = try Self.collector()
+        let gzipped = try SplitProgram.run("/bin/sh", ["-c", "gzip -c < '\(program.debug)' | base64 -w0"])
+        let body = try #require(Data(base64Encoded: gzipped))
+        let debug = contents(program.debug)
+        let reply = sendBytes(
+            collector, "/api/debug-files/\(program.buildId)/debuginfo", method: "PUT", body: [UInt8](body),
+            headers: [
+                ("Authorization", "Bearer \(Self.secret)"), ("Content-Encoding", "gzip"),
+                ("X-Cohorly-Content-SHA256", debug.digest),
+            ])
+        #expect(reply.status == 201, "\(reply.text)")
+        #expect(Self.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest == debug.digest)
+        let brotli = sendBytes(
+            collector, "/api/debug-files/\(program.buildId)/debuginfo", method: "PUT", body: debug,
+            headers: [("Authorization", "Bearer \(Self.secret)"), ("Content-Encoding", "br")])
+        #expect(brotli.status == 415)
+    }
+
     @Test func storedFilesSurviveARestart() throws {
         let program = try SplitProgram.get()
         let data = URL(fileURLWithPath: SplitProgram.scratch("data"))
