@@ -52,8 +52,9 @@ public final class DebugFileStore: @unchecked Sendable {
             root = directory
             ownsRoot = false
         } else {
+            Self.removeAbandonedTemporaryStores()
             root = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "cohorly-debug-files-\(getpid())-\(UUID().uuidString)")
+                "\(Self.temporaryPrefix)\(getpid())-\(UUID().uuidString)")
             ownsRoot = true
         }
         for sub in ["objects", "tmp"] {
@@ -80,6 +81,20 @@ public final class DebugFileStore: @unchecked Sendable {
 
     deinit {
         if ownsRoot { try? FileManager.default.removeItem(at: root) }
+    }
+
+    private static let temporaryPrefix = "cohorly-debug-files-"
+
+    /// Temp stores of processes that ended without releasing their collector (killed, crashed).
+    private static func removeAbandonedTemporaryStores() {
+        let temporary = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        where name.hasPrefix(temporaryPrefix) {
+            guard let pid = name.dropFirst(temporaryPrefix.count).split(separator: "-").first.flatMap({ Int32($0) }),
+                pid != getpid(), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+        }
     }
 
     /// The stored file for `buildId` (hex, any case) and `kind`, or nil when none was uploaded. The newest

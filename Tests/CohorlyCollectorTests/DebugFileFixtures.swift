@@ -21,14 +21,25 @@ struct SplitProgram: Sendable {
 
     static func get() throws -> SplitProgram { try shared.get() }
 
-    /// A fresh scratch directory for one test.
+    /// A fresh scratch directory for one test, under `<tmp>/cohorly-debugfile-tests-<pid>`. Directories of
+    /// earlier test processes that are no longer running are removed on first use.
     static func scratch(_ name: String) -> String {
-        let path =
-            FileManager.default.temporaryDirectory.path + "/cohorly-debugfile-tests-\(getpid())/"
-            + name + "-" + UUID().uuidString.prefix(8)
+        let path = root + "/" + name + "-" + UUID().uuidString.prefix(8)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+
+    private static let prefix = "cohorly-debugfile-tests-"
+
+    private static let root: String = {
+        let temporary = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: temporary + name) }
+        }
+        return temporary + prefix + "\(getpid())"
+    }()
 
     private static func build() throws -> SplitProgram {
         let directory = scratch("program")
