@@ -75,7 +75,7 @@ extension Router {
         for file in files {
             guard let buildId = file["build_id"]?.stringValue.flatMap(DebugFileStore.normalizedBuildId),
                 let kind = file["kind"]?.stringValue.flatMap(DebugFileKind.init(rawValue:)),
-                let sha = file["sha256"]?.stringValue?.lowercased(), sha.utf8.count == 64
+                let sha = file["sha256"]?.stringValue.flatMap(DebugFileStore.normalizedSHA256)
             else {
                 return .error(400, usage)
             }

@@ -278,6 +278,15 @@ public final class DebugFileStore: @unchecked Sendable {
         return lower
     }
 
+    /// Lowercase hex of exactly 64 digits (it names a file in the store), or nil.
+    static func normalizedSHA256(_ text: String) -> String? {
+        let lower = text.lowercased()
+        guard lower.utf8.count == 64,
+            lower.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        return lower
+    }
+
     static func fsyncDirectory(_ directory: URL) {
         let fd = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }

@@ -133,7 +133,14 @@ struct DebugFileUploader {
     }
 
     /// `POST /api/debug-files/check`: the items the collector lacks (it attaches the rest to the release).
+    /// Asks 1000 at a time, so each request stays well under the collector's body limit.
     func missing(_ items: [Item]) throws -> [Item] {
+        try stride(from: 0, to: items.count, by: 1000).flatMap {
+            try missingBatch(Array(items[$0..<min($0 + 1000, items.count)]))
+        }
+    }
+
+    private func missingBatch(_ items: [Item]) throws -> [Item] {
         guard !items.isEmpty else { return [] }
         let files: [CohorlyValue] = items.map {
             ["build_id": .string($0.buildId), "kind": .string($0.kind.rawValue), "sha256": .string($0.sha256)]

@@ -172,6 +172,10 @@ import Testing
         #expect(Self.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest == full.digest)
 
         #expect(check([("debuginfo", "zz")], release: "r").status == 400)
+        // The hash names a file in the store: nothing but 64 hex digits is taken.
+        let escape = String(repeating: "../", count: 19) + "bin/sh1"
+        #expect(escape.count == 64)
+        #expect(check([("executable", escape)], release: "r").status == 400)
         #expect(send(collector, "/api/debug-files/check", body: "{}", headers: []).status == 401)
     }
 
