@@ -11,9 +11,16 @@ import Testing
     static func upload(_ arguments: [String], environment: [String: String] = [:]) throws -> (
         status: Int32, output: String, error: String
     ) {
+        try cohorly(["debug-files", "upload"] + arguments, environment: environment)
+    }
+
+    /// Runs `cohorly` with only the given environment (plus PATH).
+    static func cohorly(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+        status: Int32, output: String, error: String
+    ) {
         let process = Process()
         process.executableURL = CLITests.cli
-        process.arguments = ["debug-files", "upload"] + arguments
+        process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "COHORLY_RETRY_DELAY_MS": "1"].merging(environment) { $1 }
         let output = Pipe()
         let error = Pipe()
@@ -64,6 +71,11 @@ import Testing
         #expect(
             contents(debuginfod.trimmingCharacters(in: .whitespacesAndNewlines)).digest
                 == contents(program.debug).digest)
+        let found = try Self.cohorly(
+            ["debug-files", "find", program.buildId, "--json"],
+            environment: ["DEBUGINFOD_URLS": host, "DEBUGINFOD_CACHE_PATH": SplitProgram.scratch("find-cache")])
+        #expect(found.status == 0, "\(found.error)")
+        #expect(found.output.contains(program.buildId))
         let executable = try #require(collector.debugFiles.debugFile(buildId: program.buildId, kind: .executable))
         #expect(contents(executable.path).digest == contents(program.stripped).digest)
         #expect(try collector.debugFiles.list().allSatisfy { $0.releases == ["prog@1.0"] })
