@@ -55,9 +55,11 @@ let package = Package(
         .target(name: "CohorlySQLite", dependencies: ["CSQLite"]),
         .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CohorlyJSON", "CohorlySQLite"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
+        // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CohorlyCollector",
-            dependencies: ["CMicroHTTPD", "CSQLite", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
+            dependencies: ["CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
         // elfutils libelf + libdw + libdebuginfod (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, debuginfod, stdc++).
         .systemLibrary(
@@ -69,7 +71,8 @@ let package = Package(
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
         // The CLI: parsing and printing on top of the libraries.
-        .executableTarget(name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols"]),
+        .executableTarget(
+            name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),

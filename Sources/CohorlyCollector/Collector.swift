@@ -13,6 +13,9 @@ public final class Collector: Sendable {
     public let configuration: CollectorConfiguration
     /// Its storage (read it directly in tests).
     public let store: CollectorStore
+    /// Its debug files (`<data>/debug-files`, or a private temp directory without a data directory); look one
+    /// up with `debugFiles.debugFile(buildId:kind:)`.
+    public let debugFiles: DebugFileStore
     let faults = FaultInjector()
     private let server: HTTPServer
     private let portBox = PortBox()
@@ -22,16 +25,18 @@ public final class Collector: Sendable {
         self.configuration = configuration
         let store = try CollectorStore(directory: configuration.dataDirectory)
         self.store = store
+        let debugFiles = try DebugFileStore(
+            directory: configuration.dataDirectory?.appendingPathComponent("debug-files"))
+        self.debugFiles = debugFiles
         let ingestion = Ingestion(store: store, configuration: configuration)
         let faults = self.faults
         let maxBody = configuration.maxBodyBytes
         let rateLimiter = configuration.rateLimit.map(RateLimiter.init)
-        server = HTTPServer(maxBodyBytes: maxBody) { request in
-            Router(
-                ingestion: ingestion, store: store, faults: faults, configuration: configuration,
-                rateLimiter: rateLimiter
-            )
-            .route(request)
+        let router = Router(
+            ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
+            rateLimiter: rateLimiter)
+        server = HTTPServer(maxBodyBytes: maxBody, streamer: { router.stream($0) }) { request in
+            router.route(request)
         }
     }
 

@@ -25,14 +25,9 @@ public struct CollectorConfiguration: Sendable {
     public var connectionTimeout: UInt32 = 30
 
     /// The defaults.
-    /// Directories searched (recursively, by build id) for debug files when crashes are symbolicated, besides
-    /// the uploaded ones (`<data>/debug-files`). Default none.
+    /// Directories searched (recursively, by build id) for debug files when crashes are symbolicated, after
+    /// the uploaded ones. Default none.
     public var extraDebugFileDirectories: [String] = []
-
-    /// Every directory crash symbolication searches: the uploaded debug files, then the extra ones.
-    var debugFileSearchPaths: [String] {
-        (dataDirectory.map { [$0.appendingPathComponent("debug-files").path] } ?? []) + extraDebugFileDirectories
-    }
 
     public init() {}
 

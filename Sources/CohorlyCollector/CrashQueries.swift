@@ -8,8 +8,10 @@ import Foundation
 /// mechanism and raw frames oldest first, `$exception_threads`, `$debug_images` with code ids and load addresses.
 struct CrashQueries: Sendable {
     let store: CollectorStore
-    /// Directories searched (recursively, by build id) for debug files and executables.
-    let debugFileDirectories: [String]
+    /// The uploaded debug files and executables, by build id.
+    let debugFiles: DebugFileStore
+    /// Further directories searched (recursively, by build id).
+    let extraDirectories: [String]
 
     /// `GET /api/crashes`: newest first.
     func list(limit: Int) throws -> JSONValue {
@@ -35,8 +37,15 @@ struct CrashQueries: Sendable {
                 .first
         else { return nil }
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let locator = DebugFileLocator(searchPaths: debugFileDirectories, debugRoots: [], debuginfod: nil)
-        let crash = CrashSymbolicator.symbolicate(Self.input(from: properties), locator: locator)
+        let input = Self.input(from: properties)
+        // The uploaded files of the crash's modules come first (as files to try), then the extra directories.
+        let uploaded = input.images.compactMap(\.buildId).flatMap { buildId in
+            [DebugFileKind.debuginfo, .executable].compactMap {
+                debugFiles.debugFile(buildId: DebugId.codeId(buildId), kind: $0)?.path
+            }
+        }
+        let locator = DebugFileLocator(searchPaths: uploaded + extraDirectories, debugRoots: [], debuginfod: nil)
+        let crash = CrashSymbolicator.symbolicate(input, locator: locator)
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
             "insert_id": .string(insertId), "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),

@@ -42,6 +42,8 @@ public struct HTTPResponse: Sendable {
     public var headers: [(String, String)]
     /// The body.
     public var body: [UInt8]
+    /// A file whose contents are the body, streamed by the server instead of `body` (nil: use `body`).
+    var bodyFile: String?
 
     /// A response value (JSON content type unless `headers` says otherwise).
     public init(
@@ -59,6 +61,14 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(
             status: status, headers: [("Content-Type", "application/json")] + headers,
             body: Array(value.jsonString.utf8))
+    }
+
+    /// The file at `path` as an `application/octet-stream` body, streamed from disk.
+    static func file(_ path: String, headers: [(String, String)] = []) -> HTTPResponse {
+        var response = HTTPResponse(
+            status: 200, headers: [("Content-Type", "application/octet-stream")] + headers, body: [])
+        response.bodyFile = path
+        return response
     }
 
     /// `{"status":0,"error":message}`.

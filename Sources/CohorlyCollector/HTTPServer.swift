@@ -3,17 +3,21 @@ import Foundation
 
 /// A small HTTP/1.1 server on libmicrohttpd: one thread per connection, request bodies collected up to a limit
 /// (the rest is read and discarded, so the client always gets an answer), headers bounded by the connection
-/// memory limit. The handler returns nil to drop the connection without an answer.
+/// memory limit. The handler returns nil to drop the connection without an answer. Routes the `streamer` claims
+/// (it sees the request without its body) get their body piece by piece instead (uploads to disk, any size).
 final class HTTPServer: @unchecked Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse?
+    typealias Streamer = @Sendable (HTTPRequest) -> (any RequestBodySink)?
 
     let handler: Handler
+    let streamer: Streamer?
     let maxBodyBytes: Int
     private let lock = NSLock()
     private var daemon: OpaquePointer?
 
-    init(maxBodyBytes: Int, handler: @escaping Handler) {
+    init(maxBodyBytes: Int, streamer: Streamer? = nil, handler: @escaping Handler) {
         self.maxBodyBytes = maxBodyBytes
+        self.streamer = streamer
         self.handler = handler
     }
 
@@ -63,10 +67,19 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// The body collected so far for one request.
+/// Receives one request body piece by piece, on the connection's thread, then answers.
+protocol RequestBodySink: AnyObject {
+    /// The next piece of the body (as sent: still compressed when the client compressed it).
+    func append(_ bytes: UnsafeRawBufferPointer)
+    /// The whole body arrived; `request` has an empty body. Nil drops the connection without an answer.
+    func finish(_ request: HTTPRequest) -> HTTPResponse?
+}
+
+/// The body collected so far for one request (or the sink it streams to).
 private final class RequestBody {
     var bytes: [UInt8] = []
     var tooLarge = false
+    var sink: (any RequestBodySink)?
 }
 
 /// Collects key/value pairs from libmicrohttpd iterators.
@@ -115,14 +128,25 @@ private func httpAccessHandler(
 ) -> MHD_Result {
     guard let context, let connectionContext, let uploadDataSize else { return .NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    let head = {
+        HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/",
+            query: values(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
+            headers: values(connection, .HEADER_KIND, lowercaseKeys: true), clientAddress: clientAddress(connection))
+    }
     guard let stored = connectionContext.pointee else {
-        connectionContext.pointee = Unmanaged.passRetained(RequestBody()).toOpaque()
+        let body = RequestBody()
+        body.sink = server.streamer?(head())
+        connectionContext.pointee = Unmanaged.passRetained(body).toOpaque()
         return .YES
     }
     let body = Unmanaged<RequestBody>.fromOpaque(stored).takeUnretainedValue()
     if uploadDataSize.pointee > 0 {
         let count = uploadDataSize.pointee
-        if !body.tooLarge, body.bytes.count + count <= server.maxBodyBytes, let uploadData {
+        if let sink = body.sink {
+            if let uploadData { sink.append(UnsafeRawBufferPointer(start: uploadData, count: count)) }
+        } else if !body.tooLarge, body.bytes.count + count <= server.maxBodyBytes, let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
                 body.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
             }
@@ -133,21 +157,36 @@ private func httpAccessHandler(
         uploadDataSize.pointee = 0
         return .YES
     }
-    let request = HTTPRequest(
-        method: method.map { String(cString: $0) } ?? "GET",
-        path: url.map { String(cString: $0) } ?? "/",
-        query: values(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
-        headers: values(connection, .HEADER_KIND, lowercaseKeys: true), body: body.bytes,
-        bodyTooLarge: body.tooLarge, clientAddress: clientAddress(connection))
-    guard let answer = server.handler(request) else { return .NO }
-    let response = answer.body.withUnsafeBufferPointer { bytes in
-        cly_mhd_response_copy(bytes.count, bytes.baseAddress)
+    var request = head()
+    let answer: HTTPResponse?
+    if let sink = body.sink {
+        answer = sink.finish(request)
+        body.sink = nil
+    } else {
+        request.body = body.bytes
+        request.bodyTooLarge = body.tooLarge
+        answer = server.handler(request)
     }
-    guard let response else { return .NO }
+    guard let answer, let response = makeResponse(answer) else { return .NO }
     for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
     let result = MHD_queue_response(connection, UInt32(answer.status), response)
     MHD_destroy_response(response)
     return result
+}
+
+/// A libmicrohttpd response: the body bytes copied, or the body file streamed from its descriptor.
+private func makeResponse(_ answer: HTTPResponse) -> OpaquePointer? {
+    guard let path = answer.bodyFile else {
+        return answer.body.withUnsafeBufferPointer { bytes in cly_mhd_response_copy(bytes.count, bytes.baseAddress) }
+    }
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    var info = stat()
+    guard fstat(fd, &info) == 0, let response = MHD_create_response_from_fd64(UInt64(info.st_size), fd) else {
+        close(fd)
+        return nil
+    }
+    return response  // owns `fd` now: libmicrohttpd closes it with the response
 }
 
 /// Frees the per-request body when libmicrohttpd is done with the request.

@@ -4,6 +4,7 @@ import Foundation
 struct Router: Sendable {
     let ingestion: Ingestion
     let store: CollectorStore
+    let debugFiles: DebugFileStore
     let faults: FaultInjector
     let configuration: CollectorConfiguration
     let rateLimiter: RateLimiter?
@@ -18,7 +19,7 @@ struct Router: Sendable {
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
         case "/health": return .json(200, ["status": 1])
-        default: break
+        default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
         if request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/") {
             if let admin = configuration.adminToken, request.header("Authorization") != "Bearer \(admin)" {
@@ -37,6 +38,8 @@ struct Router: Sendable {
             faults.clear()
             return .json(200, ["status": 1])
         case ("POST", "/admin/faults"): return addFaults(request)
+        case ("POST", "/api/debug-files/check"): return checkDebugFiles(request)
+        case ("GET", "/api/debug-files"): return listDebugFiles()
         default: return .error(404, "no such endpoint: \(request.method) \(request.path)")
         }
     }
@@ -95,7 +98,7 @@ struct Router: Sendable {
     }
 
     private var crashes: CrashQueries {
-        CrashQueries(store: store, debugFileDirectories: configuration.debugFileSearchPaths)
+        CrashQueries(store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)
     }
 
     private func crashList(_ request: HTTPRequest) -> HTTPResponse {

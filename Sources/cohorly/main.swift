@@ -9,6 +9,7 @@ let version = "0.1.0"
 let commands: [any Command.Type] = [
   DebugFilesCheckCommand.self,
   DebugFilesFindCommand.self,
+  DebugFilesUploadCommand.self,
   SymbolicateCommand.self,
   ServeCommand.self,
   EventsListCommand.self,

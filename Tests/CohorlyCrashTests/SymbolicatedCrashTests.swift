@@ -3,8 +3,8 @@ import CohorlySymbols
 import Foundation
 import Testing
 
-/// The whole loop with a stripped release binary: crash → next launch → `$exception` → the collector shows it
-/// symbolicated from the separate debug file, agreeing with llvm-symbolizer.
+/// The whole loop with a stripped release binary: crash → next launch → `$exception` → debug file uploaded →
+/// the collector shows it symbolicated, agreeing with llvm-symbolizer.
 @Suite("Crashes shown symbolicated")
 struct SymbolicatedCrashTests {
     static func tool(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -43,7 +43,7 @@ struct SymbolicatedCrashTests {
 
         var configuration = CollectorConfiguration()
         configuration.tokens = ["demo-token"]
-        configuration.extraDebugFileDirectories = [debugFile.deletingLastPathComponent().path]
+        configuration.adminToken = "upload-secret"
         let collector = try Collector(configuration: configuration)
         _ = try collector.start()
         defer { collector.stop() }
@@ -66,8 +66,16 @@ struct SymbolicatedCrashTests {
             withClient: true, environment: environment)
         #expect(next.exitStatus == 0)
 
+        // The release pipeline uploads the separate debug file (the binary that crashed has no DWARF).
         let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
-        let shown = try Self.tool(cli, ["crashes", "show", report.insertId, "--host", host, "--json"])
+        let upload = try Self.tool(
+            cli,
+            ["debug-files", "upload", debugFile.path, "--release", "CrashDemo@1.0.0", "--host", host, "--auth-token",
+             "upload-secret"])
+        #expect(upload.status == 0, "\(upload.output)")
+
+        let shown = try Self.tool(
+            cli, ["crashes", "show", report.insertId, "--host", host, "--auth-token", "upload-secret", "--json"])
         #expect(shown.status == 0)
         let answer = try JSONDecoder().decode(Shown.self, from: Data(shown.output.utf8))
         #expect(answer.release == "CrashDemo@1.0.0")
@@ -88,7 +96,8 @@ struct SymbolicatedCrashTests {
         #expect(top.symbols.count == lines.count / 2)  // same inline depth
 
         // The text form names the reason first.
-        let text = try Self.tool(cli, ["crashes", "show", report.insertId, "--host", host])
+        let text = try Self.tool(
+            cli, ["crashes", "show", report.insertId, "--host", host, "--auth-token", "upload-secret"])
         #expect(text.output.hasPrefix("Crash: Swift runtime failure: Index out of range"))
         #expect(text.output.contains("Release: CrashDemo@1.0.0"))
     }

@@ -1,0 +1,13 @@
+// zlib for Swift. `deflateInit` / `inflateInit2` are macros (they pass the library version and the stream
+// size), so each gets one static inline wrapper here.
+#include <zlib.h>
+
+/// Starts a zlib-format (RFC 1950) deflate stream at `level` (0-9, or Z_DEFAULT_COMPRESSION).
+static inline int cly_deflate_init(z_stream *stream, int level) {
+    return deflateInit(stream, level);
+}
+
+/// Starts an inflate stream that accepts both zlib (RFC 1950) and gzip (RFC 1952) headers.
+static inline int cly_inflate_init_auto(z_stream *stream) {
+    return inflateInit2(stream, 15 + 32);
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// One `PUT /api/debug-files/<build_id>/<kind>` in progress: inflates the body while it arrives (when the
+/// client sent `Content-Encoding: deflate` or `gzip`), hashes and writes it to a temp file, then checks it
+/// (complete, checksum, ELF, build id, kind) and commits it to the store, or refuses it and removes the file.
+/// Memory stays bounded whatever the size. Runs on the connection's thread only.
+final class DebugFileUpload: RequestBodySink {
+    private let store: DebugFileStore
+    private let buildId: String
+    private let kind: DebugFileKind
+    private let release: String
+    private let fileName: String
+    private let expectedSHA: String?
+    private let expectedSize: Int64?
+    private let temporary: URL
+    private var fd: Int32
+    private let hash = SHA256()
+    private var inflater: ZlibStream?
+    private var written: Int64 = 0
+    private var received: Int64 = 0
+    private var failure: DebugFileRejection?
+    private var committed = false
+    private var finished = false
+
+    init(store: DebugFileStore, buildId: String, kind: DebugFileKind, request: HTTPRequest) throws(DebugFileRejection) {
+        self.store = store
+        self.buildId = buildId
+        self.kind = kind
+        release = request.query["release"] ?? ""
+        fileName = (request.query["name"] ?? "").split(separator: "/").last.map(String.init) ?? ""
+        expectedSHA = request.header(DebugFileHeader.sha256)?.lowercased()
+        if let size = request.header(DebugFileHeader.size) {
+            guard let value = Int64(size), value >= 0 else {
+                throw DebugFileRejection(status: 400, description: "invalid \(DebugFileHeader.size): \(size)")
+            }
+            expectedSize = value
+        } else {
+            expectedSize = nil
+        }
+        switch request.header("Content-Encoding")?.lowercased() ?? "identity" {
+        case "identity", "": inflater = nil
+        case "deflate", "gzip", "x-gzip":
+            do {
+                inflater = try ZlibStream(.inflate)
+            } catch {
+                throw DebugFileRejection(status: 500, description: error.description)
+            }
+        case let other:
+            throw DebugFileRejection(
+                status: 415, description: "unsupported Content-Encoding \(other) (use deflate, gzip or none)")
+        }
+        temporary = store.temporaryURL()
+        fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw DebugFileRejection(
+                status: 500, description: "cannot create a temp file: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        if !committed { unlink(temporary.path) }
+        // A body cut short (the client hung up) never reaches `finish`: counted as refused, once it is gone.
+        if !finished { store.noteUpload(stored: false, bytesReceived: received) }
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        received += Int64(bytes.count)
+        guard failure == nil else { return }
+        if let inflater {
+            do {
+                try inflater.process(bytes) { write($0) }
+            } catch {
+                fail(400, "\(error)")
+            }
+        } else {
+            write(bytes)
+        }
+    }
+
+    func finish(_ request: HTTPRequest) -> HTTPResponse? {
+        let answer = conclude()
+        finished = true
+        store.noteUpload(stored: committed, bytesReceived: received)
+        return answer
+    }
+
+    private func conclude() -> HTTPResponse {
+        if failure == nil, let inflater {
+            do {
+                try inflater.finish { write($0) }
+            } catch {
+                fail(400, "\(error)")
+            }
+        }
+        if failure == nil, let expectedSize, written != expectedSize {
+            fail(400, "incomplete body: received \(written) bytes, \(DebugFileHeader.size) says \(expectedSize)")
+        }
+        let sha = hash.finalizeHex()
+        if failure == nil, let expectedSHA, expectedSHA != sha {
+            fail(400, "checksum mismatch: the body's SHA-256 is \(sha), \(DebugFileHeader.sha256) says \(expectedSHA)")
+        }
+        if failure == nil, fsync(fd) != 0 { fail(507, "cannot write: \(String(cString: strerror(errno)))") }
+        close(fd)
+        fd = -1
+        if failure == nil {
+            do {
+                _ = try DebugFileStore.verify(path: temporary.path, buildId: buildId, kind: kind)
+            } catch let rejection as DebugFileRejection {
+                failure = rejection
+            } catch {
+                fail(422, "\(error)")
+            }
+        }
+        if let failure { return .error(failure.status, failure.description) }
+        do {
+            let stored = try store.commit(
+                temporary: temporary, buildId: buildId, kind: kind, sha256: sha, size: written, release: release,
+                fileName: fileName)
+            committed = true
+            return .json(
+                201,
+                [
+                    "status": 1, "build_id": .string(stored.buildId), "kind": .string(stored.kind.rawValue),
+                    "sha256": .string(stored.sha256), "size": .int(Int(stored.size)),
+                    "bytes_received": .int(Int(received)),
+                ])
+        } catch let rejection as DebugFileRejection {
+            return .error(rejection.status, rejection.description)
+        } catch {
+            return .error(500, "storage error: \(error)")
+        }
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil, let base = bytes.baseAddress else { return }
+        hash.update(bytes)
+        var offset = 0
+        while offset < bytes.count {
+            let count = Glibc.write(fd, base + offset, bytes.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                let status = errno == ENOSPC ? 507 : 500
+                fail(status, "cannot write: \(String(cString: strerror(errno)))")
+                return
+            }
+            offset += count
+        }
+        written += Int64(bytes.count)
+    }
+
+    private func fail(_ status: Int, _ reason: String) {
+        if failure == nil { failure = DebugFileRejection(status: status, description: reason) }
+    }
+}

@@ -1,0 +1,232 @@
+import CCurl
+import Cohorly
+import CohorlyCollector
+import CohorlySymbols
+import Foundation
+
+/// The work behind `cohorly debug-files upload`: find ELF files, decide what each is for, hash them, ask the
+/// collector what it lacks, then stream only that (deflated, in bounded memory) with retries.
+struct DebugFileUploader {
+    /// One (file, kind) the collector should have.
+    struct Item {
+        var path: String
+        var kind: DebugFileKind
+        var buildId: String
+        var sha256: String
+        var size: Int64
+    }
+
+    /// A file found under the paths and what became of it.
+    struct FileResult {
+        enum Status: String {
+            case uploaded
+            case present = "already present"
+            case skipped
+            case failed
+        }
+        var path: String
+        var status: Status
+        var buildId: String?
+        var kinds: [DebugFileKind] = []
+        var size: Int64 = 0
+        var bytesSent: Int64 = 0
+        var reason: String?
+    }
+
+    let host: String
+    let release: String
+    let authToken: String?
+    /// Transient failures are retried this many times (so `retries + 1` attempts), waiting `retryDelay`, then
+    /// twice as long each time.
+    var retries = 3
+    var retryDelay: Double = 0.25
+    /// Called with (file name, bytes of the file read so far, its size) while a file streams.
+    var progress: ((String, Int64, Int64) -> Void)?
+
+    /// An error that stops the whole run (the collector can't be reached or refused the check).
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    // MARK: - Discovery
+
+    /// ELF files under `paths` (directories walked recursively, symlinks to files followed, each file once),
+    /// in a stable order. Non-ELF files found in directories are ignored; named ones are reported as skipped.
+    static func discover(_ paths: [String]) -> (files: [String], skipped: [FileResult]) {
+        var seen: Set<String> = []
+        var files: [String] = []
+        var skipped: [FileResult] = []
+        func consider(_ path: String, named: Bool) {
+            let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            var info = stat()
+            guard stat(resolved, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                if named { skipped.append(FileResult(path: path, status: .failed, reason: "no such file")) }
+                return
+            }
+            guard isELF(resolved) else {
+                if named { skipped.append(FileResult(path: path, status: .skipped, reason: "not an ELF file")) }
+                return
+            }
+            if seen.insert(resolved).inserted { files.append(path) }
+        }
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                skipped.append(FileResult(path: path, status: .failed, reason: "no such file or directory"))
+                continue
+            }
+            if isDirectory.boolValue {
+                let entries = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
+                for entry in entries.sorted() { consider(path + "/" + entry, named: false) }
+            } else {
+                consider(path, named: true)
+            }
+        }
+        return (files, skipped)
+    }
+
+    private static func isELF(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return pread(fd, &magic, 4, 0) == 4 && magic == [0x7f, 0x45, 0x4c, 0x46]
+    }
+
+    /// What `path` should be stored as: a debug companion is `debuginfo`; a binary is `executable`, and also
+    /// `debuginfo` when it has DWARF. Nil with a reason when it is of no use for symbolication.
+    static func kinds(of info: ObjectInfo) -> (kinds: [DebugFileKind], reason: String?) {
+        if [.relocatable, .core, .other].contains(info.kind) { return ([], "\(info.kind.rawValue) file") }
+        guard info.codeId != nil else { return ([], "no GNU build id") }
+        if info.kind == .debugCompanion {
+            return info.hasDebugInfo ? ([.debuginfo], nil) : ([], "debug file without debug info")
+        }
+        guard info.hasDebugInfo || info.hasSymtab || info.hasDynsym else {
+            return ([], "neither debug info nor symbols")
+        }
+        return (info.hasDebugInfo ? [.executable, .debuginfo] : [.executable], nil)
+    }
+
+    /// SHA-256 and size of a file, read in 1 MiB pieces.
+    static func hash(_ path: String) throws -> (sha256: String, size: Int64) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let hash = SHA256()
+        var size: Int64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            size += Int64(count)
+        }
+        return (hash.finalizeHex(), size)
+    }
+
+    // MARK: - Talking to the collector
+
+    private func url(_ path: String) -> String {
+        (host.hasSuffix("/") ? String(host.dropLast()) : host) + path
+    }
+
+    /// `POST /api/debug-files/check`: the items the collector lacks (it attaches the rest to the release).
+    /// Asks 1000 at a time, so each request stays well under the collector's body limit.
+    func missing(_ items: [Item]) throws -> [Item] {
+        try stride(from: 0, to: items.count, by: 1000).flatMap {
+            try missingBatch(Array(items[$0..<min($0 + 1000, items.count)]))
+        }
+    }
+
+    private func missingBatch(_ items: [Item]) throws -> [Item] {
+        guard !items.isEmpty else { return [] }
+        let files: [CohorlyValue] = items.map {
+            ["build_id": .string($0.buildId), "kind": .string($0.kind.rawValue), "sha256": .string($0.sha256)]
+        }
+        let body: CohorlyValue = ["release": .string(release), "files": .array(files)]
+        guard let target = URL(string: url("/api/debug-files/check")) else {
+            throw Failure(description: "invalid host \(host)")
+        }
+        var headers = [("Content-Type", "application/json")]
+        if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
+        let request = TransportRequest(
+            url: target, method: "POST", headers: headers, body: Array(body.jsonString.utf8), timeout: 60,
+            connectTimeout: 10)
+        var attempt = 0
+        while true {
+            switch CurlTransport().send(request) {
+            case .http(200, _, let answer):
+                guard let document = CohorlyValue(json: String(decoding: answer, as: UTF8.self)),
+                    let list = document["missing"]?.arrayValue
+                else { throw Failure(description: "unexpected answer from \(host)") }
+                let keys = Set(
+                    list.map {
+                        ($0["build_id"]?.stringValue ?? "") + "/" + ($0["kind"]?.stringValue ?? "") + "/"
+                            + ($0["sha256"]?.stringValue ?? "")
+                    })
+                return items.filter { keys.contains($0.buildId + "/" + $0.kind.rawValue + "/" + $0.sha256) }
+            case .http(let status, _, let answer) where status < 500 || attempt >= retries:
+                throw Failure(description: "\(host) refused the check (\(status)): \(Self.reason(answer))")
+            case .failure(let message) where attempt >= retries:
+                throw Failure(description: "cannot reach \(host): \(message)")
+            default:
+                backoff(attempt)
+                attempt += 1
+            }
+        }
+    }
+
+    /// Streams one item with retries; returns the compressed bytes sent over all attempts, or throws the
+    /// last failure (with those bytes).
+    func upload(_ item: Item) -> (bytesSent: Int64, error: String?) {
+        var sent: Int64 = 0
+        var attempt = 0
+        while true {
+            let outcome = StreamingPut.perform(
+                url: putURL(item), headers: headers(item), path: item.path, size: item.size,
+                progress: progress.map { report in { report(item.path, $0, item.size) } })
+            sent += outcome.bytesSent
+            switch outcome.result {
+            case .success: return (sent, nil)
+            case .permanent(let reason): return (sent, reason)
+            case .transient(let reason):
+                if attempt >= retries { return (sent, reason + " (after \(attempt + 1) attempts)") }
+                backoff(attempt)
+                attempt += 1
+            }
+        }
+    }
+
+    private func putURL(_ item: Item) -> String {
+        var components = URLComponents()
+        components.queryItems = [
+            URLQueryItem(name: "release", value: release),
+            URLQueryItem(name: "name", value: URL(fileURLWithPath: item.path).lastPathComponent),
+        ]
+        let query = components.percentEncodedQuery ?? ""
+        return url("/api/debug-files/\(item.buildId)/\(item.kind.rawValue)?") + query
+    }
+
+    private func headers(_ item: Item) -> [String] {
+        var list = [
+            "Content-Type: application/octet-stream", "Content-Encoding: deflate",
+            "X-Cohorly-Content-SHA256: \(item.sha256)", "X-Cohorly-Content-Size: \(item.size)", "Expect:",
+        ]
+        if let authToken { list.append("Authorization: Bearer \(authToken)") }
+        return list
+    }
+
+    private func backoff(_ attempt: Int) {
+        let seconds = retryDelay * Double(1 << min(attempt, 6))
+        usleep(UInt32(min(seconds, 30) * 1_000_000))
+    }
+
+    /// The `error` of a JSON answer, else its text (shortened).
+    static func reason(_ body: [UInt8]) -> String {
+        let text = String(decoding: body, as: UTF8.self)
+        if let error = CohorlyValue(json: text)?["error"]?.stringValue { return error }
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+}

@@ -1,0 +1,239 @@
+import CohorlyCollector
+import CohorlySymbols
+import Foundation
+
+/// `cohorly debug-files upload PATH… --release R [--host URL] [--auth-token T] [--json]`.
+enum DebugFilesUploadCommand: Command {
+    static let words = ["debug-files", "upload"]
+    static let summary = "Upload executables and debug files to a collector (only what it lacks)."
+    static let help = """
+        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token T] [--json]
+
+        Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
+        symbols (or no GNU build id), asks the collector which build ids / contents it already has, and uploads
+        only the missing ones: deflate-compressed, streamed (any size, bounded memory). A separate debug file is
+        stored as `debuginfo`; a binary as `executable`, and also as `debuginfo` when it still has DWARF (its
+        bytes are sent once). Both files of one build id are kept. Connection errors and 5xx answers are
+        retried 3 times with a short backoff. A progress line is shown when stderr is a terminal.
+
+        OPTIONS:
+          --release R       The release the files belong to (default COHORLY_RELEASE; required).
+          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
+          --auth-token T    The upload secret (`cohorly serve --auth-token`; default COHORLY_AUTH_TOKEN).
+          --json            Print a JSON summary (counts, bytes sent, one object per file).
+          -h, --help        Show this help.
+
+        ENVIRONMENT: COHORLY_RELEASE, COHORLY_HOST, COHORLY_AUTH_TOKEN, COHORLY_RETRY_DELAY_MS (first retry
+        delay, doubled each time; default 250).
+
+        EXIT STATUS: 0 everything needed is on the collector, 1 something that should have been uploaded was
+        not (or the collector could not be reached), 2 usage error.
+        """
+
+    static func run(_ arguments: [String]) -> ExitStatus {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(
+                arguments, flags: ["--json"], options: ["--release", "--host", "--auth-token"])
+        } catch {
+            return Console.usageError(error.reason, command: "debug-files upload")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        func option(_ name: String, _ variable: String) -> String? {
+            parsed.options[name]?.last ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard !parsed.positionals.isEmpty else {
+            return Console.usageError("missing PATH", command: "debug-files upload")
+        }
+        guard let release = option("--release", "COHORLY_RELEASE") else {
+            return Console.usageError("missing --release (or COHORLY_RELEASE)", command: "debug-files upload")
+        }
+        let host = option("--host", "COHORLY_HOST") ?? "http://127.0.0.1:4000"
+        guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            return Console.usageError("invalid --host \(host)", command: "debug-files upload")
+        }
+        var uploader = DebugFileUploader(
+            host: host, release: release, authToken: option("--auth-token", "COHORLY_AUTH_TOKEN"))
+        if let delay = environment["COHORLY_RETRY_DELAY_MS"].flatMap(Double.init), delay >= 0 {
+            uploader.retryDelay = delay / 1000
+        }
+        let progressLine = ProgressLine(enabled: isatty(STDERR_FILENO) != 0)
+        uploader.progress = { path, done, total in progressLine.show(path: path, done: done, total: total) }
+        let json = parsed.flags.contains("--json")
+
+        let run = UploadRun.perform(uploader, paths: parsed.positionals)
+        progressLine.clear()
+        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
+        for file in run.files where file.status == .failed && run.fatal == nil {
+            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
+        }
+        if json {
+            Console.out(JSON.render(run.json))
+        } else {
+            for file in run.files { Console.out(run.line(file)) }
+            Console.out(run.summary)
+        }
+        return run.succeeded ? .success : .failure
+    }
+}
+
+/// The outcome of one upload run: what happened to each file, and the totals.
+struct UploadRun {
+    var files: [DebugFileUploader.FileResult] = []
+    var fatal: String?
+
+    var count: (uploaded: Int, present: Int, skipped: Int, failed: Int) {
+        (
+            files.filter { $0.status == .uploaded }.count, files.filter { $0.status == .present }.count,
+            files.filter { $0.status == .skipped }.count, files.filter { $0.status == .failed }.count
+        )
+    }
+
+    var bytesSent: Int64 { files.reduce(0) { $0 + $1.bytesSent } }
+
+    var succeeded: Bool { fatal == nil && count.failed == 0 }
+
+    /// `N uploaded (X bytes sent), M already present, K skipped[, F failed]`.
+    var summary: String {
+        let count = self.count
+        var text =
+            "\(count.uploaded) uploaded (\(bytesSent) bytes sent), \(count.present) already present, "
+            + "\(count.skipped) skipped"
+        if count.failed > 0 { text += ", \(count.failed) failed" }
+        return text
+    }
+
+    func line(_ file: DebugFileUploader.FileResult) -> String {
+        let kinds = file.kinds.map(\.rawValue).joined(separator: "+")
+        var text = "  " + file.status.rawValue.padded(to: 16) + (kinds.isEmpty ? "-" : kinds).padded(to: 21)
+        text += (file.buildId ?? "-").padded(to: 42) + file.path
+        if let reason = file.reason, file.status != .failed { text += " (\(reason))" }
+        return text
+    }
+
+    var json: JSON.Value {
+        let count = self.count
+        let list: [JSON.Value] = files.map { file in
+            var pairs: [(String, JSON.Value)] = [
+                ("path", .string(file.path)), ("status", .string(file.status.rawValue)),
+                ("build_id", JSON.string(file.buildId)), ("kinds", .array(file.kinds.map { .string($0.rawValue) })),
+                ("size", .int(Int(file.size))), ("bytes_sent", .int(Int(file.bytesSent))),
+            ]
+            if let reason = file.reason { pairs.append(("reason", .string(reason))) }
+            return .object(pairs)
+        }
+        var pairs: [(String, JSON.Value)] = [
+            ("uploaded", .int(count.uploaded)), ("already_present", .int(count.present)),
+            ("skipped", .int(count.skipped)), ("failed", .int(count.failed)), ("bytes_sent", .int(Int(bytesSent))),
+            ("files", .array(list)),
+        ]
+        if let fatal { pairs.append(("error", .string(fatal))) }
+        return .object(pairs)
+    }
+
+    /// Discover, read, check, upload.
+    static func perform(_ uploader: DebugFileUploader, paths: [String]) -> UploadRun {
+        var run = UploadRun()
+        let found = DebugFileUploader.discover(paths)
+        run.files = found.skipped
+        var items: [(file: Int, item: DebugFileUploader.Item)] = []
+        for path in found.files {
+            var result = DebugFileUploader.FileResult(path: path, status: .skipped)
+            defer { run.files.append(result) }
+            let info: ObjectInfo
+            do {
+                info = try ObjectInfo(path: path)
+            } catch {
+                // An unreadable ELF file is of no use to a symbolicator either: skipped, with the reason.
+                result.reason = "\(error)"
+                continue
+            }
+            result.buildId = info.codeId
+            let (kinds, reason) = DebugFileUploader.kinds(of: info)
+            result.kinds = kinds
+            result.reason = reason
+            guard let buildId = info.codeId, !kinds.isEmpty else { continue }
+            do {
+                let (sha, size) = try DebugFileUploader.hash(path)
+                result.size = size
+                result.status = .present
+                for kind in kinds {
+                    items.append(
+                        (run.files.count, .init(path: path, kind: kind, buildId: buildId, sha256: sha, size: size)))
+                }
+            } catch {
+                result.status = .failed
+                result.reason = "\(error)"
+            }
+        }
+        let missing: [DebugFileUploader.Item]
+        do {
+            missing = try uploader.missing(items.map(\.item))
+        } catch {
+            run.fatal = "\(error)"
+            for index in Set(items.map(\.file)) {
+                run.files[index].status = .failed
+                run.files[index].reason = "not uploaded (the check failed)"
+            }
+            return run
+        }
+        func key(_ item: DebugFileUploader.Item) -> String {
+            item.buildId + "/" + item.kind.rawValue + "/" + item.sha256
+        }
+        let missingKeys = Set(missing.map(key))
+        var sentContent: Set<String> = []
+        var recheck: [(file: Int, item: DebugFileUploader.Item)] = []
+        for (index, item) in items where missingKeys.contains(key(item)) {
+            guard run.files[index].status != .failed else { continue }
+            // The same bytes under a second kind (an unstripped binary): the collector finds them by hash.
+            if sentContent.contains(item.sha256) {
+                recheck.append((index, item))
+                continue
+            }
+            let (sent, error) = uploader.upload(item)
+            run.files[index].bytesSent += sent
+            if let error {
+                run.files[index].status = .failed
+                run.files[index].reason = "\(item.kind.rawValue): \(error)"
+            } else {
+                run.files[index].status = .uploaded
+                sentContent.insert(item.sha256)
+            }
+        }
+        if !recheck.isEmpty {
+            let stillMissing = (try? uploader.missing(recheck.map(\.item))).map { Set($0.map(key)) }
+            for (index, item) in recheck where stillMissing?.contains(key(item)) ?? true {
+                run.files[index].status = .failed
+                run.files[index].reason = "\(item.kind.rawValue): the collector did not accept the uploaded content"
+            }
+        }
+        return run
+    }
+}
+
+/// A single progress line on stderr when it is a terminal: `uploading NAME  42% of 12.3 MB`, erased at the end.
+final class ProgressLine: @unchecked Sendable {
+    private let enabled: Bool
+    private var lastPercent = -1
+    private var lastPath = ""
+    private var shown = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(path: String, done: Int64, total: Int64) {
+        guard enabled else { return }
+        let percent = total > 0 ? Int(done * 100 / total) : 100
+        guard percent != lastPercent || path != lastPath else { return }
+        lastPercent = percent
+        lastPath = path
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let size =
+            total >= 1_000_000 ? String(format: "%.1f MB", Double(total) / 1_000_000) : "\((total + 999) / 1000) kB"
+        Console.write("\r\u{1b}[2Kuploading \(name)  \(percent)% of \(size)", to: STDERR_FILENO)
+        shown = true
+    }
+
+    func clear() {
+        if enabled && shown { Console.write("\r\u{1b}[2K", to: STDERR_FILENO) }
+    }
+}
