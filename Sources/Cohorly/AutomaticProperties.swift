@@ -17,8 +17,7 @@ package struct AutomaticProperties: Sendable {
             "$lib_version": .string(Self.libraryVersion),
             "$os": "Linux",
         ]
-        let release = Self.parseOSRelease(
-            (try? String(contentsOfFile: osReleasePath, encoding: .utf8)) ?? "")
+        let release = Self.parseOSRelease(Self.readSmallFile(osReleasePath) ?? "")
         if let version = release["VERSION_ID"] ?? release["BUILD_ID"] {
             values["$os_version"] = .string(version)
         }
@@ -36,7 +35,8 @@ package struct AutomaticProperties: Sendable {
         var result: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
-            var value = String(line[line.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            var value = String(line[line.index(after: equals)...].drop { $0 == " " || $0 == "\t" })
+            while value.last == " " || value.last == "\t" { value.removeLast() }
             if value.count >= 2, let first = value.first, first == "\"" || first == "'",
                 value.last == first
             {
@@ -45,6 +45,23 @@ package struct AutomaticProperties: Sendable {
             result[String(line[..<equals])] = value
         }
         return result
+    }
+
+    /// A small text file read with plain system calls: this runs at install time of the crash recorder too, where
+    /// Foundation's file and character-set machinery would cost a megabyte of resident memory.
+    package static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 65536 {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func string<T>(from tuple: inout T) -> String {

@@ -65,9 +65,9 @@ struct DeviceInfo: Sendable {
 
     /// When this process started (unix ms), from /proc/self/stat and the boot time in /proc/stat.
     static func processStartMilliseconds() -> UInt64? {
-        guard let stat = SystemFiles.read("/proc/self/stat"),
+        guard let stat = AutomaticProperties.readSmallFile("/proc/self/stat"),
             let close = stat.lastIndex(of: ")"),
-            let system = SystemFiles.read("/proc/stat"),
+            let system = AutomaticProperties.readSmallFile("/proc/stat"),
             let bootLine = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
             let bootSeconds = UInt64(bootLine.dropFirst(6))
         else { return nil }
