@@ -168,14 +168,12 @@ public struct CrashReportStore: Sendable {
         }
     }
 
-    /// A `.tmp` of a process that is still alive and wrote it in the last seconds is left alone.
+    /// A `.tmp` of a process that is still alive — this one included: a thread of a crashing process may still
+    /// run while the handler writes — and was written in the last seconds is left alone.
     private func isBeingWritten(name: String, url: URL) -> Bool {
         let parts = name.split(separator: "-")
-        guard parts.count > 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) == 0 else {
-            return false
-        }
-        let modified =
-            (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date
+        guard parts.count > 2, let pid = Int32(parts[1]), kill(pid, 0) == 0 else { return false }
+        let modified = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date
         return (modified ?? .distantPast).timeIntervalSinceNow > -10
     }
 

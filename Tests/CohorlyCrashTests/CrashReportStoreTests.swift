@@ -12,7 +12,7 @@ struct CrashReportStoreTests {
         return try Data(contentsOf: try #require(run.reportFiles.first))
     }
 
-    static let name = "0001796000000000-4242-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f"
+    static let name = "0001796000000000-2147483646-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f"
 
     @Test func tornFilesAreSalvagedAsIncompleteOrRemovedNeverACrash() async throws {
         let full = try await Self.realReport()
@@ -59,6 +59,16 @@ struct CrashReportStoreTests {
         #expect(report.crashedThread == original.crashedThread)
         #expect(report.message == original.message)
         #expect(report.modules.isEmpty)
+    }
+
+    @Test func aFreshTmpOfALiveProcessIsLeftAloneItMayStillBeBeingWritten() throws {
+        // A crashing process's own delivery thread may list the directory while the handler writes.
+        let directory = try makeTemporaryDirectory("live-tmp")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tmp = directory.appendingPathComponent("0001796000000000-\(getpid())-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f.tmp")
+        try Data("{\"format\":\"cohorly-crash/1\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1,".utf8).write(to: tmp)
+        #expect(CrashReportStore(directory: directory).pendingReports().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: tmp.path))
     }
 
     @Test func recrashMarkerIsKept() throws {
