@@ -13,7 +13,18 @@ import Testing
         return try names.map { ($0, [UInt8](try Data(contentsOf: directory.appendingPathComponent($0)))) }
     }
 
-    @Test func jsonCorpusRoundTrips() throws {
+    /// Equal, with numbers compared by value (`.int(1)` and `.double(1.0)` agree).
+    private static func same(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .double(let y)), (.double(let y), .int(let x)): return Double(x) == y
+        case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && x.allSatisfy { key, value in y[key].map { same(value, $0) } ?? false }
+        default: return a == b
+        }
+    }
+
+    @Test func jsonCorpusRoundTripsAndAgreesWithFoundation() throws {
         let inputs = try Self.corpus("json")
         #expect(inputs.count >= 5)
         for (name, bytes) in inputs {
@@ -24,7 +35,40 @@ import Testing
                 #expect(again == value, "\(name): write → parse changed the value: \(text)")
                 #expect(again?.jsonString == text, "\(name): writing is not stable: \(text)")
             }
+            // Apart from surrogate escapes, the corpus has none of the fuzz target's intended differences
+            // (lone surrogates, invalid UTF-8, duplicate keys): what we accept, Foundation reads the same.
+            let text = String(decoding: bytes, as: UTF8.self).lowercased()
+            let surrogates = ["\\ud8", "\\ud9", "\\uda", "\\udb", "\\udc", "\\udd", "\\ude", "\\udf"]
+            guard let ours = JSONValue(bytes: bytes), !surrogates.contains(where: text.contains) else { continue }
+            let theirs = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            #expect(theirs.map { Self.same(ours, $0) } == true, "\(name): \(ours.jsonString)")
         }
+    }
+
+    /// What the `json` target found (fixtures/fuzz/json/crash-*): trailing bytes after a document parsed as
+    /// `null`; a high surrogate swallowed the `\u` escape after it; non-RFC 8259 numbers were accepted.
+    @Test func jsonFuzzFindingsStayFixed() {
+        for invalid in ["1f", "[1]x", "{} trailing", "\"a\" b", "+1", "01", "-01", "1.", ".5", "-", "1e", "1e+", "[-]",
+            #""\ud800\uZZZZ""#]
+        {
+            #expect(JSONValue(json: invalid) == nil, "\(invalid)")
+            #expect(JSONValue(bytes: Array(invalid.utf8)) == nil, "\(invalid)")
+        }
+        #expect(JSONValue(json: #"["\ud83d\u0041"]"#) == ["\u{FFFD}A"])
+        #expect(JSONValue(json: #""\ud83d\ude00\ud800""#) == "\u{1F600}\u{FFFD}")
+        #expect(JSONValue(json: "[0, -0, 10, -1.5e3, 2E-2, 0.25]") == [0, 0, 10, -1500.0, 0.02, 0.25])
+        #expect(JSONValue(json: " null ") == .null)
+    }
+
+    /// A `/track` body with bytes after the JSON is invalid JSON, not a `null` record.
+    @Test func trailingBytesAreInvalidJSON() throws {
+        let ingestion = Ingestion(store: try CollectorStore(directory: nil), configuration: CollectorConfiguration())
+        let request = HTTPRequest(
+            method: "POST", path: "/track", headers: ["content-type": "application/json", "x-cohorly-token": "t"],
+            body: Array(#"{"event":"a","properties":{"distinct_id":"u"}} trailing"#.utf8))
+        let response = ingestion.handle(.track, request)
+        #expect(response.status == 400)
+        #expect(String(decoding: response.body, as: UTF8.self).contains("invalid json"))
     }
 
     @Test func ingestionCorpusGetsClearAnswers() throws {
