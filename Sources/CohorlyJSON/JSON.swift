@@ -86,7 +86,10 @@ struct JSONParser {
     mutating func parseDocument() -> CohorlyValue? {
         guard let value = parseValue() else { return nil }
         skipWhitespace()
-        return index == bytes.count ? value : nil
+        // Not `index == bytes.count ? value : nil`: CohorlyValue is ExpressibleByNilLiteral, so that `nil` was
+        // `.null` and a document with trailing bytes ("1x", "{…} junk") parsed as null.
+        guard index == bytes.count else { return nil }
+        return value
     }
 
     mutating func skipWhitespace() {
@@ -242,10 +245,15 @@ struct JSONParser {
             case UInt8(ascii: "t"): buffer.append(0x09)
             case UInt8(ascii: "u"):
                 guard var code = parseHex4() else { return nil }
-                if (0xD800..<0xDC00).contains(code), consume("\\u"), let low = parseHex4(),
-                    (0xDC00..<0xE000).contains(low)
-                {
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                if (0xD800..<0xDC00).contains(code) {
+                    // A high surrogate pairs with a following `\u` low surrogate. Anything else after it is
+                    // read on its own (the lone surrogate becomes U+FFFD; the next escape is not swallowed).
+                    let next = index
+                    if consume("\\u"), let low = parseHex4(), (0xDC00..<0xE000).contains(low) {
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else {
+                        index = next
+                    }
                 }
                 let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
                 buffer.append(contentsOf: Array(String(scalar).utf8))
@@ -255,29 +263,43 @@ struct JSONParser {
         return nil
     }
 
+    /// A number as RFC 8259 writes it: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
     mutating func parseNumber() -> CohorlyValue? {
         let start = index
-        var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        let digitsStart = index
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                index += 1
-            } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
-                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
-            {
-                isInteger = false
-                index += 1
-            } else {
-                break
-            }
+        let integerStart = index
+        let integerDigits = skipDigits()
+        // No leading zeros, and at least one digit.
+        guard integerDigits == 1 || (integerDigits > 1 && bytes[integerStart] != UInt8(ascii: "0")) else {
+            return nil
         }
-        guard index > digitsStart else { return nil }
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard skipDigits() > 0 else { return nil }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard skipDigits() > 0 else { return nil }
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let value = Int(text) { return .int(value) }
         guard let value = Double(text), value.isFinite else { return nil }
         return .double(value)
+    }
+
+    /// Skips ASCII digits; how many there were.
+    mutating func skipDigits() -> Int {
+        let start = index
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            index += 1
+        }
+        return index - start
     }
 }
 

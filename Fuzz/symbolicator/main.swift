@@ -1,0 +1,50 @@
+// Fuzz target `symbolicator`: a fuzzed ELF file opened as a module (`ModuleSymbolicator(debugFile:)`: header,
+// DWARF index, symbol table) and a few addresses looked up — around the entry point, the load address and
+// one address taken from the input's last 8 bytes.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@testable import CohorlySymbols
+
+let scratchPath: String = {
+    let directory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+    return "\(directory)/cohorly-fuzz-symbolicator-\(getpid()).elf"
+}()
+
+func writeScratch(_ data: UnsafePointer<UInt8>, _ size: Int) {
+    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    precondition(fd >= 0, "cannot create \(scratchPath)")
+    var written = 0
+    while written < size {
+        let n = write(fd, data + written, size - written)
+        precondition(n > 0, "cannot write \(scratchPath)")
+        written += n
+    }
+    close(fd)
+}
+
+/// Little-endian integer of `count` bytes at `offset` (0 when out of range).
+func integer(_ data: UnsafePointer<UInt8>, _ size: Int, _ offset: Int, _ count: Int) -> UInt64 {
+    guard offset >= 0, offset + count <= size else { return 0 }
+    var value: UInt64 = 0
+    for index in (0..<count).reversed() { value = value << 8 | UInt64(data[offset + index]) }
+    return value
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSymbolicator(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    writeScratch(data, size)
+    guard let module = try? ModuleSymbolicator(debugFile: scratchPath) else { return 0 }
+    let is64 = size > 4 && data[4] == 2
+    let entry = is64 ? integer(data, size, 24, 8) : integer(data, size, 24, 4)
+    var addresses: [UInt64] = [module.loadAddress, integer(data, size, size - 8, 8)]
+    for step in 0..<6 { addresses.append(entry &+ UInt64(step * 8)) }
+    for address in addresses {
+        for isReturn in [false, true] {
+            let result = module.symbolicate(address, isReturnAddress: isReturn)
+            _ = "\(result)"
+        }
+    }
+    return 0
+}
