@@ -61,7 +61,8 @@ struct CrashQueries: Sendable {
         let exception = properties["$exception_list"]?.arrayValue?.first
         let images = (properties["$debug_images"]?.arrayValue ?? []).compactMap { image -> LoadedImage? in
             guard let path = image["code_file"]?.stringValue, let base = hex(image["image_addr"]) else { return nil }
-            let size = image["image_size"]?.intValue.map(UInt64.init) ?? hex(image["image_size"]) ?? 0
+            // Events come from the network: a negative or absurd size is read as unknown, never trapped on.
+            let size = image["image_size"]?.intValue.flatMap { UInt64(exactly: $0) } ?? hex(image["image_size"]) ?? 0
             let buildId = image["code_id"]?.stringValue.flatMap { $0.isEmpty ? nil : DebugId.buildId(hex: $0) }
             return LoadedImage(path: path, base: base, size: size, buildId: buildId)
         }
