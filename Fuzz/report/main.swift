@@ -3,7 +3,7 @@
 // disk takes at the next launch.
 //
 // Checked beyond "no crash": a decoded report re-encodes to an equal report, and when the input is valid
-// JSON, every prefix of it (a report cut short by a dying process) repairs to valid JSON or to nothing.
+// UTF-8 JSON, every prefix of it (a report cut short by a dying process) repairs to valid JSON or to nothing.
 import Foundation
 
 @testable import CohorlyCrash
@@ -20,7 +20,9 @@ public func fuzzReport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let repaired = CrashReportSalvager.repair(bytes) {
         _ = try? CrashReport.decode(repaired.json)
     }
-    if size > 1, (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil {
+    // Report files are UTF-8 (JSONSerialization would also take UTF-16/32, guessed from NUL bytes).
+    let utf8 = !bytes.contains(0) && String(validating: Array(bytes), as: UTF8.self) != nil
+    if size > 1, utf8, (try? JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])) != nil {
         // Up to 32 cut points spread over the document.
         let step = max(1, size / 32)
         for cut in stride(from: 1, to: size, by: step) {

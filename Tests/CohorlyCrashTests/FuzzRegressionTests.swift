@@ -13,8 +13,10 @@ import Testing
         return try names.map { ($0, try Data(contentsOf: directory.appendingPathComponent($0))) }
     }
 
+    /// UTF-8 JSON (JSONSerialization alone would also take UTF-16/32, guessed from NUL bytes).
     private static func isJSON(_ data: Data) -> Bool {
-        (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+        !data.contains(0) && String(validating: Array(data), as: UTF8.self) != nil
+            && (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
     }
 
     @Test func reportCorpusDecodesAndSalvagesCleanly() throws {
