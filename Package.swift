@@ -40,10 +40,13 @@ let package = Package(
             path: "Examples/CrashDemo"
         ),
         .testTarget(
-            name: "CohorlyCrashTests", dependencies: ["CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly"]),
+            name: "CohorlyCrashTests",
+            dependencies: ["CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly"]),
         // The client: libcurl transport, SQLite (WAL) persisted queue.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
             name: "CMicroHTTPD",
             path: "Sources/CMicroHTTPD",

@@ -144,7 +144,9 @@ case "run":
         delivered = await Cohorly.shared?.flush() ?? false || Cohorly.shared?.queuedCount == 0
         if !delivered { try? await Task.sleep(for: .milliseconds(100)) }
     }
-    print("reports queued: \(summary?.queued ?? 0), unreadable: \(summary?.unreadable ?? 0), kept: \(summary?.kept ?? 0), delivered: \(delivered)")
+    print(
+        "reports queued: \(summary?.queued ?? 0), unreadable: \(summary?.unreadable ?? 0), kept: \(summary?.kept ?? 0), delivered: \(delivered)"
+    )
     exit(delivered ? 0 : 1)
 case "reports":
     // Lists the reports waiting in the report directory (what the next launch would send).

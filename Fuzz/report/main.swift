@@ -30,7 +30,8 @@ public func fuzzReport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             guard let repaired = CrashReportSalvager.repair(prefix) else { continue }
             if (try? JSONSerialization.jsonObject(with: repaired.json, options: [.fragmentsAllowed])) == nil {
                 fatalError(
-                    "prefix of \(cut) bytes repaired to invalid JSON: \(String(decoding: repaired.json, as: UTF8.self))")
+                    "prefix of \(cut) bytes repaired to invalid JSON: \(String(decoding: repaired.json, as: UTF8.self))"
+                )
             }
         }
     }

@@ -280,7 +280,8 @@ extension SymbolicatedCrash {
                     next += 1
                 }
                 if next - index > 2 {
-                    lines.append("    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(next - 1))")
+                    lines.append(
+                        "    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(next - 1))")
                     index = next
                 } else {
                     index += 1

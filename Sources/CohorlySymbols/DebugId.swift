@@ -1,100 +1,100 @@
 /// Identifier helpers: GNU build id bytes to `code_id` and `debug_id` text.
 public enum DebugId {
-  /// Lowercase hex of the build id bytes (`code_id`).
-  public static func codeId(_ buildId: [UInt8]) -> String {
-    hex(buildId)
-  }
-
-  /// The first 16 bytes of the build id (zero-padded) as a GUID, with the first three fields byte-swapped
-  /// when the ELF file is little-endian (Sentry's rule; age 0): `02547a30…` → `307a5402-…`.
-  public static func debugId(_ buildId: [UInt8], littleEndian: Bool = true) -> String {
-    var bytes = Array(buildId.prefix(16))
-    bytes += [UInt8](repeating: 0, count: 16 - bytes.count)
-    if littleEndian {
-      bytes[0..<4].reverse()
-      bytes[4..<6].reverse()
-      bytes[6..<8].reverse()
+    /// Lowercase hex of the build id bytes (`code_id`).
+    public static func codeId(_ buildId: [UInt8]) -> String {
+        hex(buildId)
     }
-    let digits = Array(hex(bytes).utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(36)
-    for (index, digit) in digits.enumerated() {
-      if index == 8 || index == 12 || index == 16 || index == 20 { out.append(UInt8(ascii: "-")) }
-      out.append(digit)
+
+    /// The first 16 bytes of the build id (zero-padded) as a GUID, with the first three fields byte-swapped
+    /// when the ELF file is little-endian (Sentry's rule; age 0): `02547a30…` → `307a5402-…`.
+    public static func debugId(_ buildId: [UInt8], littleEndian: Bool = true) -> String {
+        var bytes = Array(buildId.prefix(16))
+        bytes += [UInt8](repeating: 0, count: 16 - bytes.count)
+        if littleEndian {
+            bytes[0..<4].reverse()
+            bytes[4..<6].reverse()
+            bytes[6..<8].reverse()
+        }
+        let digits = Array(hex(bytes).utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (index, digit) in digits.enumerated() {
+            if index == 8 || index == 12 || index == 16 || index == 20 { out.append(UInt8(ascii: "-")) }
+            out.append(digit)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
-    return String(decoding: out, as: UTF8.self)
-  }
 
-  /// Parses a `code_id` (any even number of hex digits) or a `debug_id` GUID (with or without dashes and an
-  /// optional age suffix). Returns nil for anything else.
-  public static func parse(_ text: String) -> Identifier? {
-    let lower = text.lowercased()
-    let parts = lower.split(separator: "-", omittingEmptySubsequences: false)
-    if parts.count >= 5, parts[0].count == 8, parts[1].count == 4, parts[2].count == 4,
-      parts[3].count == 4,
-      parts[4].count == 12
-    {
-      let guid = parts[0..<5].joined(separator: "-")
-      guard bytes(fromHex: parts[0..<5].joined()) != nil else { return nil }
-      return .debugId(guid)
+    /// Parses a `code_id` (any even number of hex digits) or a `debug_id` GUID (with or without dashes and an
+    /// optional age suffix). Returns nil for anything else.
+    public static func parse(_ text: String) -> Identifier? {
+        let lower = text.lowercased()
+        let parts = lower.split(separator: "-", omittingEmptySubsequences: false)
+        if parts.count >= 5, parts[0].count == 8, parts[1].count == 4, parts[2].count == 4,
+            parts[3].count == 4,
+            parts[4].count == 12
+        {
+            let guid = parts[0..<5].joined(separator: "-")
+            guard bytes(fromHex: parts[0..<5].joined()) != nil else { return nil }
+            return .debugId(guid)
+        }
+        guard let raw = bytes(fromHex: lower), !raw.isEmpty else { return nil }
+        return .codeId(lower)
     }
-    guard let raw = bytes(fromHex: lower), !raw.isEmpty else { return nil }
-    return .codeId(lower)
-  }
 
-  /// An identifier given by a user.
-  public enum Identifier: Equatable, Sendable {
-    /// A GNU build id in hex.
-    case codeId(String)
-    /// A GUID-style debug id, lowercase with dashes.
-    case debugId(String)
+    /// An identifier given by a user.
+    public enum Identifier: Equatable, Sendable {
+        /// A GNU build id in hex.
+        case codeId(String)
+        /// A GUID-style debug id, lowercase with dashes.
+        case debugId(String)
 
-    /// Whether a file with this build id answers to the identifier.
-    public func matches(buildId: [UInt8], littleEndian: Bool = true) -> Bool {
-      switch self {
-      case .codeId(let hex): return DebugId.codeId(buildId) == hex
-      case .debugId(let guid): return DebugId.debugId(buildId, littleEndian: littleEndian) == guid
-      }
+        /// Whether a file with this build id answers to the identifier.
+        public func matches(buildId: [UInt8], littleEndian: Bool = true) -> Bool {
+            switch self {
+            case .codeId(let hex): return DebugId.codeId(buildId) == hex
+            case .debugId(let guid): return DebugId.debugId(buildId, littleEndian: littleEndian) == guid
+            }
+        }
     }
-  }
 
-  /// Build id bytes from a hex string (upper or lower case), or nil when it is not an even number of hex digits.
-  public static func buildId(hex text: String) -> [UInt8]? {
-    guard let bytes = bytes(fromHex: text), !bytes.isEmpty else { return nil }
-    return bytes
-  }
-
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xf)])
+    /// Build id bytes from a hex string (upper or lower case), or nil when it is not an even number of hex digits.
+    public static func buildId(hex text: String) -> [UInt8]? {
+        guard let bytes = bytes(fromHex: text), !bytes.isEmpty else { return nil }
+        return bytes
     }
-    return String(decoding: out, as: UTF8.self)
-  }
 
-  static func bytes(fromHex text: String) -> [UInt8]? {
-    let chars = Array(text.utf8)
-    guard chars.count % 2 == 0 else { return nil }
-    var result: [UInt8] = []
-    result.reserveCapacity(chars.count / 2)
-    var index = 0
-    while index < chars.count {
-      guard let high = nibble(chars[index]), let low = nibble(chars[index + 1]) else { return nil }
-      result.append(high << 4 | low)
-      index += 2
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
-    return result
-  }
 
-  private static func nibble(_ char: UInt8) -> UInt8? {
-    switch char {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return char - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return char - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return char - UInt8(ascii: "A") + 10
-    default: return nil
+    static func bytes(fromHex text: String) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var result: [UInt8] = []
+        result.reserveCapacity(chars.count / 2)
+        var index = 0
+        while index < chars.count {
+            guard let high = nibble(chars[index]), let low = nibble(chars[index + 1]) else { return nil }
+            result.append(high << 4 | low)
+            index += 2
+        }
+        return result
     }
-  }
+
+    private static func nibble(_ char: UInt8) -> UInt8? {
+        switch char {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return char - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return char - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return char - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
 }

@@ -1,157 +1,157 @@
 import CDwarf
 
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 /// An open ELF file (libelf, read-only, memory-mapped). Closes the descriptor when released.
 final class ElfFile {
-  let path: String
-  let elf: OpaquePointer
-  private let fd: Int32
+    let path: String
+    let elf: OpaquePointer
+    private let fd: Int32
 
-  /// Opens `path`. `mapped` maps the whole file (best when most of it will be read, as DWARF is);
-  /// otherwise libelf reads only the parts asked for (best for headers and notes).
-  init(path: String, mapped: Bool = true) throws(SymbolsError) {
-    self.path = path
-    _ = ElfFile.libelfReady
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    if fd < 0 {
-      throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+    /// Opens `path`. `mapped` maps the whole file (best when most of it will be read, as DWARF is);
+    /// otherwise libelf reads only the parts asked for (best for headers and notes).
+    init(path: String, mapped: Bool = true) throws(SymbolsError) {
+        self.path = path
+        _ = ElfFile.libelfReady
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw .notARegularFile(path: path)
+        }
+        guard info.st_size > 0 else {
+            close(fd)
+            throw .emptyFile(path: path)
+        }
+        var magic = [UInt8](repeating: 0, count: 4)
+        let got = pread(fd, &magic, 4, 0)
+        guard got == 4, magic == [0x7f, 0x45, 0x4c, 0x46] else {
+            close(fd)
+            throw .notELF(path: path)
+        }
+        guard let elf = elf_begin(fd, mapped ? ELF_C_READ_MMAP : ELF_C_READ, nil) else {
+            let reason = ElfFile.lastError()
+            close(fd)
+            throw .malformed(path: path, reason: reason)
+        }
+        var ehdr = GElf_Ehdr()
+        guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &ehdr) != nil else {
+            let reason = ElfFile.lastError()
+            elf_end(elf)
+            close(fd)
+            throw .malformed(path: path, reason: reason)
+        }
+        if let reason = ElfFile.truncation(elf: elf, header: ehdr, size: UInt64(info.st_size)) {
+            elf_end(elf)
+            close(fd)
+            throw .malformed(path: path, reason: reason)
+        }
+        self.fd = fd
+        self.elf = elf
+        self.header = ehdr
     }
-    var info = stat()
-    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-      close(fd)
-      throw .notARegularFile(path: path)
-    }
-    guard info.st_size > 0 else {
-      close(fd)
-      throw .emptyFile(path: path)
-    }
-    var magic = [UInt8](repeating: 0, count: 4)
-    let got = pread(fd, &magic, 4, 0)
-    guard got == 4, magic == [0x7f, 0x45, 0x4c, 0x46] else {
-      close(fd)
-      throw .notELF(path: path)
-    }
-    guard let elf = elf_begin(fd, mapped ? ELF_C_READ_MMAP : ELF_C_READ, nil) else {
-      let reason = ElfFile.lastError()
-      close(fd)
-      throw .malformed(path: path, reason: reason)
-    }
-    var ehdr = GElf_Ehdr()
-    guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &ehdr) != nil else {
-      let reason = ElfFile.lastError()
-      elf_end(elf)
-      close(fd)
-      throw .malformed(path: path, reason: reason)
-    }
-    if let reason = ElfFile.truncation(elf: elf, header: ehdr, size: UInt64(info.st_size)) {
-      elf_end(elf)
-      close(fd)
-      throw .malformed(path: path, reason: reason)
-    }
-    self.fd = fd
-    self.elf = elf
-    self.header = ehdr
-  }
 
-  deinit {
-    elf_end(elf)
-    close(fd)
-  }
-
-  /// The ELF header.
-  let header: GElf_Ehdr
-
-  /// Why the file is cut short (headers or section contents past its end), or nil when it is whole.
-  private static func truncation(elf: OpaquePointer, header: GElf_Ehdr, size: UInt64) -> String? {
-    // Every offset and size comes from the file: add them without trapping on overflow.
-    func end(_ start: UInt64, _ length: UInt64) -> String {
-      let (sum, overflow) = start.addingReportingOverflow(length)
-      return overflow ? "beyond 2^64" : String(sum)
+    deinit {
+        elf_end(elf)
+        close(fd)
     }
-    func fits(_ start: UInt64, _ length: UInt64) -> Bool {
-      let (sum, overflow) = start.addingReportingOverflow(length)
-      return !overflow && sum <= size
-    }
-    let programSize = UInt64(header.e_phnum) * UInt64(header.e_phentsize)
-    if header.e_phnum > 0 && !fits(header.e_phoff, programSize) {
-      return
-        "truncated: program headers end at \(end(header.e_phoff, programSize)), file has \(size) bytes"
-    }
-    let sectionSize = UInt64(max(header.e_shnum, 1)) * UInt64(header.e_shentsize)
-    if header.e_shoff != 0 && !fits(header.e_shoff, sectionSize) {
-      return
-        "truncated: section headers end at \(end(header.e_shoff, sectionSize)), file has \(size) bytes"
-    }
-    var scn = elf_nextscn(elf, nil)
-    while let current = scn {
-      var shdr = GElf_Shdr()
-      if gelf_getshdr(current, &shdr) != nil && shdr.sh_type != UInt32(SHT_NOBITS)
-        && !fits(shdr.sh_offset, shdr.sh_size)
-      {
-        return
-          "truncated: a section ends at \(end(shdr.sh_offset, shdr.sh_size)), file has \(size) bytes"
-      }
-      scn = elf_nextscn(elf, current)
-    }
-    return nil
-  }
 
-  /// libelf's last error as text.
-  static func lastError() -> String {
-    guard let message = elf_errmsg(-1) else { return "unknown libelf error" }
-    return String(cString: message)
-  }
+    /// The ELF header.
+    let header: GElf_Ehdr
 
-  /// `elf_version` must be called once before any other libelf call.
-  private static let libelfReady: Bool = {
-    elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE)
-  }()
-
-  /// Program headers, in file order (empty when unreadable).
-  func programHeaders() -> [GElf_Phdr] {
-    var count = 0
-    guard elf_getphdrnum(elf, &count) == 0 else { return [] }
-    var result: [GElf_Phdr] = []
-    result.reserveCapacity(count)
-    for index in 0..<count {
-      var phdr = GElf_Phdr()
-      if gelf_getphdr(elf, Int32(index), &phdr) != nil { result.append(phdr) }
+    /// Why the file is cut short (headers or section contents past its end), or nil when it is whole.
+    private static func truncation(elf: OpaquePointer, header: GElf_Ehdr, size: UInt64) -> String? {
+        // Every offset and size comes from the file: add them without trapping on overflow.
+        func end(_ start: UInt64, _ length: UInt64) -> String {
+            let (sum, overflow) = start.addingReportingOverflow(length)
+            return overflow ? "beyond 2^64" : String(sum)
+        }
+        func fits(_ start: UInt64, _ length: UInt64) -> Bool {
+            let (sum, overflow) = start.addingReportingOverflow(length)
+            return !overflow && sum <= size
+        }
+        let programSize = UInt64(header.e_phnum) * UInt64(header.e_phentsize)
+        if header.e_phnum > 0 && !fits(header.e_phoff, programSize) {
+            return
+                "truncated: program headers end at \(end(header.e_phoff, programSize)), file has \(size) bytes"
+        }
+        let sectionSize = UInt64(max(header.e_shnum, 1)) * UInt64(header.e_shentsize)
+        if header.e_shoff != 0 && !fits(header.e_shoff, sectionSize) {
+            return
+                "truncated: section headers end at \(end(header.e_shoff, sectionSize)), file has \(size) bytes"
+        }
+        var scn = elf_nextscn(elf, nil)
+        while let current = scn {
+            var shdr = GElf_Shdr()
+            if gelf_getshdr(current, &shdr) != nil && shdr.sh_type != UInt32(SHT_NOBITS)
+                && !fits(shdr.sh_offset, shdr.sh_size)
+            {
+                return
+                    "truncated: a section ends at \(end(shdr.sh_offset, shdr.sh_size)), file has \(size) bytes"
+            }
+            scn = elf_nextscn(elf, current)
+        }
+        return nil
     }
-    return result
-  }
 
-  /// A section with its header and name.
-  struct Section {
-    let scn: OpaquePointer
-    let header: GElf_Shdr
-    let name: String
-  }
-
-  /// All sections with readable headers and names.
-  func sections() -> [Section] {
-    var stringIndex = 0
-    guard elf_getshdrstrndx(elf, &stringIndex) == 0 else { return [] }
-    var result: [Section] = []
-    var scn = elf_nextscn(elf, nil)
-    while let current = scn {
-      var shdr = GElf_Shdr()
-      if gelf_getshdr(current, &shdr) != nil {
-        let name = elf_strptr(elf, stringIndex, Int(shdr.sh_name)).map { String(cString: $0) } ?? ""
-        result.append(Section(scn: current, header: shdr, name: name))
-      }
-      scn = elf_nextscn(elf, current)
+    /// libelf's last error as text.
+    static func lastError() -> String {
+        guard let message = elf_errmsg(-1) else { return "unknown libelf error" }
+        return String(cString: message)
     }
-    return result
-  }
 
-  /// The load bias origin: the page-aligned `p_vaddr` of the first `PT_LOAD` segment (0 for PIE and DSOs).
-  func firstLoadAddress() -> UInt64 {
-    for phdr in programHeaders() where phdr.p_type == UInt32(PT_LOAD) {
-      return phdr.p_vaddr & ~UInt64(0xfff)
+    /// `elf_version` must be called once before any other libelf call.
+    private static let libelfReady: Bool = {
+        elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE)
+    }()
+
+    /// Program headers, in file order (empty when unreadable).
+    func programHeaders() -> [GElf_Phdr] {
+        var count = 0
+        guard elf_getphdrnum(elf, &count) == 0 else { return [] }
+        var result: [GElf_Phdr] = []
+        result.reserveCapacity(count)
+        for index in 0..<count {
+            var phdr = GElf_Phdr()
+            if gelf_getphdr(elf, Int32(index), &phdr) != nil { result.append(phdr) }
+        }
+        return result
     }
-    return 0
-  }
+
+    /// A section with its header and name.
+    struct Section {
+        let scn: OpaquePointer
+        let header: GElf_Shdr
+        let name: String
+    }
+
+    /// All sections with readable headers and names.
+    func sections() -> [Section] {
+        var stringIndex = 0
+        guard elf_getshdrstrndx(elf, &stringIndex) == 0 else { return [] }
+        var result: [Section] = []
+        var scn = elf_nextscn(elf, nil)
+        while let current = scn {
+            var shdr = GElf_Shdr()
+            if gelf_getshdr(current, &shdr) != nil {
+                let name = elf_strptr(elf, stringIndex, Int(shdr.sh_name)).map { String(cString: $0) } ?? ""
+                result.append(Section(scn: current, header: shdr, name: name))
+            }
+            scn = elf_nextscn(elf, current)
+        }
+        return result
+    }
+
+    /// The load bias origin: the page-aligned `p_vaddr` of the first `PT_LOAD` segment (0 for PIE and DSOs).
+    func firstLoadAddress() -> UInt64 {
+        for phdr in programHeaders() where phdr.p_type == UInt32(PT_LOAD) {
+            return phdr.p_vaddr & ~UInt64(0xfff)
+        }
+        return 0
+    }
 }

@@ -4,69 +4,69 @@ import CDwarf
 /// first at equal addresses) so each lookup is a binary search over plain values: no libdw lock, no strings
 /// built per address.
 final class LineTable {
-  struct Row {
-    var address: UInt64
-    var line: UInt32
-    var column: UInt32
-    /// Index into ``files`` (-1 when the row names no file).
-    var file: Int32
-    var isSequenceEnd: Bool
-  }
+    struct Row {
+        var address: UInt64
+        var line: UInt32
+        var column: UInt32
+        /// Index into ``files`` (-1 when the row names no file).
+        var file: Int32
+        var isSequenceEnd: Bool
+    }
 
-  private(set) var rows: [Row] = []
-  /// File paths as the rows use them (made absolute by the caller's rule).
-  private(set) var files: [String] = []
+    private(set) var rows: [Row] = []
+    /// File paths as the rows use them (made absolute by the caller's rule).
+    private(set) var files: [String] = []
 
-  init(unitDie: Dwarf_Die, absolute: (String) -> String) {
-    var die = unitDie
-    var lines: OpaquePointer?
-    var count = 0
-    guard dwarf_getsrclines(&die, &lines, &count) == 0, let lines else { return }
-    var fileIndex: [UnsafePointer<CChar>: Int32] = [:]
-    rows.reserveCapacity(count)
-    for index in 0..<count {
-      guard let line = dwarf_onesrcline(lines, index) else { continue }
-      var address: Dwarf_Addr = 0
-      var number: Int32 = 0
-      var column: Int32 = 0
-      var isEnd = false
-      guard dwarf_lineaddr(line, &address) == 0 else { continue }
-      _ = dwarf_lineno(line, &number)
-      _ = dwarf_linecol(line, &column)
-      _ = dwarf_lineendsequence(line, &isEnd)
-      var file: Int32 = -1
-      if let source = dwarf_linesrc(line, nil, nil) {
-        if let known = fileIndex[source] {
-          file = known
-        } else {
-          file = Int32(files.count)
-          files.append(absolute(String(cString: source)))
-          fileIndex[source] = file
+    init(unitDie: Dwarf_Die, absolute: (String) -> String) {
+        var die = unitDie
+        var lines: OpaquePointer?
+        var count = 0
+        guard dwarf_getsrclines(&die, &lines, &count) == 0, let lines else { return }
+        var fileIndex: [UnsafePointer<CChar>: Int32] = [:]
+        rows.reserveCapacity(count)
+        for index in 0..<count {
+            guard let line = dwarf_onesrcline(lines, index) else { continue }
+            var address: Dwarf_Addr = 0
+            var number: Int32 = 0
+            var column: Int32 = 0
+            var isEnd = false
+            guard dwarf_lineaddr(line, &address) == 0 else { continue }
+            _ = dwarf_lineno(line, &number)
+            _ = dwarf_linecol(line, &column)
+            _ = dwarf_lineendsequence(line, &isEnd)
+            var file: Int32 = -1
+            if let source = dwarf_linesrc(line, nil, nil) {
+                if let known = fileIndex[source] {
+                    file = known
+                } else {
+                    file = Int32(files.count)
+                    files.append(absolute(String(cString: source)))
+                    fileIndex[source] = file
+                }
+            }
+            rows.append(
+                Row(
+                    address: address, line: UInt32(truncatingIfNeeded: number),
+                    column: UInt32(truncatingIfNeeded: column), file: file, isSequenceEnd: isEnd))
         }
-      }
-      rows.append(
-        Row(
-          address: address, line: UInt32(truncatingIfNeeded: number),
-          column: UInt32(truncatingIfNeeded: column), file: file, isSequenceEnd: isEnd))
     }
-  }
 
-  /// The row covering `address` (the last row at or before it), or nil when that row ends a sequence or
-  /// there is none — the same answer as libdw's `dwarf_getsrc_die`.
-  func row(at address: UInt64) -> Row? {
-    var low = 0
-    var high = rows.count
-    while low < high {
-      let mid = (low + high) / 2
-      if rows[mid].address <= address { low = mid + 1 } else { high = mid }
+    /// The row covering `address` (the last row at or before it), or nil when that row ends a sequence or
+    /// there is none — the same answer as libdw's `dwarf_getsrc_die`.
+    func row(at address: UInt64) -> Row? {
+        var low = 0
+        var high = rows.count
+        while low < high {
+            let mid = (low + high) / 2
+            if rows[mid].address <= address { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0 else { return nil }
+        let row = rows[low - 1]
+        return row.isSequenceEnd ? nil : row
     }
-    guard low > 0 else { return nil }
-    let row = rows[low - 1]
-    return row.isSequenceEnd ? nil : row
-  }
 
-  /// The path of a row's file.
-  func path(of row: Row) -> String? {
-    row.file >= 0 && Int(row.file) < files.count ? files[Int(row.file)] : nil
-  }
+    /// The path of a row's file.
+    func path(of row: Row) -> String? {
+        row.file >= 0 && Int(row.file) < files.count ? files[Int(row.file)] : nil
+    }
 }

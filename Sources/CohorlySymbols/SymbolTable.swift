@@ -3,79 +3,79 @@ import CDwarf
 /// Function symbols from `.symtab` (or `.dynsym` when there is no `.symtab`), sorted by address: the fallback
 /// when there is no DWARF for an address.
 struct SymbolTable {
-  struct Symbol {
-    let address: UInt64
-    let size: UInt64
-    let name: String
-    /// The source file named by the `STT_FILE` symbol before a local symbol (as llvm-symbolizer reports it).
-    let file: String?
-  }
+    struct Symbol {
+        let address: UInt64
+        let size: UInt64
+        let name: String
+        /// The source file named by the `STT_FILE` symbol before a local symbol (as llvm-symbolizer reports it).
+        let file: String?
+    }
 
-  private(set) var symbols: [Symbol] = []
+    private(set) var symbols: [Symbol] = []
 
-  init(file: ElfFile) {
-    let sections = file.sections()
-    let preferred =
-      sections.first { $0.header.sh_type == UInt32(SHT_SYMTAB) }
-      ?? sections.first { $0.header.sh_type == UInt32(SHT_DYNSYM) }
-    guard let section = preferred, section.header.sh_entsize > 0,
-      let data = elf_getdata(section.scn, nil)
-    else { return }
-    let count = Int(
-      clamping: min(section.header.sh_size / section.header.sh_entsize, UInt64(Int32.max)))
-    var result: [Symbol] = []
-    result.reserveCapacity(count)
-    var currentFile: String?
-    for index in 0..<count {
-      var sym = GElf_Sym()
-      guard gelf_getsym(data, Int32(index), &sym) != nil else { break }
-      let type = Int32(sym.st_info & 0xf)
-      if type == STT_FILE {
-        currentFile = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)).map {
-          String(cString: $0)
+    init(file: ElfFile) {
+        let sections = file.sections()
+        let preferred =
+            sections.first { $0.header.sh_type == UInt32(SHT_SYMTAB) }
+            ?? sections.first { $0.header.sh_type == UInt32(SHT_DYNSYM) }
+        guard let section = preferred, section.header.sh_entsize > 0,
+            let data = elf_getdata(section.scn, nil)
+        else { return }
+        let count = Int(
+            clamping: min(section.header.sh_size / section.header.sh_entsize, UInt64(Int32.max)))
+        var result: [Symbol] = []
+        result.reserveCapacity(count)
+        var currentFile: String?
+        for index in 0..<count {
+            var sym = GElf_Sym()
+            guard gelf_getsym(data, Int32(index), &sym) != nil else { break }
+            let type = Int32(sym.st_info & 0xf)
+            if type == STT_FILE {
+                currentFile = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)).map {
+                    String(cString: $0)
+                }
+                continue
+            }
+            let isLocal = Int32(sym.st_info >> 4) == STB_LOCAL
+            guard type == STT_FUNC || type == STT_GNU_IFUNC, sym.st_shndx != UInt16(SHN_UNDEF),
+                sym.st_value != 0
+            else { continue }
+            guard let name = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)) else {
+                continue
+            }
+            result.append(
+                Symbol(
+                    address: sym.st_value, size: sym.st_size, name: String(cString: name),
+                    file: isLocal ? currentFile : nil))
         }
-        continue
-      }
-      let isLocal = Int32(sym.st_info >> 4) == STB_LOCAL
-      guard type == STT_FUNC || type == STT_GNU_IFUNC, sym.st_shndx != UInt16(SHN_UNDEF),
-        sym.st_value != 0
-      else { continue }
-      guard let name = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)) else {
-        continue
-      }
-      result.append(
-        Symbol(
-          address: sym.st_value, size: sym.st_size, name: String(cString: name),
-          file: isLocal ? currentFile : nil))
+        // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
+        // symbol wins over a sizeless alias, and among equal aliases the later one in the table.
+        result = result.enumerated().sorted {
+            ($0.element.address, $0.element.size, $0.offset) < (
+                $1.element.address, $1.element.size, $1.offset
+            )
+        }.map(\.element)
+        var unique: [Symbol] = []
+        unique.reserveCapacity(result.count)
+        for symbol in result {
+            if let last = unique.last, last.address == symbol.address { unique.removeLast() }
+            unique.append(symbol)
+        }
+        result = unique
+        symbols = result
     }
-    // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
-    // symbol wins over a sizeless alias, and among equal aliases the later one in the table.
-    result = result.enumerated().sorted {
-      ($0.element.address, $0.element.size, $0.offset) < (
-        $1.element.address, $1.element.size, $1.offset
-      )
-    }.map(\.element)
-    var unique: [Symbol] = []
-    unique.reserveCapacity(result.count)
-    for symbol in result {
-      if let last = unique.last, last.address == symbol.address { unique.removeLast() }
-      unique.append(symbol)
-    }
-    result = unique
-    symbols = result
-  }
 
-  /// The symbol containing `address` (a sizeless symbol covers up to the next symbol).
-  func lookup(_ address: UInt64) -> Symbol? {
-    var low = 0
-    var high = symbols.count
-    while low < high {
-      let mid = (low + high) / 2
-      if symbols[mid].address <= address { low = mid + 1 } else { high = mid }
+    /// The symbol containing `address` (a sizeless symbol covers up to the next symbol).
+    func lookup(_ address: UInt64) -> Symbol? {
+        var low = 0
+        var high = symbols.count
+        while low < high {
+            let mid = (low + high) / 2
+            if symbols[mid].address <= address { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0 else { return nil }
+        let symbol = symbols[low - 1]
+        if symbol.size > 0 { return address - symbol.address < symbol.size ? symbol : nil }
+        return symbol
     }
-    guard low > 0 else { return nil }
-    let symbol = symbols[low - 1]
-    if symbol.size > 0 { return address - symbol.address < symbol.size ? symbol : nil }
-    return symbol
-  }
 }

@@ -1,38 +1,38 @@
 /// Why a file could not be read as an ELF object or symbolicated.
 public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
-  /// The path could not be opened (missing, dangling symlink, no permission, …); `reason` is `strerror`.
-  case cannotOpen(path: String, reason: String)
-  /// The path names a directory or another non-regular file.
-  case notARegularFile(path: String)
-  /// The file is empty.
-  case emptyFile(path: String)
-  /// The file does not start with the ELF magic.
-  case notELF(path: String)
-  /// The file starts like ELF but its headers are cut short or inconsistent (`reason` from libelf).
-  case malformed(path: String, reason: String)
-  /// The DWARF data could not be read (for example zstd-compressed sections under elfutils 0.188).
-  case unreadableDebugInfo(path: String, reason: String)
+    /// The path could not be opened (missing, dangling symlink, no permission, …); `reason` is `strerror`.
+    case cannotOpen(path: String, reason: String)
+    /// The path names a directory or another non-regular file.
+    case notARegularFile(path: String)
+    /// The file is empty.
+    case emptyFile(path: String)
+    /// The file does not start with the ELF magic.
+    case notELF(path: String)
+    /// The file starts like ELF but its headers are cut short or inconsistent (`reason` from libelf).
+    case malformed(path: String, reason: String)
+    /// The DWARF data could not be read (for example zstd-compressed sections under elfutils 0.188).
+    case unreadableDebugInfo(path: String, reason: String)
 
-  /// The path the error is about.
-  public var path: String {
-    switch self {
-    case .cannotOpen(let path, _), .notARegularFile(let path), .emptyFile(let path),
-      .notELF(let path),
-      .malformed(let path, _), .unreadableDebugInfo(let path, _):
-      return path
+    /// The path the error is about.
+    public var path: String {
+        switch self {
+        case .cannotOpen(let path, _), .notARegularFile(let path), .emptyFile(let path),
+            .notELF(let path),
+            .malformed(let path, _), .unreadableDebugInfo(let path, _):
+            return path
+        }
     }
-  }
 
-  /// A one-line reason that names the file.
-  public var description: String {
-    switch self {
-    case .cannotOpen(let path, let reason): return "\(path): cannot open: \(reason)"
-    case .notARegularFile(let path): return "\(path): not a regular file"
-    case .emptyFile(let path): return "\(path): empty file"
-    case .notELF(let path): return "\(path): not an ELF file"
-    case .malformed(let path, let reason): return "\(path): malformed ELF file (\(reason))"
-    case .unreadableDebugInfo(let path, let reason):
-      return "\(path): unreadable debug info (\(reason))"
+    /// A one-line reason that names the file.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): return "\(path): cannot open: \(reason)"
+        case .notARegularFile(let path): return "\(path): not a regular file"
+        case .emptyFile(let path): return "\(path): empty file"
+        case .notELF(let path): return "\(path): not an ELF file"
+        case .malformed(let path, let reason): return "\(path): malformed ELF file (\(reason))"
+        case .unreadableDebugInfo(let path, let reason):
+            return "\(path): unreadable debug info (\(reason))"
+        }
     }
-  }
 }

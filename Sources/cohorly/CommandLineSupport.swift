@@ -1,233 +1,233 @@
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 /// Exit statuses of every `cohorly` command (listed in `cohorly --help` and the README).
 enum ExitStatus: Int32 {
-  /// Everything worked.
-  case success = 0
-  /// Some input failed (a file that could not be read, an address or id not found, …).
-  case failure = 1
-  /// The command line was wrong.
-  case usage = 2
+    /// Everything worked.
+    case success = 0
+    /// Some input failed (a file that could not be read, an address or id not found, …).
+    case failure = 1
+    /// The command line was wrong.
+    case usage = 2
 }
 
 /// A subcommand: parses its own arguments (after its name) and prints its output.
 protocol Command {
-  /// The words that select the command, e.g. `["debug-files", "check"]`.
-  static var words: [String] { get }
-  /// One line for `cohorly --help`.
-  static var summary: String { get }
-  /// The usage block for `cohorly <command> --help`.
-  static var help: String { get }
-  /// Runs with the arguments that follow the command words.
-  static func run(_ arguments: [String]) -> ExitStatus
+    /// The words that select the command, e.g. `["debug-files", "check"]`.
+    static var words: [String] { get }
+    /// One line for `cohorly --help`.
+    static var summary: String { get }
+    /// The usage block for `cohorly <command> --help`.
+    static var help: String { get }
+    /// Runs with the arguments that follow the command words.
+    static func run(_ arguments: [String]) -> ExitStatus
 }
 
 /// A command-line mistake: printed as `cohorly: <reason>` plus a usage hint, exit status 2.
 struct UsageError: Error {
-  let reason: String
+    let reason: String
 }
 
 /// Parsed arguments of one command: positionals, boolean flags and repeatable valued options.
 struct ParsedArguments {
-  var positionals: [String] = []
-  var flags: Set<String> = []
-  var options: [String: [String]] = [:]
+    var positionals: [String] = []
+    var flags: Set<String> = []
+    var options: [String: [String]] = [:]
 
-  /// Parses `--flag`, `--option VALUE`, `--option=VALUE` and positionals (`--` ends the options).
-  /// `-h`/`--help` is always accepted as the flag `--help`. Anything else starting with `-` is an error.
-  static func parse(_ arguments: [String], flags: Set<String>, options: Set<String>)
-    throws(UsageError)
-    -> ParsedArguments
-  {
-    var result = ParsedArguments()
-    var index = 0
-    var onlyPositionals = false
-    while index < arguments.count {
-      let argument = arguments[index]
-      index += 1
-      if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
-        result.positionals.append(argument)
-        continue
-      }
-      if argument == "--" {
-        onlyPositionals = true
-        continue
-      }
-      if argument == "-h" || argument == "--help" {
-        result.flags.insert("--help")
-        continue
-      }
-      var name = argument
-      var inlineValue: String?
-      if let equals = argument.firstIndex(of: "=") {
-        name = String(argument[..<equals])
-        inlineValue = String(argument[argument.index(after: equals)...])
-      }
-      if flags.contains(name) && inlineValue == nil {
-        result.flags.insert(name)
-      } else if options.contains(name) {
-        if let inlineValue {
-          result.options[name, default: []].append(inlineValue)
-        } else if index < arguments.count {
-          result.options[name, default: []].append(arguments[index])
-          index += 1
-        } else {
-          throw UsageError(reason: "option '\(name)' needs a value")
+    /// Parses `--flag`, `--option VALUE`, `--option=VALUE` and positionals (`--` ends the options).
+    /// `-h`/`--help` is always accepted as the flag `--help`. Anything else starting with `-` is an error.
+    static func parse(_ arguments: [String], flags: Set<String>, options: Set<String>)
+        throws(UsageError)
+        -> ParsedArguments
+    {
+        var result = ParsedArguments()
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                result.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if argument == "-h" || argument == "--help" {
+                result.flags.insert("--help")
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if flags.contains(name) && inlineValue == nil {
+                result.flags.insert(name)
+            } else if options.contains(name) {
+                if let inlineValue {
+                    result.options[name, default: []].append(inlineValue)
+                } else if index < arguments.count {
+                    result.options[name, default: []].append(arguments[index])
+                    index += 1
+                } else {
+                    throw UsageError(reason: "option '\(name)' needs a value")
+                }
+            } else {
+                throw UsageError(reason: "unknown option '\(name)'")
+            }
         }
-      } else {
-        throw UsageError(reason: "unknown option '\(name)'")
-      }
+        return result
     }
-    return result
-  }
 }
 
 /// Output helpers (stdout for results, stderr for errors).
 enum Console {
-  static func out(_ text: String) {
-    print(text)
-  }
-
-  static func error(_ text: String) {
-    write(text + "\n", to: STDERR_FILENO)
-  }
-
-  /// Writes `text` as is (no newline added) to a file descriptor, stdout by default.
-  static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
-    write(Array(text.utf8), to: descriptor)
-  }
-
-  /// Writes bytes as they are to a file descriptor, stdout by default.
-  static func write(_ data: [UInt8], to descriptor: Int32 = STDOUT_FILENO) {
-    if descriptor == STDOUT_FILENO { fflush(nil) }
-    var bytes = data[...]
-    while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-      if written <= 0 { return }
-      bytes = bytes.dropFirst(written)
+    static func out(_ text: String) {
+        print(text)
     }
-  }
 
-  /// Prints `cohorly: <reason>` and the usage hint for a command; returns the usage exit status.
-  static func usageError(_ reason: String, command: String) -> ExitStatus {
-    error("cohorly: \(reason)")
-    error("Run 'cohorly \(command) --help' for usage.")
-    return .usage
-  }
+    static func error(_ text: String) {
+        write(text + "\n", to: STDERR_FILENO)
+    }
 
-  /// Whether stdout is a terminal (human output) or a pipe.
-  static var isTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    /// Writes `text` as is (no newline added) to a file descriptor, stdout by default.
+    static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
+        write(Array(text.utf8), to: descriptor)
+    }
+
+    /// Writes bytes as they are to a file descriptor, stdout by default.
+    static func write(_ data: [UInt8], to descriptor: Int32 = STDOUT_FILENO) {
+        if descriptor == STDOUT_FILENO { fflush(nil) }
+        var bytes = data[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// Prints `cohorly: <reason>` and the usage hint for a command; returns the usage exit status.
+    static func usageError(_ reason: String, command: String) -> ExitStatus {
+        error("cohorly: \(reason)")
+        error("Run 'cohorly \(command) --help' for usage.")
+        return .usage
+    }
+
+    /// Whether stdout is a terminal (human output) or a pipe.
+    static var isTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
 }
 
 /// Minimal JSON writing for `--json` output (keys keep the order given).
 enum JSON {
-  indirect enum Value {
-    case string(String)
-    case int(Int)
-    case bool(Bool)
-    case null
-    case array([Value])
-    case object([(String, Value)])
-  }
-
-  static func string(_ value: String?) -> Value { value.map(Value.string) ?? .null }
-
-  static func render(_ value: Value) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity(4096)
-    write(value, into: &out)
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  private static func write(_ value: Value, into out: inout [UInt8]) {
-    switch value {
-    case .string(let text): escape(text, into: &out)
-    case .int(let number): out += String(number).utf8
-    case .bool(let flag): out += (flag ? "true" : "false").utf8
-    case .null: out += "null".utf8
-    case .array(let items):
-      out.append(UInt8(ascii: "["))
-      for (position, item) in items.enumerated() {
-        if position > 0 { out.append(UInt8(ascii: ",")) }
-        write(item, into: &out)
-      }
-      out.append(UInt8(ascii: "]"))
-    case .object(let pairs):
-      out.append(UInt8(ascii: "{"))
-      for (position, pair) in pairs.enumerated() {
-        if position > 0 { out.append(UInt8(ascii: ",")) }
-        escape(pair.0, into: &out)
-        out.append(UInt8(ascii: ":"))
-        write(pair.1, into: &out)
-      }
-      out.append(UInt8(ascii: "}"))
+    indirect enum Value {
+        case string(String)
+        case int(Int)
+        case bool(Bool)
+        case null
+        case array([Value])
+        case object([(String, Value)])
     }
-  }
 
-  private static let hexDigits = Array("0123456789abcdef".utf8)
+    static func string(_ value: String?) -> Value { value.map(Value.string) ?? .null }
 
-  /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept.
-  private static func escape(_ text: String, into out: inout [UInt8]) {
-    out.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-      case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-      case 0x0a: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-      case 0x0d: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-      case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-      case 0..<0x20:
-        out += Array("\\u00".utf8)
-        out.append(hexDigits[Int(byte >> 4)])
-        out.append(hexDigits[Int(byte & 0xf)])
-      default: out.append(byte)
-      }
+    static func render(_ value: Value) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(4096)
+        write(value, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
-    out.append(UInt8(ascii: "\""))
-  }
+
+    private static func write(_ value: Value, into out: inout [UInt8]) {
+        switch value {
+        case .string(let text): escape(text, into: &out)
+        case .int(let number): out += String(number).utf8
+        case .bool(let flag): out += (flag ? "true" : "false").utf8
+        case .null: out += "null".utf8
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (position, item) in items.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                write(item, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let pairs):
+            out.append(UInt8(ascii: "{"))
+            for (position, pair) in pairs.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                escape(pair.0, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(pair.1, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept.
+    private static func escape(_ text: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0a: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0d: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20:
+                out += Array("\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0xf)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 /// `0x…` / plain hex address parsing and printing.
 enum Hex {
-  /// Parses `0x1f54`, `0X1F54` or `1f54` (surrounding ASCII spaces and tabs allowed).
-  static func parse(_ text: String) -> UInt64? {
-    var utf8 = Substring(text).utf8[...]
-    while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
-    while let last = utf8.last, last == 0x20 || last == 0x09 || last == 0x0d {
-      utf8 = utf8.dropLast()
+    /// Parses `0x1f54`, `0X1F54` or `1f54` (surrounding ASCII spaces and tabs allowed).
+    static func parse(_ text: String) -> UInt64? {
+        var utf8 = Substring(text).utf8[...]
+        while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
+        while let last = utf8.last, last == 0x20 || last == 0x09 || last == 0x0d {
+            utf8 = utf8.dropLast()
+        }
+        if utf8.count > 2, utf8.first == UInt8(ascii: "0"),
+            utf8.dropFirst().first == UInt8(ascii: "x") || utf8.dropFirst().first == UInt8(ascii: "X")
+        {
+            utf8 = utf8.dropFirst(2)
+        }
+        guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
+        var value: UInt64 = 0
+        for byte in utf8 {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
     }
-    if utf8.count > 2, utf8.first == UInt8(ascii: "0"),
-      utf8.dropFirst().first == UInt8(ascii: "x") || utf8.dropFirst().first == UInt8(ascii: "X")
-    {
-      utf8 = utf8.dropFirst(2)
-    }
-    guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
-    var value: UInt64 = 0
-    for byte in utf8 {
-      let digit: UInt8
-      switch byte {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-      default: return nil
-      }
-      value = value << 4 | UInt64(digit)
-    }
-    return value
-  }
 
-  static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+    static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }
 
 extension String {
-  /// The string without leading and trailing whitespace.
-  func trimmingWhitespace() -> String {
-    let scalars = unicodeScalars
-    guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-      let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-    else { return "" }
-    return String(scalars[first...last])
-  }
+    /// The string without leading and trailing whitespace.
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
 }

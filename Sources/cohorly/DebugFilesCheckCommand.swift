@@ -2,113 +2,113 @@ import CohorlySymbols
 
 /// `cohorly debug-files check PATH… [--json]`.
 enum DebugFilesCheckCommand: Command {
-  static let words = ["debug-files", "check"]
-  static let summary = "Show kind, arch, ids, features and problems of ELF files."
-  static let help = """
-    USAGE: cohorly debug-files check PATH… [--json]
+    static let words = ["debug-files", "check"]
+    static let summary = "Show kind, arch, ids, features and problems of ELF files."
+    static let help = """
+        USAGE: cohorly debug-files check PATH… [--json]
 
-    For each ELF file: kind (executable, library, debug companion, relocatable), architecture, code_id (the
-    GNU build id), debug_id (its first 16 bytes as a GUID), features (symtab, debug, unwind), the
-    .gnu_debuglink target, compressed debug sections, and problems (no build id, no debug info, debug file
-    without unwind info, zstd sections, split DWARF). A file that cannot be read gets a one-line error;
-    the other files are still checked.
+        For each ELF file: kind (executable, library, debug companion, relocatable), architecture, code_id (the
+        GNU build id), debug_id (its first 16 bytes as a GUID), features (symtab, debug, unwind), the
+        .gnu_debuglink target, compressed debug sections, and problems (no build id, no debug info, debug file
+        without unwind info, zstd sections, split DWARF). A file that cannot be read gets a one-line error;
+        the other files are still checked.
 
-    OPTIONS:
-      --json       Print a JSON array (one object per PATH; failures have an "error" key).
-      -h, --help   Show this help.
+        OPTIONS:
+          --json       Print a JSON array (one object per PATH; failures have an "error" key).
+          -h, --help   Show this help.
 
-    EXIT STATUS: 0 every file was read, 1 some file could not be read, 2 usage error.
-    """
+        EXIT STATUS: 0 every file was read, 1 some file could not be read, 2 usage error.
+        """
 
-  static func run(_ arguments: [String]) -> ExitStatus {
-    let parsed: ParsedArguments
-    do {
-      parsed = try ParsedArguments.parse(arguments, flags: ["--json"], options: [])
-    } catch {
-      return Console.usageError(error.reason, command: "debug-files check")
-    }
-    guard !parsed.positionals.isEmpty else {
-      return Console.usageError("missing PATH", command: "debug-files check")
-    }
-    let json = parsed.flags.contains("--json")
-    var status = ExitStatus.success
-    var items: [JSON.Value] = []
-    for path in parsed.positionals {
-      do {
-        let info = try ObjectInfo(path: path)
-        if json {
-          items.append(ObjectInfoOutput.json(info))
-        } else {
-          Console.out(ObjectInfoOutput.text(info))
+    static func run(_ arguments: [String]) -> ExitStatus {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(arguments, flags: ["--json"], options: [])
+        } catch {
+            return Console.usageError(error.reason, command: "debug-files check")
         }
-      } catch {
-        status = .failure
-        Console.error("cohorly: \(error)")
-        if json {
-          items.append(.object([("path", .string(path)), ("error", .string(error.description))]))
+        guard !parsed.positionals.isEmpty else {
+            return Console.usageError("missing PATH", command: "debug-files check")
         }
-      }
+        let json = parsed.flags.contains("--json")
+        var status = ExitStatus.success
+        var items: [JSON.Value] = []
+        for path in parsed.positionals {
+            do {
+                let info = try ObjectInfo(path: path)
+                if json {
+                    items.append(ObjectInfoOutput.json(info))
+                } else {
+                    Console.out(ObjectInfoOutput.text(info))
+                }
+            } catch {
+                status = .failure
+                Console.error("cohorly: \(error)")
+                if json {
+                    items.append(.object([("path", .string(path)), ("error", .string(error.description))]))
+                }
+            }
+        }
+        if json { Console.out(JSON.render(.array(items))) }
+        return status
     }
-    if json { Console.out(JSON.render(.array(items))) }
-    return status
-  }
 }
 
 /// Text and JSON renderings of ``ObjectInfo`` (shared by `check` and `find`).
 enum ObjectInfoOutput {
-  static func text(_ info: ObjectInfo, indent: String = "") -> String {
-    var lines = [info.path]
-    func add(_ label: String, _ value: String) {
-      lines.append(indent + "  " + (label + ":").padded(to: 12) + value)
+    static func text(_ info: ObjectInfo, indent: String = "") -> String {
+        var lines = [info.path]
+        func add(_ label: String, _ value: String) {
+            lines.append(indent + "  " + (label + ":").padded(to: 12) + value)
+        }
+        add("kind", info.kind.rawValue)
+        add("arch", info.arch)
+        add("code_id", info.codeId ?? "none")
+        add("debug_id", info.debugId ?? "none")
+        add("features", info.features.isEmpty ? "none" : info.features.joined(separator: ", "))
+        if let link = info.debugLink {
+            add("debuglink", "\(link.name) (crc 0x\(String(link.crc, radix: 16)))")
+        }
+        if !info.compressedSections.isEmpty {
+            let sections = info.compressedSections.sorted { $0.key < $1.key }.map {
+                "\($0.key) (\($0.value.rawValue))"
+            }
+            add("compressed", sections.joined(separator: ", "))
+        }
+        let problems = info.problems
+        add("usable", problems.isEmpty ? "yes" : "with problems")
+        for problem in problems { lines.append(indent + "    - " + problem.rawValue) }
+        return lines.joined(separator: "\n")
     }
-    add("kind", info.kind.rawValue)
-    add("arch", info.arch)
-    add("code_id", info.codeId ?? "none")
-    add("debug_id", info.debugId ?? "none")
-    add("features", info.features.isEmpty ? "none" : info.features.joined(separator: ", "))
-    if let link = info.debugLink {
-      add("debuglink", "\(link.name) (crc 0x\(String(link.crc, radix: 16)))")
-    }
-    if !info.compressedSections.isEmpty {
-      let sections = info.compressedSections.sorted { $0.key < $1.key }.map {
-        "\($0.key) (\($0.value.rawValue))"
-      }
-      add("compressed", sections.joined(separator: ", "))
-    }
-    let problems = info.problems
-    add("usable", problems.isEmpty ? "yes" : "with problems")
-    for problem in problems { lines.append(indent + "    - " + problem.rawValue) }
-    return lines.joined(separator: "\n")
-  }
 
-  static func json(_ info: ObjectInfo, extra: [(String, JSON.Value)] = []) -> JSON.Value {
-    var pairs: [(String, JSON.Value)] = [
-      ("path", .string(info.path)),
-      ("kind", .string(info.kind.rawValue)),
-      ("arch", .string(info.arch)),
-      ("code_id", JSON.string(info.codeId)),
-      ("debug_id", JSON.string(info.debugId)),
-      ("features", .array(info.features.map(JSON.Value.string))),
-    ]
-    if let link = info.debugLink {
-      pairs.append(
-        ("debug_link", .object([("name", .string(link.name)), ("crc", .int(Int(link.crc)))])))
+    static func json(_ info: ObjectInfo, extra: [(String, JSON.Value)] = []) -> JSON.Value {
+        var pairs: [(String, JSON.Value)] = [
+            ("path", .string(info.path)),
+            ("kind", .string(info.kind.rawValue)),
+            ("arch", .string(info.arch)),
+            ("code_id", JSON.string(info.codeId)),
+            ("debug_id", JSON.string(info.debugId)),
+            ("features", .array(info.features.map(JSON.Value.string))),
+        ]
+        if let link = info.debugLink {
+            pairs.append(
+                ("debug_link", .object([("name", .string(link.name)), ("crc", .int(Int(link.crc)))])))
+        }
+        pairs.append(
+            (
+                "compressed_sections",
+                .object(
+                    info.compressedSections.sorted { $0.key < $1.key }.map {
+                        ($0.key, .string($0.value.rawValue))
+                    })
+            ))
+        pairs.append(("problems", .array(info.problems.map { .string($0.rawValue) })))
+        return .object(pairs + extra)
     }
-    pairs.append(
-      (
-        "compressed_sections",
-        .object(
-          info.compressedSections.sorted { $0.key < $1.key }.map {
-            ($0.key, .string($0.value.rawValue))
-          })
-      ))
-    pairs.append(("problems", .array(info.problems.map { .string($0.rawValue) })))
-    return .object(pairs + extra)
-  }
 }
 
 extension String {
-  func padded(to width: Int) -> String {
-    count >= width ? self + " " : self + String(repeating: " ", count: width - count)
-  }
+    func padded(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -1,116 +1,116 @@
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 #if canImport(FoundationEssentials)
-  import FoundationEssentials  // JSONDecoder without libFoundation + ICU: faster CLI start-up
+    import FoundationEssentials  // JSONDecoder without libFoundation + ICU: faster CLI start-up
 #else
-  import Foundation
+    import Foundation
 #endif
 
 /// The fields of a crash report (format `cohorly-crash/1`, docs/report-format.md) that `symbolicate` needs.
 /// Kept in this one file so it can be swapped for the shared `CrashReport` model of `CohorlyCrash`.
 struct ReportInput: Decodable {
-  struct Signal: Decodable {
-    var number: Int?
-    var name: String?
-    var code: Int?
-    var address: String?
-  }
+    struct Signal: Decodable {
+        var number: Int?
+        var name: String?
+        var code: Int?
+        var address: String?
+    }
 
-  struct CxxException: Decodable {
-    var type: String?
-    var what: String?
-  }
+    struct CxxException: Decodable {
+        var type: String?
+        var what: String?
+    }
 
-  struct Thread: Decodable {
-    var tid: Int?
-    var name: String?
-    var crashed: Bool?
-    var frames: [String]
-    var truncated: Bool?
-  }
+    struct Thread: Decodable {
+        var tid: Int?
+        var name: String?
+        var crashed: Bool?
+        var frames: [String]
+        var truncated: Bool?
+    }
 
-  struct Module: Decodable {
-    var path: String
-    var base: String
-    var size: String
-    var buildId: String?
+    struct Module: Decodable {
+        var path: String
+        var base: String
+        var size: String
+        var buildId: String?
+
+        enum CodingKeys: String, CodingKey {
+            case path, base, size
+            case buildId = "build_id"
+        }
+    }
+
+    var format: String
+    var executable: String?
+    var mechanism: String?
+    var signal: Signal?
+    var message: String?
+    var cxx: CxxException?
+    var crashedThread: Thread?
+    var threads: [Thread]?
+    var modules: [Module]?
+    var complete: Bool?
 
     enum CodingKeys: String, CodingKey {
-      case path, base, size
-      case buildId = "build_id"
+        case format, executable, mechanism, signal, message, cxx, threads, modules, complete
+        case crashedThread = "crashed_thread"
     }
-  }
 
-  var format: String
-  var executable: String?
-  var mechanism: String?
-  var signal: Signal?
-  var message: String?
-  var cxx: CxxException?
-  var crashedThread: Thread?
-  var threads: [Thread]?
-  var modules: [Module]?
-  var complete: Bool?
+    /// The report format this reader understands.
+    static let supportedFormat = "cohorly-crash/1"
 
-  enum CodingKeys: String, CodingKey {
-    case format, executable, mechanism, signal, message, cxx, threads, modules, complete
-    case crashedThread = "crashed_thread"
-  }
-
-  /// The report format this reader understands.
-  static let supportedFormat = "cohorly-crash/1"
-
-  /// Reads and decodes a report; the error is a one-line reason.
-  static func load(path: String) throws(ReportError) -> ReportInput {
-    let data = Data(try readFile(path))
-    let report: ReportInput
-    do {
-      report = try JSONDecoder().decode(ReportInput.self, from: data)
-    } catch {
-      throw ReportError(reason: "\(path): not a crash report (\(ReportError.describe(error)))")
+    /// Reads and decodes a report; the error is a one-line reason.
+    static func load(path: String) throws(ReportError) -> ReportInput {
+        let data = Data(try readFile(path))
+        let report: ReportInput
+        do {
+            report = try JSONDecoder().decode(ReportInput.self, from: data)
+        } catch {
+            throw ReportError(reason: "\(path): not a crash report (\(ReportError.describe(error)))")
+        }
+        guard report.format == supportedFormat else {
+            throw ReportError(
+                reason:
+                    "\(path): unsupported report format '\(report.format)' (expected \(supportedFormat))")
+        }
+        return report
     }
-    guard report.format == supportedFormat else {
-      throw ReportError(
-        reason:
-          "\(path): unsupported report format '\(report.format)' (expected \(supportedFormat))")
-    }
-    return report
-  }
 }
 
 /// Why a report could not be read.
 struct ReportError: Error {
-  let reason: String
+    let reason: String
 
-  static func describe(_ error: Error) -> String {
-    switch error {
-    case DecodingError.dataCorrupted(let context):
-      return "invalid JSON: " + context.debugDescription
-    case DecodingError.keyNotFound(let key, _): return "missing key '\(key.stringValue)'"
-    case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-      let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-      return "wrong type at '\(path)'"
-    default: return "\(error)"
+    static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            return "invalid JSON: " + context.debugDescription
+        case DecodingError.keyNotFound(let key, _): return "missing key '\(key.stringValue)'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "wrong type at '\(path)'"
+        default: return "\(error)"
+        }
     }
-  }
 }
 
 /// The bytes of a file (POSIX, so the error is the system's own words).
 private func readFile(_ path: String) throws(ReportError) -> [UInt8] {
-  let fd = open(path, O_RDONLY | O_CLOEXEC)
-  guard fd >= 0 else {
-    throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
-  }
-  defer { close(fd) }
-  var result: [UInt8] = []
-  var buffer = [UInt8](repeating: 0, count: 1 << 16)
-  while true {
-    let count = read(fd, &buffer, buffer.count)
-    if count == 0 { return result }
-    if count < 0 {
-      throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+        throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
     }
-    result += buffer[0..<count]
-  }
+    defer { close(fd) }
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count == 0 { return result }
+        if count < 0 {
+            throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
+        }
+        result += buffer[0..<count]
+    }
 }

@@ -1,69 +1,69 @@
 import CohorlySymbols
 
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 /// `cohorly symbolicate REPORT.json [--debug-dir DIR]… [--json]` and
 /// `cohorly symbolicate --exe FILE [ADDR…]`.
 enum SymbolicateCommand: Command {
-  static let words = ["symbolicate"]
-  static let summary =
-    "Turn a crash report's (or an executable's) addresses into functions and lines."
-  static let help = """
-    USAGE: cohorly symbolicate REPORT.json [--debug-dir DIR]… [--json]
-           cohorly symbolicate --exe FILE [--debug-dir DIR]… [--json] [ADDR…]
+    static let words = ["symbolicate"]
+    static let summary =
+        "Turn a crash report's (or an executable's) addresses into functions and lines."
+    static let help = """
+        USAGE: cohorly symbolicate REPORT.json [--debug-dir DIR]… [--json]
+               cohorly symbolicate --exe FILE [--debug-dir DIR]… [--json] [ADDR…]
 
-    With a crash report (format cohorly-crash/1): prints the crash reason, then every thread's frames as
-    `#N 0xADDR module function at file:line:col`, inlined frames indented under their frame. Debug files
-    are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
-    /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
+        With a crash report (format cohorly-crash/1): prints the crash reason, then every thread's frames as
+        `#N 0xADDR module function at file:line:col`, inlined frames indented under their frame. Debug files
+        are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
+        /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
 
-    With --exe: symbolicates file-relative virtual addresses of FILE (the addresses llvm-symbolizer's
-    --obj takes), given as arguments or one per line on stdin. Frame 0 semantics: no -1 adjustment.
-    Output per address: the address, then `function` and `file:line:col` per frame, innermost first.
+        With --exe: symbolicates file-relative virtual addresses of FILE (the addresses llvm-symbolizer's
+        --obj takes), given as arguments or one per line on stdin. Frame 0 semantics: no -1 adjustment.
+        Output per address: the address, then `function` and `file:line:col` per frame, innermost first.
 
-    OPTIONS:
-      --exe FILE        Symbolicate addresses of this ELF file instead of a report.
-      --debug-dir DIR   Also look for debug files here (recursive; repeatable).
-      --json            Print JSON instead of text.
-      -h, --help        Show this help.
+        OPTIONS:
+          --exe FILE        Symbolicate addresses of this ELF file instead of a report.
+          --debug-dir DIR   Also look for debug files here (recursive; repeatable).
+          --json            Print JSON instead of text.
+          -h, --help        Show this help.
 
-    EXIT STATUS: 0 success (a report was read, even if some modules stay unsymbolicated; with --exe, every
-    address was resolved), 1 some input failed (unreadable report or file, unresolved address), 2 usage error.
-    """
+        EXIT STATUS: 0 success (a report was read, even if some modules stay unsymbolicated; with --exe, every
+        address was resolved), 1 some input failed (unreadable report or file, unresolved address), 2 usage error.
+        """
 
-  static func run(_ arguments: [String]) -> ExitStatus {
-    let parsed: ParsedArguments
-    do {
-      parsed = try ParsedArguments.parse(
-        arguments, flags: ["--json"], options: ["--exe", "--debug-dir"])
-    } catch {
-      return Console.usageError(error.reason, command: "symbolicate")
-    }
-    let json = parsed.flags.contains("--json")
-    let debugDirs = parsed.options["--debug-dir"] ?? []
-    if let executables = parsed.options["--exe"] {
-      guard executables.count == 1, let executable = executables.first else {
-        return Console.usageError("--exe takes exactly one file", command: "symbolicate")
-      }
-      var addresses: [String] = parsed.positionals
-      if addresses.isEmpty {
-        while let line = readLine() {
-          if line.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0d }) {
-            addresses.append(line)
-          }
+    static func run(_ arguments: [String]) -> ExitStatus {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(
+                arguments, flags: ["--json"], options: ["--exe", "--debug-dir"])
+        } catch {
+            return Console.usageError(error.reason, command: "symbolicate")
         }
-      }
-      return SymbolicateExecutable.run(
-        executable: executable, addresses: addresses, debugDirs: debugDirs, json: json)
+        let json = parsed.flags.contains("--json")
+        let debugDirs = parsed.options["--debug-dir"] ?? []
+        if let executables = parsed.options["--exe"] {
+            guard executables.count == 1, let executable = executables.first else {
+                return Console.usageError("--exe takes exactly one file", command: "symbolicate")
+            }
+            var addresses: [String] = parsed.positionals
+            if addresses.isEmpty {
+                while let line = readLine() {
+                    if line.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0d }) {
+                        addresses.append(line)
+                    }
+                }
+            }
+            return SymbolicateExecutable.run(
+                executable: executable, addresses: addresses, debugDirs: debugDirs, json: json)
+        }
+        guard parsed.positionals.count == 1, let report = parsed.positionals.first else {
+            let reason =
+                parsed.positionals.isEmpty
+                ? "missing REPORT.json (or --exe FILE)" : "expected one REPORT.json"
+            return Console.usageError(reason, command: "symbolicate")
+        }
+        return SymbolicateReport.run(path: report, debugDirs: debugDirs, json: json)
     }
-    guard parsed.positionals.count == 1, let report = parsed.positionals.first else {
-      let reason =
-        parsed.positionals.isEmpty
-        ? "missing REPORT.json (or --exe FILE)" : "expected one REPORT.json"
-      return Console.usageError(reason, command: "symbolicate")
-    }
-    return SymbolicateReport.run(path: report, debugDirs: debugDirs, json: json)
-  }
 }

@@ -1,91 +1,91 @@
 // `cohorly`: the Cohorly command-line tool. This file only dispatches: each subcommand lives in its own file
 // (`<Name>Command.swift`) and is listed once below.
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 let version = "0.1.0"
 
 let commands: [any Command.Type] = [
-  DebugFilesCheckCommand.self,
-  DebugFilesFindCommand.self,
-  DebugFilesUploadCommand.self,
-  SymbolicateCommand.self,
-  ServeCommand.self,
-  EventsListCommand.self,
-  CrashesListCommand.self,
-  CrashesShowCommand.self,
+    DebugFilesCheckCommand.self,
+    DebugFilesFindCommand.self,
+    DebugFilesUploadCommand.self,
+    SymbolicateCommand.self,
+    ServeCommand.self,
+    EventsListCommand.self,
+    CrashesListCommand.self,
+    CrashesShowCommand.self,
 ]
 
 @MainActor func topLevelHelp() -> String {
-  var text = """
-    cohorly \(version): crash symbolication, debug files and the local collector for Linux Swift apps.
+    var text = """
+        cohorly \(version): crash symbolication, debug files and the local collector for Linux Swift apps.
 
-    USAGE: cohorly <command> [options]
+        USAGE: cohorly <command> [options]
 
-    COMMANDS:
+        COMMANDS:
 
-    """
-  for command in commands {
-    let name = command.words.joined(separator: " ")
-    text += "  " + name + String(repeating: " ", count: max(2, 24 - name.count))
-    text += command.summary + "\n"
-  }
-  text += """
+        """
+    for command in commands {
+        let name = command.words.joined(separator: " ")
+        text += "  " + name + String(repeating: " ", count: max(2, 24 - name.count))
+        text += command.summary + "\n"
+    }
+    text += """
 
-    OPTIONS:
-      -h, --help              Show help (also: cohorly <command> --help).
-      --version               Show the version.
+        OPTIONS:
+          -h, --help              Show help (also: cohorly <command> --help).
+          --version               Show the version.
 
-    ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_AUTH_TOKEN, DEBUGINFOD_URLS
+        ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_AUTH_TOKEN, DEBUGINFOD_URLS
 
-    EXIT STATUS:
-      0  success
-      1  some input failed (unreadable file, id or address not found, …)
-      2  usage error
-    """
-  return text
+        EXIT STATUS:
+          0  success
+          1  some input failed (unreadable file, id or address not found, …)
+          2  usage error
+        """
+    return text
 }
 
 @MainActor func dispatch(_ arguments: [String]) -> ExitStatus {
-  guard let first = arguments.first else {
-    Console.error(topLevelHelp())
-    return .usage
-  }
-  if first == "--help" || first == "-h" || first == "help" {
-    Console.out(topLevelHelp())
-    return .success
-  }
-  if first == "--version" {
-    Console.out("cohorly \(version)")
-    return .success
-  }
-  // The longest matching word sequence wins (`debug-files check` before `debug-files`).
-  let matching = commands.filter { Array(arguments.prefix($0.words.count)) == $0.words }
-  if let command = matching.max(by: { $0.words.count < $1.words.count }) {
-    let rest = Array(arguments.dropFirst(command.words.count))
-    if rest.contains("--help") || rest.contains("-h") {
-      Console.out(command.help)
-      return .success
+    guard let first = arguments.first else {
+        Console.error(topLevelHelp())
+        return .usage
     }
-    return command.run(rest)
-  }
-  let group = commands.filter { $0.words.first == first }
-  if !group.isEmpty {
-    if arguments.count == 1 || arguments[1] == "--help" || arguments[1] == "-h" {
-      Console.out(
-        group.map { "cohorly " + $0.words.joined(separator: " ") + ": " + $0.summary }.joined(
-          separator: "\n"))
-      return arguments.count == 1 ? .usage : .success
+    if first == "--help" || first == "-h" || first == "help" {
+        Console.out(topLevelHelp())
+        return .success
     }
-    let names = group.map { $0.words.dropFirst().joined(separator: " ") }.joined(separator: ", ")
-    Console.error("cohorly: unknown \(first) command '\(arguments[1])' (expected one of: \(names))")
+    if first == "--version" {
+        Console.out("cohorly \(version)")
+        return .success
+    }
+    // The longest matching word sequence wins (`debug-files check` before `debug-files`).
+    let matching = commands.filter { Array(arguments.prefix($0.words.count)) == $0.words }
+    if let command = matching.max(by: { $0.words.count < $1.words.count }) {
+        let rest = Array(arguments.dropFirst(command.words.count))
+        if rest.contains("--help") || rest.contains("-h") {
+            Console.out(command.help)
+            return .success
+        }
+        return command.run(rest)
+    }
+    let group = commands.filter { $0.words.first == first }
+    if !group.isEmpty {
+        if arguments.count == 1 || arguments[1] == "--help" || arguments[1] == "-h" {
+            Console.out(
+                group.map { "cohorly " + $0.words.joined(separator: " ") + ": " + $0.summary }.joined(
+                    separator: "\n"))
+            return arguments.count == 1 ? .usage : .success
+        }
+        let names = group.map { $0.words.dropFirst().joined(separator: " ") }.joined(separator: ", ")
+        Console.error("cohorly: unknown \(first) command '\(arguments[1])' (expected one of: \(names))")
+        Console.error("Run 'cohorly --help' for usage.")
+        return .usage
+    }
+    Console.error("cohorly: unknown command '\(first)'")
     Console.error("Run 'cohorly --help' for usage.")
     return .usage
-  }
-  Console.error("cohorly: unknown command '\(first)'")
-  Console.error("Run 'cohorly --help' for usage.")
-  return .usage
 }
 
 exit(dispatch(Array(CommandLine.arguments.dropFirst())).rawValue)

@@ -48,9 +48,10 @@ import Testing
     /// What the `json` target found (fixtures/fuzz/json/crash-*): trailing bytes after a document parsed as
     /// `null`; a high surrogate swallowed the `\u` escape after it; non-RFC 8259 numbers were accepted.
     @Test func jsonFuzzFindingsStayFixed() {
-        for invalid in ["1f", "[1]x", "{} trailing", "\"a\" b", "+1", "01", "-01", "1.", ".5", "-", "1e", "1e+", "[-]",
-            #""\ud800\uZZZZ""#]
-        {
+        for invalid in [
+            "1f", "[1]x", "{} trailing", "\"a\" b", "+1", "01", "-01", "1.", ".5", "-", "1e", "1e+", "[-]",
+            #""\ud800\uZZZZ""#,
+        ] {
             #expect(JSONValue(json: invalid) == nil, "\(invalid)")
             #expect(JSONValue(bytes: Array(invalid.utf8)) == nil, "\(invalid)")
         }

@@ -65,8 +65,10 @@ struct CrashReportStoreTests {
         // A crashing process's own delivery thread may list the directory while the handler writes.
         let directory = try makeTemporaryDirectory("live-tmp")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let tmp = directory.appendingPathComponent("0001796000000000-\(getpid())-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f.tmp")
-        try Data("{\"format\":\"cohorly-crash/1\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1,".utf8).write(to: tmp)
+        let tmp = directory.appendingPathComponent(
+            "0001796000000000-\(getpid())-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f.tmp")
+        try Data("{\"format\":\"cohorly-crash/1\",\"insert_id\":\"x\",\"timestamp_ms\":1,\"pid\":1,".utf8).write(
+            to: tmp)
         #expect(CrashReportStore(directory: directory).pendingReports().isEmpty)
         #expect(FileManager.default.fileExists(atPath: tmp.path))
     }

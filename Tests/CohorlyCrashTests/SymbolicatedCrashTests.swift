@@ -70,8 +70,10 @@ struct SymbolicatedCrashTests {
         let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
         let upload = try Self.tool(
             cli,
-            ["debug-files", "upload", debugFile.path, "--release", "CrashDemo@1.0.0", "--host", host, "--auth-token",
-             "upload-secret"])
+            [
+                "debug-files", "upload", debugFile.path, "--release", "CrashDemo@1.0.0", "--host", host, "--auth-token",
+                "upload-secret",
+            ])
         #expect(upload.status == 0, "\(upload.output)")
 
         let shown = try Self.tool(
