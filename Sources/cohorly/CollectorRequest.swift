@@ -45,4 +45,28 @@ struct CollectorRequest {
             return .success(text)
         }
     }
+
+    /// A read command's common part: builds the query (`--limit` checked), fetches `path`, prints the collector's
+    /// JSON as is with `--json`, else hands the body to `render`. Usage errors name `command`.
+    static func read(
+        _ parsed: ParsedArguments, command: String, path: String, query: [URLQueryItem] = [],
+        render: (_ body: String, _ request: CollectorRequest) -> ExitStatus
+    ) -> ExitStatus {
+        var query = query
+        if let limit = parsed.options["--limit"]?.last {
+            guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: command) }
+            query.append(URLQueryItem(name: "limit", value: limit))
+        }
+        let request = CollectorRequest(parsed: parsed)
+        switch request.get(path, query: query) {
+        case .failure(.usage(let reason)): return Console.usageError(reason, command: command)
+        case .failure(.failed): return .failure
+        case .success(let body):
+            if parsed.flags.contains("--json") {
+                print(body)
+                return .success
+            }
+            return render(body, request)
+        }
+    }
 }

@@ -29,22 +29,7 @@ enum CrashesListCommand: Command {
         guard parsed.positionals.isEmpty else {
             return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "crashes list")
         }
-        var query: [URLQueryItem] = []
-        if let limit = parsed.options["--limit"]?.last {
-            guard Int(limit) != nil else {
-                return Console.usageError("invalid --limit \(limit)", command: "crashes list")
-            }
-            query.append(URLQueryItem(name: "limit", value: limit))
-        }
-        let request = CollectorRequest(parsed: parsed)
-        switch request.get("/api/crashes", query: query) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: "crashes list")
-        case .failure(.failed): return .failure
-        case .success(let text):
-            if parsed.flags.contains("--json") {
-                print(text)
-                return .success
-            }
+        return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes") { text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
@@ -118,15 +103,8 @@ enum CrashesShowCommand: Command {
             return Console.usageError("expected one INSERT_ID", command: "crashes show")
         }
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
-        let request = CollectorRequest(parsed: parsed)
-        switch request.get("/api/crashes/" + encoded) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: "crashes show")
-        case .failure(.failed): return .failure
-        case .success(let text):
-            if parsed.flags.contains("--json") {
-                print(text)
-                return .success
-            }
+        return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {
+            text, request in
             guard let shown = try? JSONDecoder().decode(ShownCrash.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure

@@ -36,23 +36,9 @@ enum EventsListCommand: Command {
         var query: [URLQueryItem] = []
         if let event = option("--event") { query.append(URLQueryItem(name: "event", value: event)) }
         if let id = option("--distinct-id") { query.append(URLQueryItem(name: "distinct_id", value: id)) }
-        if let limit = option("--limit") {
-            guard Int(limit) != nil else {
-                return Console.usageError("invalid --limit \(limit)", command: "events list")
-            }
-            query.append(URLQueryItem(name: "limit", value: limit))
-        }
-        let request = CollectorRequest(parsed: parsed)
-        switch request.get("/api/events", query: query) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: "events list")
-        case .failure(.failed): return .failure
-        case .success(let text):
-            if parsed.flags.contains("--json") {
-                print(text)
-                return .success
-            }
-            guard let document = CohorlyValue(json: text), let events = document["events"]?.arrayValue
-            else {
+        return CollectorRequest.read(parsed, command: "events list", path: "/api/events", query: query) {
+            text, request in
+            guard let document = CohorlyValue(json: text), let events = document["events"]?.arrayValue else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
             }
