@@ -15,8 +15,15 @@ final class DieScanner {
     private var formsByCode: [[UInt32]?] = []
     private var formsByLargeCode: [UInt32: [UInt32]] = [:]
 
-    /// A scanner for the unit whose DIE is `unitDie`, or nil when its bounds cannot be determined.
-    init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int) {
+    /// The bytes of the section the units live in.
+    struct Bounds {
+        let start: UnsafePointer<UInt8>
+        let end: UnsafePointer<UInt8>
+    }
+
+    /// A scanner for the unit whose DIE is `unitDie`, or nil when its bounds cannot be determined or the unit
+    /// does not lie inside `section`.
+    init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds) {
         var die = unitDie
         var cuDie = Dwarf_Die()
         var addressSize: UInt8 = 0
@@ -32,6 +39,9 @@ final class DieScanner {
             nextOffset > dieOffset
         else { return nil }
         let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
+        // A hostile unit length may claim more than the section holds: never read past the section.
+        guard base >= section.start, base < section.end, nextOffset - dieOffset <= UInt64(section.end - base)
+        else { return nil }
         self.end = base + Int(nextOffset - dieOffset)
         self.addressSize = Int(addressSize)
         self.offsetSize = Int(offsetSize)

@@ -1,5 +1,9 @@
 import CDwarf
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Address → compile unit → scopes and line rows, for one DWARF file. Unit ranges come from each unit's own
 /// `DW_AT_ranges`/`low_pc` (Swift and clang emit no `.debug_aranges`, which libdw's lookups need); a unit's
 /// scopes are indexed on first use and kept, so a batch of addresses pays for each unit once.
@@ -80,9 +84,29 @@ final class DwarfIndex {
 
     /// The linear-pass scanner for a unit (little-endian files only: it reads block lengths itself).
     private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
-        guard file.header.e_ident.5 == UInt8(ELFDATA2LSB) else { return nil }
-        return DieScanner(dwarf: dwarf, unitDie: unitDie, version: version)
+        guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let bounds = debugInfoBounds else { return nil }
+        return DieScanner(dwarf: dwarf, unitDie: unitDie, version: version, section: bounds)
     }
+
+    /// Where `.debug_info`'s bytes are in memory (after libdw decompressed it), so a unit whose header claims
+    /// more than the section holds cannot send the linear pass past it (found by the symbolicator fuzzer).
+    private lazy var debugInfoBounds: DieScanner.Bounds? = {
+        var names = 0
+        guard elf_getshdrstrndx(file.elf, &names) == 0 else { return nil }
+        var scn = elf_nextscn(file.elf, nil)
+        while let current = scn {
+            var shdr = GElf_Shdr()
+            if gelf_getshdr(current, &shdr) != nil, let name = elf_strptr(file.elf, names, Int(shdr.sh_name)),
+                strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0
+            {
+                guard let data = elf_getdata(current, nil), let start = data.pointee.d_buf else { return nil }
+                let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
+                return DieScanner.Bounds(start: base, end: base + Int(data.pointee.d_size))
+            }
+            scn = elf_nextscn(file.elf, current)
+        }
+        return nil
+    }()
 
     static func lastError() -> String {
         guard let message = dwarf_errmsg(-1) else { return "unknown libdw error" }
