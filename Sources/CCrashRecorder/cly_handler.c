@@ -80,11 +80,15 @@ bool cly_handle_crash(const cly_crash *crash) {
     crashed_thread.frame_count = 0;
     cly_thread_read_name(tid, crashed_thread.name, sizeof crashed_thread.name);
     atomic_store(&crashed_unwinding_tid, tid);
+    // sigsetjmp saves registers and the signal mask (one rt_sigprocmask syscall); if the unwind of a corrupt
+    // stack faults, crash_signal_handler siglongjmps back here (POSIX allows leaving a handler that way).
     if (sigsetjmp(crashed_unwind_jump, 1) == 0) {
         if (crash->context != NULL) {
             cly_unwind_from_ucontext(crash->context, true, &crashed_thread);
         } else {
-            ucontext_t here;  // not from a signal (C++ terminate): unwind from this very function
+            // Not from a signal (C++ terminate, normal code): unwind from this very function. getcontext only
+            // stores registers and calls rt_sigprocmask.
+            ucontext_t here;
             getcontext(&here);
             cly_unwind_from_ucontext(&here, false, &crashed_thread);
         }
