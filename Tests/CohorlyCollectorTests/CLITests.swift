@@ -9,10 +9,14 @@ import Testing
             .appendingPathComponent("cohorly")
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    /// Runs `cohorly`; with `environment`, the child sees only it (plus PATH), else the test's environment.
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, output: String, error: String
+    ) {
         let process = Process()
         process.executableURL = cli
         process.arguments = arguments
+        if let environment { process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 } }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output

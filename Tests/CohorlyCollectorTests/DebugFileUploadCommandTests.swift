@@ -14,26 +14,11 @@ import Testing
         try cohorly(["debug-files", "upload"] + arguments, environment: environment)
     }
 
-    /// Runs `cohorly` with only the given environment (plus PATH).
+    /// Runs `cohorly` with only the given environment (plus PATH), retries made fast.
     static func cohorly(_ arguments: [String], environment: [String: String] = [:]) throws -> (
         status: Int32, output: String, error: String
     ) {
-        let process = Process()
-        process.executableURL = CLITests.cli
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "COHORLY_RETRY_DELAY_MS": "1"].merging(environment) { $1 }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outData, as: UTF8.self),
-            String(decoding: errData, as: UTF8.self)
-        )
+        try CLITests.run(arguments, environment: ["COHORLY_RETRY_DELAY_MS": "1"].merging(environment) { $1 })
     }
 
     /// A directory with the split program's stripped binary and debug file (what a release pipeline uploads).
