@@ -6,26 +6,11 @@
 
 @testable import CohorlySymbols
 
-let scratchPath: String = {
-    let directory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
-    return "\(directory)/cohorly-fuzz-objectinfo-\(getpid()).elf"
-}()
-
-func writeScratch(_ data: UnsafePointer<UInt8>, _ size: Int) {
-    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    precondition(fd >= 0, "cannot create \(scratchPath)")
-    var written = 0
-    while written < size {
-        let n = write(fd, data + written, size - written)
-        precondition(n > 0, "cannot write \(scratchPath)")
-        written += n
-    }
-    close(fd)
-}
+let scratchPath = makeScratchPath(target: "objectinfo")
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzObjectInfo(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    writeScratch(data, size)
+    writeScratch(scratchPath, data, size)
     if let info = try? ObjectInfo(path: scratchPath) {
         _ = (info.codeId, info.debugId, info.features, info.problems, info.kind, info.arch)
     }

@@ -7,22 +7,7 @@
 
 @testable import CohorlySymbols
 
-let scratchPath: String = {
-    let directory = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
-    return "\(directory)/cohorly-fuzz-symbolicator-\(getpid()).elf"
-}()
-
-func writeScratch(_ data: UnsafePointer<UInt8>, _ size: Int) {
-    let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    precondition(fd >= 0, "cannot create \(scratchPath)")
-    var written = 0
-    while written < size {
-        let n = write(fd, data + written, size - written)
-        precondition(n > 0, "cannot write \(scratchPath)")
-        written += n
-    }
-    close(fd)
-}
+let scratchPath = makeScratchPath(target: "symbolicator")
 
 /// Little-endian integer of `count` bytes at `offset` (0 when out of range).
 func integer(_ data: UnsafePointer<UInt8>, _ size: Int, _ offset: Int, _ count: Int) -> UInt64 {
@@ -34,7 +19,7 @@ func integer(_ data: UnsafePointer<UInt8>, _ size: Int, _ offset: Int, _ count: 
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSymbolicator(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    writeScratch(data, size)
+    writeScratch(scratchPath, data, size)
     guard let module = try? ModuleSymbolicator(debugFile: scratchPath) else { return 0 }
     let is64 = size > 4 && data[4] == 2
     let entry = is64 ? integer(data, size, 24, 8) : integer(data, size, 24, 4)
