@@ -244,6 +244,16 @@ struct RecorderScenarioTests {
 struct InstallErrorTests {
     @Test func unusableDirectoryThrowsANamedErrorAndInstallsNothing() throws {
         let directory = URL(fileURLWithPath: "/proc/self/cohorly-cannot-exist")
+        // The process is left as it was: every crash signal keeps the action it had before.
+        let signals = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT]
+        func actions() -> [UnsafeMutableRawPointer?] {
+            signals.map { signal in
+                var action = sigaction()
+                sigaction(signal, nil, &action)
+                return unsafeBitCast(action.__sigaction_handler, to: UnsafeMutableRawPointer?.self)
+            }
+        }
+        let before = actions()
         #expect(throws: CrashRecorder.InstallError.self) {
             try CrashRecorder.install(.init(reportDirectory: directory))
         }
@@ -253,8 +263,7 @@ struct InstallErrorTests {
             #expect("\(error)".contains(directory.path))
         }
         #expect(!CrashRecorder.isInstalled)
-        var action = sigaction()
-        sigaction(SIGSEGV, nil, &action)
+        #expect(actions() == before)
         #expect(CrashRecorder.options == nil)
     }
 
