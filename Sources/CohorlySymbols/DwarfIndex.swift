@@ -14,16 +14,25 @@ final class DwarfIndex {
     /// Unit ranges sorted by `low`; `maxHigh[i]` is the largest `high` in `unitRanges[0...i]`.
     private var unitRanges: [UnitIndex.Range] = []
     private var maxHigh: [UInt64] = []
-    private var names: [UInt64: FunctionName?] = [:]
+    /// Where names and paths are kept (shared with the symbol-table fallback).
+    private let text: TextTable
+    /// Every function name resolved so far, each demangled once; scopes refer to them by position.
+    private var functionNames: [FunctionName] = []
+    /// Names by the address of their bytes in the mapped file: inlined copies of a function share their
+    /// abstract origin's string, so most are found here without building a Swift string.
+    private var nameByText: [UnsafePointer<CChar>: Int32] = [:]
 
     private final class Unit {
         var die: Dwarf_Die
         var version: Int = 4
         var index: UnitIndex?
         var lines: LineTable?
+        /// Per scope of `index`: its entry in `functionNames` (-1: none, -2: not resolved yet).
+        var scopeNames: [Int32] = []
+        /// Per file number of the unit's line program: its number in `text` (-2: not resolved yet).
+        var callFiles: [Int32] = []
         var files: OpaquePointer?
         var filesLoaded = false
-        var fileNames: [Int: String] = [:]
         /// `DW_AT_comp_dir`, joined to relative file names (libdw leaves names under directory 0 relative).
         lazy var compilationDirectory: String? = {
             var attribute = Dwarf_Attribute()
@@ -35,9 +44,11 @@ final class DwarfIndex {
         init(die: Dwarf_Die) { self.die = die }
     }
 
-    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections).
-    init(file: ElfFile) throws(SymbolsError) {
+    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections). Names
+    /// and paths of the frames found go to `text`.
+    init(file: ElfFile, text: TextTable) throws(SymbolsError) {
         self.file = file
+        self.text = text
         guard let dwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nil) else {
             throw .unreadableDebugInfo(path: file.path, reason: DwarfIndex.lastError())
         }
@@ -116,22 +127,17 @@ final class DwarfIndex {
     /// Whether any unit has code.
     var isEmpty: Bool { unitRanges.isEmpty }
 
-    /// A resolved scope of the inline chain.
-    /// A function's name as stored (linkage name when there is one) and demangled.
-    struct FunctionName {
-        var raw: String
-        var readable: String
+    /// A function's name as stored (linkage name when there is one) and demangled: numbers in `text`.
+    private struct FunctionName {
+        var raw: Int32
+        var readable: Int32
     }
 
-    struct ChainEntry {
-        var name: FunctionName?
-        var callFile: String?
-        var callLine: Int
-        var callColumn: Int
-    }
-
-    /// Frames for `address`: the chain innermost first plus the line row, or nil when no unit covers it.
-    func lookup(_ address: UInt64) -> (chain: [ChainEntry], file: String?, line: Int, column: Int)? {
+    /// Appends the frames for `address` to `frames`, innermost first: one per scope of its inline chain, each
+    /// with the place inside it (the line row for the innermost, the call site for the others). When no
+    /// function covers the address but its unit does, one nameless frame carries the line row. Returns the
+    /// length of the inline chain, or nil when no unit covers the address.
+    func lookup(_ address: UInt64, into frames: inout [FrameRecord]) -> Int? {
         guard let unit = unit(containing: address) else { return nil }
         if unit.index == nil {
             unit.index = UnitIndex(
@@ -139,25 +145,49 @@ final class DwarfIndex {
                 scanner: scanner(unit.die, version: unit.version))
         }
         guard let index = unit.index else { return nil }
-        var chain: [ChainEntry] = []
-        for scopeIndex in index.chain(at: address) {
-            let scope = index.scopes[Int(scopeIndex)]
-            chain.append(
-                ChainEntry(
-                    name: name(at: scope.dieOffset),
-                    callFile: scope.parent >= 0 ? fileName(unit, Int(scope.callFile)) : nil,
-                    callLine: Int(scope.callLine), callColumn: Int(scope.callColumn)))
+        if unit.lines == nil {
+            unit.lines = LineTable(unitDie: unit.die) { self.text.number(of: self.absolute(unit, $0)) }
         }
-        if unit.lines == nil { unit.lines = LineTable(unitDie: unit.die) { absolute(unit, $0) } }
-        var line = 0
-        var column = 0
-        var path: String?
+        var file: Int32 = -1
+        var line: UInt32 = 0
+        var column: UInt32 = 0
         if let table = unit.lines, let row = table.row(at: address) {
-            line = Int(row.line)
-            column = Int(row.column)
-            path = table.path(of: row)
+            file = row.file
+            line = row.line
+            column = row.column
         }
-        return (chain, path, line, column)
+        var scope = index.innermost(at: address)
+        if scope < 0 {
+            frames.append(
+                FrameRecord(
+                    function: -1, rawFunction: -1, file: file, line: line, column: column, isInlined: false))
+            return 0
+        }
+        if unit.scopeNames.count != index.scopes.count {
+            unit.scopeNames = [Int32](repeating: -2, count: index.scopes.count)
+        }
+        var depth = 0
+        while scope >= 0 {
+            let entry = index.scopes[Int(scope)]
+            var name = unit.scopeNames[Int(scope)]
+            if name == -2 {
+                name = nameNumber(at: entry.dieOffset)
+                unit.scopeNames[Int(scope)] = name
+            }
+            let names = name >= 0 ? functionNames[Int(name)] : FunctionName(raw: -1, readable: -1)
+            frames.append(
+                FrameRecord(
+                    function: names.readable, rawFunction: names.raw, file: file, line: line, column: column,
+                    isInlined: entry.parent >= 0))
+            depth += 1
+            if entry.parent >= 0 {
+                file = callFile(unit, Int(entry.callFile))
+                line = entry.callLine
+                column = entry.callColumn
+            }
+            scope = entry.parent
+        }
+        return depth
     }
 
     private func unit(containing address: UInt64) -> Unit? {
@@ -175,31 +205,41 @@ final class DwarfIndex {
         return nil
     }
 
-    private func name(at offset: UInt64) -> FunctionName? {
-        if let cached = names[offset] { return cached }
+    /// The position in `functionNames` of the name of the DIE at `offset` (-1 when it has none).
+    private func nameNumber(at offset: UInt64) -> Int32 {
         var die = Dwarf_Die()
-        var result: FunctionName?
-        if dwarf_offdie(dwarf, offset, &die) != nil, let raw = DwarfAttributes.functionName(&die) {
-            result = FunctionName(raw: raw, readable: Demangler.demangle(raw))
+        guard dwarf_offdie(dwarf, offset, &die) != nil, let bytes = DwarfAttributes.functionName(&die) else {
+            return -1
         }
-        names[offset] = .some(result)
-        return result
+        if let known = nameByText[bytes] { return known }
+        let raw = String(cString: bytes)
+        let number = Int32(functionNames.count)
+        functionNames.append(
+            FunctionName(raw: text.add(raw), readable: text.add(Demangler.demangle(raw))))
+        nameByText[bytes] = number
+        return number
     }
 
-    private func fileName(_ unit: Unit, _ index: Int) -> String? {
-        if let cached = unit.fileNames[index] { return cached }
+    /// The number in `text` of the path of the unit's file number `index` (a `DW_AT_call_file`), -1 when
+    /// unknown.
+    private func callFile(_ unit: Unit, _ index: Int) -> Int32 {
+        if index < unit.callFiles.count, unit.callFiles[index] != -2 { return unit.callFiles[index] }
         if !unit.filesLoaded {
             unit.filesLoaded = true
             var files: OpaquePointer?
             var count = 0
-            if dwarf_getsrcfiles(&unit.die, &files, &count) == 0 { unit.files = files }
+            if dwarf_getsrcfiles(&unit.die, &files, &count) == 0 {
+                unit.files = files
+                unit.callFiles = [Int32](repeating: -2, count: count)
+            }
         }
-        guard let files = unit.files, let name = dwarf_filesrc(files, index, nil, nil) else {
-            return nil
+        guard index < unit.callFiles.count, let files = unit.files else { return -1 }
+        var number: Int32 = -1
+        if let name = dwarf_filesrc(files, index, nil, nil) {
+            number = text.number(of: absolute(unit, String(cString: name)))
         }
-        let result = absolute(unit, String(cString: name))
-        unit.fileNames[index] = result
-        return result
+        unit.callFiles[index] = number
+        return number
     }
 
     private func absolute(_ unit: Unit, _ path: String) -> String {

@@ -8,16 +8,15 @@ final class LineTable {
         var address: UInt64
         var line: UInt32
         var column: UInt32
-        /// Index into ``files`` (-1 when the row names no file).
+        /// The file's number as the caller's `fileNumber` gave it (-1 when the row names no file).
         var file: Int32
         var isSequenceEnd: Bool
     }
 
     private(set) var rows: [Row] = []
-    /// File paths as the rows use them (made absolute by the caller's rule).
-    private(set) var files: [String] = []
 
-    init(unitDie: Dwarf_Die, absolute: (String) -> String) {
+    /// Reads the unit's rows; `fileNumber` turns each distinct file name into the number rows carry.
+    init(unitDie: Dwarf_Die, fileNumber: (String) -> Int32) {
         var die = unitDie
         var lines: OpaquePointer?
         var count = 0
@@ -39,8 +38,7 @@ final class LineTable {
                 if let known = fileIndex[source] {
                     file = known
                 } else {
-                    file = Int32(files.count)
-                    files.append(absolute(String(cString: source)))
+                    file = fileNumber(String(cString: source))
                     fileIndex[source] = file
                 }
             }
@@ -63,10 +61,5 @@ final class LineTable {
         guard low > 0 else { return nil }
         let row = rows[low - 1]
         return row.isSequenceEnd ? nil : row
-    }
-
-    /// The path of a row's file.
-    func path(of row: Row) -> String? {
-        row.file >= 0 && Int(row.file) < files.count ? files[Int(row.file)] : nil
     }
 }

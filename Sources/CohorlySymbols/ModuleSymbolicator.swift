@@ -25,7 +25,12 @@ public final class ModuleSymbolicator {
         }
         return table
     }()
-    private var demangled: [String: String] = [:]
+    /// Per symbol of `symbols`: the numbers in `text` of its raw and readable name (-2: not made yet).
+    private var symbolNames: [(raw: Int32, readable: Int32, file: Int32)] = []
+    /// The names and paths of every frame produced so far.
+    package let text = TextTable()
+    /// The frames of the address being looked up (kept to reuse its storage).
+    private var scratch: [FrameRecord] = []
 
     /// Opens `debugFile` (the binary itself when it has DWARF, or its separate debug file). When
     /// `codeFile` is given and the debug file has no symbol table, the code file's symbols are used.
@@ -38,7 +43,7 @@ public final class ModuleSymbolicator {
         var error: SymbolsError?
         if info.hasDebugInfo {
             do {
-                index = try DwarfIndex(file: file)
+                index = try DwarfIndex(file: file, text: text)
             } catch let caught {
                 error = caught
             }
@@ -59,45 +64,82 @@ public final class ModuleSymbolicator {
     /// (every frame of a backtrace but the crashed thread's first) is looked up at `address - 1`, so the call
     /// instruction, not the next line, is reported.
     public func symbolicate(_ address: UInt64, isReturnAddress: Bool = false) -> SymbolicatedAddress {
-        let lookup = isReturnAddress && address > 0 ? address - 1 : address
-        var frames: [SymbolicatedFrame] = []
-        if let dwarf, let found = dwarf.lookup(lookup) {
-            var file = found.file
-            var line = found.line
-            var column = found.column
-            for (position, entry) in found.chain.enumerated() {
-                frames.append(
-                    SymbolicatedFrame(
-                        function: entry.name?.readable, rawFunction: entry.name?.raw, file: file, line: line,
-                        column: column, isInlined: position < found.chain.count - 1))
-                file = entry.callFile
-                line = entry.callLine
-                column = entry.callColumn
-            }
-            if frames.isEmpty {
-                let symbol = symbols.lookup(lookup)
-                frames.append(
-                    SymbolicatedFrame(
-                        function: symbol.map { demangle($0.name) }, rawFunction: symbol?.name,
-                        file: file ?? symbol?.file,
-                        line: line, column: column))
-            } else if frames[frames.count - 1].rawFunction == nil, let symbol = symbols.lookup(lookup) {
-                frames[frames.count - 1].rawFunction = symbol.name
-                frames[frames.count - 1].function = demangle(symbol.name)
-            }
-        } else if let symbol = symbols.lookup(lookup) {
-            frames.append(
-                SymbolicatedFrame(
-                    function: demangle(symbol.name), rawFunction: symbol.name, file: symbol.file,
-                    symbolOffset: lookup - symbol.address))
+        scratch.removeAll(keepingCapacity: true)
+        let lookup = records(for: address, isReturnAddress: isReturnAddress, into: &scratch)
+        let frames = scratch.map { record in
+            SymbolicatedFrame(
+                function: text.string(record.function), rawFunction: text.string(record.rawFunction),
+                file: text.string(record.file), line: Int(record.line), column: Int(record.column),
+                isInlined: record.isInlined, symbolOffset: record.symbolOffset)
         }
         return SymbolicatedAddress(address: lookup, frames: frames)
     }
 
-    private func demangle(_ name: String) -> String {
-        if let cached = demangled[name] { return cached }
-        let result = Demangler.demangle(name)
-        demangled[name] = result
-        return result
+    /// The frames for an address as ``symbolicate(_:isReturnAddress:)`` finds them, appended to `frames` as
+    /// numbers in ``text`` (no strings made or copied: for tools writing many addresses). Returns the address
+    /// looked up.
+    package func records(for address: UInt64, isReturnAddress: Bool, into frames: inout [FrameRecord]) -> UInt64 {
+        let lookup = isReturnAddress && address > 0 ? address - 1 : address
+        if let dwarf, let depth = dwarf.lookup(lookup, into: &frames) {
+            let last = frames.count - 1
+            if depth == 0 {
+                // A unit covers the address but no function does: the symbol's name, the row's place.
+                if let symbol = symbols.lookup(lookup) {
+                    let names = symbolName(symbol)
+                    frames[last].function = names.readable
+                    frames[last].rawFunction = names.raw
+                    if frames[last].file < 0 { frames[last].file = names.file }
+                }
+            } else if frames[last].rawFunction < 0, let symbol = symbols.lookup(lookup) {
+                let names = symbolName(symbol)
+                frames[last].function = names.readable
+                frames[last].rawFunction = names.raw
+            }
+        } else if let symbol = symbols.lookup(lookup) {
+            let names = symbolName(symbol)
+            frames.append(
+                FrameRecord(
+                    function: names.readable, rawFunction: names.raw, file: names.file, line: 0, column: 0,
+                    isInlined: false, symbolOffset: lookup - symbols.symbols[symbol].address))
+        }
+        return lookup
+    }
+
+    /// The frames for many addresses, looked up in ascending address order (neighbouring lookups then share
+    /// cache lines and the pieces of the index they build) and each distinct address once. The frames of
+    /// `addresses[i]` are `batch.records[batch.bounds[i]]`.
+    package func records(for addresses: [UInt64], isReturnAddress: Bool = false) -> FrameBatch {
+        var order = Array(addresses.indices)
+        order.sort { addresses[$0] < addresses[$1] }
+        var batch = FrameBatch(
+            records: [], bounds: Array(repeating: 0..<0, count: addresses.count))
+        batch.records.reserveCapacity(addresses.count * 2)
+        var previous: (address: UInt64, bounds: Range<Int>)?
+        for index in order {
+            let address = addresses[index]
+            if let previous, previous.address == address {
+                batch.bounds[index] = previous.bounds
+                continue
+            }
+            let start = batch.records.count
+            _ = records(for: address, isReturnAddress: isReturnAddress, into: &batch.records)
+            batch.bounds[index] = start..<batch.records.count
+            previous = (address, start..<batch.records.count)
+        }
+        return batch
+    }
+
+    /// The numbers in ``text`` of a symbol's raw and readable name and its file, made on first use.
+    private func symbolName(_ index: Int) -> (raw: Int32, readable: Int32, file: Int32) {
+        if symbolNames.isEmpty { symbolNames = Array(repeating: (-2, -2, -2), count: symbols.symbols.count) }
+        if symbolNames[index].raw != -2 { return symbolNames[index] }
+        let symbol = symbols.symbols[index]
+        let raw = String(cString: symbol.name)
+        let names = (
+            raw: text.add(raw), readable: text.add(Demangler.demangle(raw)),
+            file: symbol.file.map { text.number(of: String(cString: $0)) } ?? -1
+        )
+        symbolNames[index] = names
+        return names
     }
 }

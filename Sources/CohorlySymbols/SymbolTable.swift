@@ -6,14 +6,18 @@ struct SymbolTable {
     struct Symbol {
         let address: UInt64
         let size: UInt64
-        let name: String
+        /// The name's bytes in the file's string table (alive as long as `file`).
+        let name: UnsafePointer<CChar>
         /// The source file named by the `STT_FILE` symbol before a local symbol (as llvm-symbolizer reports it).
-        let file: String?
+        let file: UnsafePointer<CChar>?
     }
 
     private(set) var symbols: [Symbol] = []
+    /// The file the names point into.
+    let file: ElfFile
 
     init(file: ElfFile) {
+        self.file = file
         let sections = file.sections()
         let preferred =
             sections.first { $0.header.sh_type == UInt32(SHT_SYMTAB) }
@@ -25,15 +29,14 @@ struct SymbolTable {
             clamping: min(section.header.sh_size / section.header.sh_entsize, UInt64(Int32.max)))
         var result: [Symbol] = []
         result.reserveCapacity(count)
-        var currentFile: String?
+        var currentFile: UnsafePointer<CChar>?
         for index in 0..<count {
             var sym = GElf_Sym()
             guard gelf_getsym(data, Int32(index), &sym) != nil else { break }
             let type = Int32(sym.st_info & 0xf)
             if type == STT_FILE {
-                currentFile = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)).map {
-                    String(cString: $0)
-                }
+                currentFile = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name))
+                    .map { UnsafePointer($0) }
                 continue
             }
             let isLocal = Int32(sym.st_info >> 4) == STB_LOCAL
@@ -45,7 +48,7 @@ struct SymbolTable {
             }
             result.append(
                 Symbol(
-                    address: sym.st_value, size: sym.st_size, name: String(cString: name),
+                    address: sym.st_value, size: sym.st_size, name: UnsafePointer(name),
                     file: isLocal ? currentFile : nil))
         }
         // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
@@ -65,8 +68,9 @@ struct SymbolTable {
         symbols = result
     }
 
-    /// The symbol containing `address` (a sizeless symbol covers up to the next symbol).
-    func lookup(_ address: UInt64) -> Symbol? {
+    /// The position in ``symbols`` of the symbol containing `address` (a sizeless symbol covers up to the next
+    /// symbol).
+    func lookup(_ address: UInt64) -> Int? {
         var low = 0
         var high = symbols.count
         while low < high {
@@ -75,7 +79,7 @@ struct SymbolTable {
         }
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
-        if symbol.size > 0 { return address - symbol.address < symbol.size ? symbol : nil }
-        return symbol
+        if symbol.size > 0 { return address - symbol.address < symbol.size ? low - 1 : nil }
+        return low - 1
     }
 }

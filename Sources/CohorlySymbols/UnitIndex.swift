@@ -2,24 +2,33 @@ import CDwarf
 
 /// The code scopes of one compile unit: every concrete `DW_TAG_subprogram` and `DW_TAG_inlined_subroutine`
 /// with addresses, found by walking the whole DIE tree (into Swift's `DW_TAG_module`, namespaces, structs,
-/// classes, enums and lexical blocks), so the inline chain of any address is a walk down from its function.
+/// classes, enums and lexical blocks).
 ///
 /// elfutils' own `dwarf_getscopes` prunes PC-less parents such as Swift's module DIE and so never finds
 /// Swift inlines; this walk does not prune. Names and call-site files are resolved only when looked up.
+///
+/// Lookup is two binary searches: the physical function (a "root") containing the address, then, inside that
+/// function, a flat map from address to the innermost inlined scope. The map is built the first time an
+/// address of that function is asked for, so a batch pays for each function once and a single address pays
+/// for one function only.
 final class UnitIndex {
     struct Scope {
         /// DIE offset in `.debug_info`, for the name (resolved lazily).
         var dieOffset: UInt64
         /// Index of the enclosing scope (-1 for a physical function).
         var parent: Int32
-        var firstChild: Int32 = -1
-        var nextSibling: Int32 = -1
         /// `[rangeStart, rangeStart + rangeCount)` in `ranges`.
         var rangeStart: Int32
         var rangeCount: Int32
+        /// One past the last scope recorded below this one (scopes are in DIE pre-order).
+        var subtreeEnd: Int32
         var callFile: UInt32 = 0
         var callLine: UInt32 = 0
         var callColumn: UInt32 = 0
+        /// `[mapStart, mapStart + mapCount)` in `mapLows`/`mapOwners`: the flat map of a physical function
+        /// with inlined scopes (mapStart -1 until built).
+        var mapStart: Int32 = -1
+        var mapCount: Int32 = 0
     }
 
     struct Range {
@@ -33,6 +42,10 @@ final class UnitIndex {
     /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
     private(set) var roots: [Range] = []
     private var maxHigh: [UInt64] = []
+    /// Flat maps of the functions looked up so far: from `mapLows[i]` up to the next entry's low, the innermost
+    /// scope is `mapOwners[i]` (-1: none).
+    private var mapLows: [UInt64] = []
+    private var mapOwners: [Int32] = []
     /// Whether the linear pass read the whole unit (false: libdw's walk was used).
     private(set) var usedLinearWalk = false
 
@@ -84,6 +97,7 @@ final class UnitIndex {
                 else {
                     return nil
                 }
+                closeSubtree(childParent, parent: parent)
                 position = after
             } else {
                 position = attributesEnd
@@ -107,6 +121,14 @@ final class UnitIndex {
         guard childParent != Int32.min, dwarf_haschildren(&die) > 0 else { return }
         var child = Dwarf_Die()
         if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
+        closeSubtree(childParent, parent: parent)
+    }
+
+    /// After a DIE's children were walked: when the DIE was recorded as a scope, its subtree ends here.
+    private func closeSubtree(_ childParent: Int32, parent: Int32) {
+        if childParent >= 0 && childParent != parent {
+            scopes[Int(childParent)].subtreeEnd = Int32(scopes.count)
+        }
     }
 
     /// Records the DIE when it is a function or an inlined call with addresses; returns the scope its children
@@ -123,7 +145,7 @@ final class UnitIndex {
             if ranges.count > first {
                 var scope = Scope(
                     dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(first),
-                    rangeCount: Int32(ranges.count - first))
+                    rangeCount: Int32(ranges.count - first), subtreeEnd: index + 1)
                 if isInlined {
                     scope.callFile = UInt32(
                         truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file)))
@@ -131,10 +153,6 @@ final class UnitIndex {
                         truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_line)))
                     scope.callColumn = UInt32(
                         truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_column)))
-                }
-                if owner >= 0 {
-                    scope.nextSibling = scopes[Int(owner)].firstChild
-                    scopes[Int(owner)].firstChild = index
                 }
                 scopes.append(scope)
                 if owner < 0 { roots.append(contentsOf: ranges[first...]) }
@@ -146,8 +164,9 @@ final class UnitIndex {
         return tag <= 0 ? Int32.min : childParent  // libdw says DW_TAG_invalid (0) for an unreadable DIE
     }
 
-    /// The chain of scopes containing `address`, innermost first (empty when no function covers it).
-    func chain(at address: UInt64) -> [Int32] {
+    /// The innermost scope containing `address` (-1 when no function covers it). Its chain outwards is
+    /// `scopes[i].parent` up to a physical function (parent -1).
+    func innermost(at address: UInt64) -> Int32 {
         var low = 0
         var high = roots.count
         while low < high {
@@ -163,33 +182,72 @@ final class UnitIndex {
             }
             index -= 1
         }
-        guard root >= 0 else { return [] }
-        var result: [Int32] = []
-        result.reserveCapacity(8)
-        result.append(root)
-        var current = root
-        descend: while true {
-            var child = scopes[Int(current)].firstChild
-            while child >= 0 {
-                if contains(child, address) {
-                    result.append(child)
-                    current = child
-                    continue descend
-                }
-                child = scopes[Int(child)].nextSibling
-            }
-            break
+        guard root >= 0 else { return -1 }
+        if scopes[Int(root)].subtreeEnd == root + 1 { return root }  // nothing inlined into it
+        if scopes[Int(root)].mapStart < 0 { buildMap(of: Int(root)) }
+        let scope = scopes[Int(root)]
+        low = Int(scope.mapStart)
+        high = Int(scope.mapStart + scope.mapCount)
+        let first = low
+        while low < high {
+            let mid = (low + high) / 2
+            if mapLows[mid] <= address { low = mid + 1 } else { high = mid }
         }
-        return result.reversed()
+        guard low > first, mapOwners[low - 1] >= 0 else { return root }
+        return mapOwners[low - 1]
     }
 
-    private func contains(_ scope: Int32, _ address: UInt64) -> Bool {
-        let entry = scopes[Int(scope)]
-        for index in Int(entry.rangeStart)..<Int(entry.rangeStart + entry.rangeCount) {
-            let range = ranges[index]
-            if range.low <= address && address < range.high { return true }
+    /// Builds the flat map of a physical function: every boundary of its own and its inlined scopes' ranges,
+    /// and for each piece between two boundaries the innermost scope covering it. Scopes are painted in DIE
+    /// order, a scope claiming only pieces its parent holds, so a child never reaches outside its parent and,
+    /// when siblings overlap, the first in the file wins (as in llvm-symbolizer's walk).
+    private func buildMap(of root: Int) {
+        let end = Int(scopes[root].subtreeEnd)
+        var isMember = [Bool](repeating: false, count: end - root)
+        var bounds: [UInt64] = []
+        for index in root..<end {
+            if index > root {
+                let parent = Int(scopes[index].parent)
+                guard parent >= root, parent < index, isMember[parent - root] else { continue }
+            }
+            isMember[index - root] = true
+            let scope = scopes[index]
+            for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
+                bounds.append(range.low)
+                bounds.append(range.high)
+            }
         }
-        return false
+        bounds.sort()
+        var unique = 0
+        for bound in bounds where unique == 0 || bounds[unique - 1] != bound {
+            bounds[unique] = bound
+            unique += 1
+        }
+        bounds.removeLast(bounds.count - unique)
+        var owners = [Int32](repeating: -1, count: bounds.count)
+        for index in root..<end where isMember[index - root] {
+            let scope = scopes[index]
+            let parent: Int32 = index == root ? -1 : scope.parent
+            for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
+                var low = 0
+                var high = bounds.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if bounds[mid] < range.low { low = mid + 1 } else { high = mid }
+                }
+                while low < bounds.count && bounds[low] < range.high {
+                    if owners[low] == parent { owners[low] = Int32(index) }
+                    low += 1
+                }
+            }
+        }
+        let start = mapLows.count
+        for piece in 0..<bounds.count where piece == 0 || owners[piece] != owners[piece - 1] {
+            mapLows.append(bounds[piece])
+            mapOwners.append(owners[piece])
+        }
+        scopes[root].mapStart = Int32(start)
+        scopes[root].mapCount = Int32(mapLows.count - start)
     }
 
     /// Ranges covered by physical functions (for units without their own range attributes).
@@ -236,14 +294,13 @@ enum DwarfAttributes {
         return dwarf_formudata(&attribute, &value) == 0 ? value : 0
     }
 
-    /// The linkage name (following `DW_AT_abstract_origin` and `DW_AT_specification`), else the plain name.
-    static func functionName(_ die: inout Dwarf_Die) -> String? {
+    /// The linkage name (following `DW_AT_abstract_origin` and `DW_AT_specification`), else the plain name:
+    /// a pointer into the file's mapped string data, valid as long as the `Dwarf` handle.
+    static func functionName(_ die: inout Dwarf_Die) -> UnsafePointer<CChar>? {
         for name in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
             var attribute = Dwarf_Attribute()
-            if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil,
-                let text = dwarf_formstring(&attribute)
-            {
-                return String(cString: text)
+            if dwarf_attr_integrate(&die, UInt32(name), &attribute) != nil, let text = dwarf_formstring(&attribute) {
+                return text
             }
         }
         return nil

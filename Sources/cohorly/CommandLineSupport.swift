@@ -105,8 +105,21 @@ enum Console {
         var bytes = data[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
             if written <= 0 { return }
             bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// Everything readable from a file descriptor (stdin by default) until its end.
+    static func readAll(from descriptor: Int32 = STDIN_FILENO) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return result }
+            result.append(contentsOf: chunk[0..<count])
         }
     }
 
@@ -193,19 +206,24 @@ enum JSON {
 enum Hex {
     /// Parses `0x1f54`, `0X1F54` or `1f54` (surrounding ASCII spaces and tabs allowed).
     static func parse(_ text: String) -> UInt64? {
-        var utf8 = Substring(text).utf8[...]
-        while let first = utf8.first, first == 0x20 || first == 0x09 { utf8 = utf8.dropFirst() }
-        while let last = utf8.last, last == 0x20 || last == 0x09 || last == 0x0d {
-            utf8 = utf8.dropLast()
-        }
-        if utf8.count > 2, utf8.first == UInt8(ascii: "0"),
-            utf8.dropFirst().first == UInt8(ascii: "x") || utf8.dropFirst().first == UInt8(ascii: "X")
+        var text = text
+        return text.withUTF8 { parse($0) }
+    }
+
+    /// Parses UTF-8 bytes as ``parse(_:)-(String)`` does.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0d { end -= 1 }
+        if end - start > 2, bytes[start] == UInt8(ascii: "0"),
+            bytes[start + 1] == UInt8(ascii: "x") || bytes[start + 1] == UInt8(ascii: "X")
         {
-            utf8 = utf8.dropFirst(2)
+            start += 2
         }
-        guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
+        guard start < end, end - start <= 16 else { return nil }
         var value: UInt64 = 0
-        for byte in utf8 {
+        for byte in bytes[start..<end] {
             let digit: UInt8
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
@@ -219,6 +237,35 @@ enum Hex {
     }
 
     static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+
+    /// Appends `0x` and the lowercase hexadecimal digits of `value` to `output`.
+    static func append(_ value: UInt64, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "0"))
+        output.append(UInt8(ascii: "x"))
+        var shift = 60
+        while shift > 0 && (value >> UInt64(shift)) == 0 { shift -= 4 }
+        while shift >= 0 {
+            let digit = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xf)
+            output.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            shift -= 4
+        }
+    }
+}
+
+/// Decimal numbers written straight into a byte buffer.
+enum Decimal {
+    /// Appends the decimal digits of `value` (with a `-` when negative) to `output`.
+    static func append(_ value: Int, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var divisor: UInt = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
+            magnitude %= divisor
+            divisor /= 10
+        } while divisor > 0
+    }
 }
 
 extension String {

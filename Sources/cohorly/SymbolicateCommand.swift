@@ -47,16 +47,9 @@ enum SymbolicateCommand: Command {
             guard executables.count == 1, let executable = executables.first else {
                 return Console.usageError("--exe takes exactly one file", command: "symbolicate")
             }
-            var addresses: [String] = parsed.positionals
-            if addresses.isEmpty {
-                while let line = readLine() {
-                    if line.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0d }) {
-                        addresses.append(line)
-                    }
-                }
-            }
-            return SymbolicateExecutable.run(
-                executable: executable, addresses: addresses, debugDirs: debugDirs, json: json)
+            let input: SymbolicateExecutable.Input =
+                parsed.positionals.isEmpty ? .lines(Console.readAll()) : .arguments(parsed.positionals)
+            return SymbolicateExecutable.run(executable: executable, input: input, debugDirs: debugDirs, json: json)
         }
         guard parsed.positionals.count == 1, let report = parsed.positionals.first else {
             let reason =

@@ -2,9 +2,39 @@ import CohorlySymbols
 
 /// `cohorly symbolicate --exe FILE [ADDR…]`: addresses of one ELF file, printed frame by frame.
 enum SymbolicateExecutable {
-    static func run(executable: String, addresses: [String], debugDirs: [String], json: Bool)
-        -> ExitStatus
-    {
+    /// Where the addresses come from: the command's arguments, or text with one address per line (stdin).
+    enum Input {
+        case arguments([String])
+        case lines([UInt8])
+
+        /// Calls `body` with the UTF-8 bytes of each address (blank lines skipped).
+        func forEach(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+            switch self {
+            case .arguments(let arguments):
+                for argument in arguments {
+                    var argument = argument
+                    argument.withUTF8(body)
+                }
+            case .lines(let text):
+                text.withUnsafeBufferPointer { bytes in
+                    var start = 0
+                    var isBlank = true
+                    for index in 0...bytes.count {
+                        guard index == bytes.count || bytes[index] == 0x0a else {
+                            let byte = bytes[index]
+                            if byte != 0x20 && byte != 0x09 && byte != 0x0d { isBlank = false }
+                            continue
+                        }
+                        if !isBlank { body(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
+                        start = index + 1
+                        isBlank = true
+                    }
+                }
+            }
+        }
+    }
+
+    static func run(executable: String, input: Input, debugDirs: [String], json: Bool) -> ExitStatus {
         let symbolicator: ModuleSymbolicator
         do {
             symbolicator = try ModuleOpener(debugDirs: debugDirs).open(codeFile: executable, buildId: nil)
@@ -13,43 +43,58 @@ enum SymbolicateExecutable {
             return .failure
         }
         var status = ExitStatus.success
-        var items: [JSON.Value] = []
+        var addresses: [UInt64] = []
+        input.forEach { bytes in
+            guard let address = Hex.parse(bytes) else {
+                Console.error("cohorly: '\(String(decoding: bytes, as: UTF8.self))' is not a hexadecimal address")
+                status = .failure
+                return
+            }
+            addresses.append(address)
+        }
+        if json {
+            let items: [JSON.Value] = addresses.map { address in
+                let result = symbolicator.symbolicate(address)
+                if result.frames.isEmpty { status = .failure }
+                return .object([
+                    ("address", .string(Hex.format(address))),
+                    ("frames", .array(result.frames.map(FrameJSON.frame))),
+                ])
+            }
+            Console.out(JSON.render(.array(items)))
+            return status
+        }
+        // llvm-symbolizer's text layout: the address, then per frame the function and file:line:column.
+        let batch = symbolicator.records(for: addresses)
+        let text = symbolicator.text
         var output: [UInt8] = []
         output.reserveCapacity(1 << 17)
-        for text in addresses {
-            guard let address = Hex.parse(text) else {
-                Console.error("cohorly: '\(text)' is not a hexadecimal address")
-                status = .failure
-                continue
+        for (address, bounds) in zip(addresses, batch.bounds) {
+            if bounds.isEmpty { status = .failure }
+            Hex.append(address, to: &output)
+            output.append(0x0a)
+            if bounds.isEmpty { output += "??\n??:0:0\n".utf8 }
+            for frame in batch.records[bounds] {
+                text.append(frame.function, to: &output)
+                if let offset = frame.symbolOffset {
+                    output += " + ".utf8
+                    Decimal.append(Int(offset), to: &output)
+                }
+                output.append(0x0a)
+                text.append(frame.file, to: &output)
+                output.append(UInt8(ascii: ":"))
+                Decimal.append(Int(frame.line), to: &output)
+                output.append(UInt8(ascii: ":"))
+                Decimal.append(Int(frame.column), to: &output)
+                output.append(0x0a)
             }
-            let result = symbolicator.symbolicate(address)
-            if result.frames.isEmpty { status = .failure }
-            if json {
-                items.append(
-                    .object([
-                        ("address", .string(Hex.format(address))),
-                        ("frames", .array(result.frames.map(FrameJSON.frame))),
-                    ]))
-            } else {
-                output += Hex.format(address).utf8
-                output.append(0x0a)
-                if result.frames.isEmpty { output += "??\n??:0:0\n".utf8 }
-                for frame in result.frames {
-                    output += (frame.function ?? "??").utf8
-                    if let offset = frame.symbolOffset { output += " + \(offset)".utf8 }
-                    output.append(0x0a)
-                    output += (frame.file ?? "??").utf8
-                    output += ":\(frame.line):\(frame.column)\n".utf8
-                }
-                output.append(0x0a)
-                if output.count > 1 << 16 {
-                    Console.write(output)
-                    output.removeAll(keepingCapacity: true)
-                }
+            output.append(0x0a)
+            if output.count > 1 << 16 {
+                Console.write(output)
+                output.removeAll(keepingCapacity: true)
             }
         }
         Console.write(output)
-        if json { Console.out(JSON.render(.array(items))) }
         return status
     }
 }
