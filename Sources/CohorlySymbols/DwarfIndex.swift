@@ -10,14 +10,15 @@ import CDwarf
 final class DwarfIndex {
     private let file: ElfFile
     private let dwarf: OpaquePointer
-    private var units: [Unit] = []
+    // Read on every lookup, so without dynamic exclusivity checks (see UnitIndex: one thread, no overlap).
+    @exclusivity(unchecked) private var units: [Unit] = []
     /// Unit ranges sorted by `low`; `maxHigh[i]` is the largest `high` in `unitRanges[0...i]`.
-    private var unitRanges: [UnitIndex.Range] = []
-    private var maxHigh: [UInt64] = []
+    @exclusivity(unchecked) private var unitRanges: [UnitIndex.Range] = []
+    @exclusivity(unchecked) private var maxHigh: [UInt64] = []
     /// Where names and paths are kept (shared with the symbol-table fallback).
     private let text: TextTable
     /// Every function name resolved so far, each demangled once; scopes refer to them by position.
-    private var functionNames: [FunctionName] = []
+    @exclusivity(unchecked) private var functionNames: [FunctionName] = []
     /// Names by the address of their bytes in the mapped file: inlined copies of a function share their
     /// abstract origin's string, so most are found here without building a Swift string.
     private var nameByText: [UnsafePointer<CChar>: Int32] = [:]
@@ -25,12 +26,12 @@ final class DwarfIndex {
     private final class Unit {
         var die: Dwarf_Die
         var version: Int = 4
-        var index: UnitIndex?
-        var lines: LineTable?
+        @exclusivity(unchecked) var index: UnitIndex?
+        @exclusivity(unchecked) var lines: LineTable?
         /// Per scope of `index`: its entry in `functionNames` (-1: none, -2: not resolved yet).
-        var scopeNames: [Int32] = []
+        @exclusivity(unchecked) var scopeNames: [Int32] = []
         /// Per file number of the unit's line program: its number in `text` (-2: not resolved yet).
-        var callFiles: [Int32] = []
+        @exclusivity(unchecked) var callFiles: [Int32] = []
         var files: OpaquePointer?
         var filesLoaded = false
         /// `DW_AT_comp_dir`, joined to relative file names (libdw leaves names under directory 0 relative).
@@ -212,10 +213,10 @@ final class DwarfIndex {
             return -1
         }
         if let known = nameByText[bytes] { return known }
-        let raw = String(cString: bytes)
         let number = Int32(functionNames.count)
         functionNames.append(
-            FunctionName(raw: text.add(raw), readable: text.add(Demangler.demangle(raw))))
+            FunctionName(
+                raw: text.add(cString: bytes), readable: text.add(demangling: bytes)))
         nameByText[bytes] = number
         return number
     }

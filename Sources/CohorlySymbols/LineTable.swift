@@ -13,7 +13,8 @@ final class LineTable {
         var isSequenceEnd: Bool
     }
 
-    private(set) var rows: [Row] = []
+    /// Read on every lookup: no dynamic exclusivity check (set once in `init`, then only read).
+    @exclusivity(unchecked) private(set) var rows: [Row] = []
 
     /// Reads the unit's rows; `fileNumber` turns each distinct file name into the number rows carry.
     init(unitDie: Dwarf_Die, fileNumber: (String) -> Int32) {

@@ -1,8 +1,8 @@
 import CDwarf
 
 /// Function symbols from `.symtab` (or `.dynsym` when there is no `.symtab`), sorted by address: the fallback
-/// when there is no DWARF for an address.
-struct SymbolTable {
+/// when there is no DWARF for an address. A class, so reaching it from the symbolicator copies no arrays.
+final class SymbolTable {
     struct Symbol {
         let address: UInt64
         let size: UInt64

@@ -1,49 +1,145 @@
-/// The names and paths a symbolicator has produced, each stored once and referred to by a number: as a Swift
-/// string (for ``SymbolicatedFrame``) and as UTF-8 bytes in one buffer (for tools that write many frames and
-/// should not build or copy a string per frame).
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The names and paths a symbolicator has produced, each stored once and referred to by a number: as UTF-8
+/// bytes in one buffer (for tools that write many frames and should not build or copy a string per frame),
+/// and as a Swift string made on first request (for ``SymbolicatedFrame``).
+///
+/// Readable names can be demangled at once or, in a batch, gathered and demangled together on every core at
+/// the end (``defersDemangling``): demangling is the costliest step per distinct function, and the only one
+/// that is independent of the index.
+///
+/// Not thread-safe, like the symbolicator that owns it; the hot storage opts out of dynamic exclusivity checks
+/// (`@exclusivity(unchecked)`): no access to it ever overlaps another (no method hands out `inout` to it).
 package final class TextTable {
-    /// The texts by number.
-    package private(set) var strings: [String] = []
-    /// Every text's UTF-8 bytes, one after the other; text `n` is `utf8[starts[n]..<starts[n + 1]]`.
-    package private(set) var utf8: [UInt8] = []
-    private var starts: [Int] = [0]
+    /// Every text's UTF-8 bytes; text `n` is `utf8[spans[n]]`.
+    @exclusivity(unchecked) private var utf8: [UInt8] = []
+    @exclusivity(unchecked) private var spans: [Range<Int>] = []
+    /// Strings made so far, by number.
+    private var strings: [String?] = []
     private var numbers: [String: Int32] = [:]
+    /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
+    /// pointers are into the symbolicator's mapped files, alive as long as it is.
+    private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
+
+    /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
+    var defersDemangling = false
 
     init() {}
 
     /// The number of `text`, adding it when it is new (for texts met again and again, such as paths).
     func number(of text: String) -> Int32 {
         if let known = numbers[text] { return known }
-        let number = add(text)
+        var copy = text
+        let number = copy.withUTF8 { add($0) }
         numbers[text] = number
         return number
     }
 
-    /// Adds `text` under a new number, without looking for it first (for texts the caller already keeps
-    /// unique, such as names cached per symbol: hashing long mangled names costs more than storing a few twice).
-    func add(_ text: String) -> Int32 {
-        let number = Int32(strings.count)
-        strings.append(text)
-        utf8.append(contentsOf: text.utf8)
-        starts.append(utf8.count)
+    /// Adds a NUL-terminated text under a new number, without looking for it first (for texts the caller
+    /// already keeps unique, such as names cached per symbol: hashing long mangled names costs more than
+    /// storing a rare duplicate twice).
+    func add(cString text: UnsafePointer<CChar>) -> Int32 {
+        text.withMemoryRebound(to: UInt8.self, capacity: 1) {
+            add(UnsafeBufferPointer(start: $0, count: strlen(text)))
+        }
+    }
+
+    /// Adds the readable form of a NUL-terminated linkage name (see ``Demangler``), now or, while
+    /// ``defersDemangling``, at the next ``demanglePending()``; `mangled` must stay valid until then.
+    func add(demangling mangled: UnsafePointer<CChar>) -> Int32 {
+        guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
+        let number = Int32(spans.count)
+        spans.append(0..<0)
+        strings.append(nil)
+        pending.append((number, mangled))
+        return number
+    }
+
+    /// Demangles the names gathered while ``defersDemangling``, on up to as many threads as there are cores,
+    /// and fills their entries.
+    func demanglePending() {
+        guard !pending.isEmpty else { return }
+        let work = pending
+        pending.removeAll()
+        let results = UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: work.count)
+        results.initialize(repeating: nil)
+        defer { results.deallocate() }
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let threads = work.count < 256 ? 1 : min(cores, 8)
+        // Each thread demangles its own stretch and writes only its own slots of `results`.
+        let slots = TextTable.Slots(results)
+        work.withUnsafeBufferPointer { items in
+            let shared = TextTable.Items(items)
+            DispatchQueue.concurrentPerform(iterations: threads) { part in
+                let lower = shared.items.count * part / threads
+                let upper = shared.items.count * (part + 1) / threads
+                for index in lower..<upper {
+                    slots.results[index] = Demangler.readableCopy(shared.items[index].mangled)
+                }
+            }
+        }
+        for (index, item) in work.enumerated() {
+            let text = results[index] ?? UnsafeMutablePointer(mutating: item.mangled)
+            let start = utf8.count
+            text.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                utf8.append(contentsOf: UnsafeBufferPointer(start: $0, count: strlen(text)))
+            }
+            spans[Int(item.number)] = start..<utf8.count
+            free(results[index])
+        }
+    }
+
+    /// The buffers the demangling threads share; each thread touches disjoint slots only.
+    private struct Slots: @unchecked Sendable {
+        let results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>
+        init(_ results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>) { self.results = results }
+    }
+
+    private struct Items: @unchecked Sendable {
+        let items: UnsafeBufferPointer<(number: Int32, mangled: UnsafePointer<CChar>)>
+        init(_ items: UnsafeBufferPointer<(number: Int32, mangled: UnsafePointer<CChar>)>) { self.items = items }
+    }
+
+    private func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        let number = Int32(spans.count)
+        strings.append(nil)
+        let start = utf8.count
+        utf8.append(contentsOf: bytes)
+        spans.append(start..<utf8.count)
         return number
     }
 
     /// The text numbered `number`, or nil for -1.
     package func string(_ number: Int32) -> String? {
-        number >= 0 ? strings[Int(number)] : nil
+        guard number >= 0 else { return nil }
+        if let made = strings[Int(number)] { return made }
+        let span = spans[Int(number)]
+        let made = utf8.withUnsafeBufferPointer { String(decoding: $0[span], as: UTF8.self) }
+        strings[Int(number)] = made
+        return made
     }
 
-    /// Appends the UTF-8 bytes of the text numbered `number` to `output`, or `placeholder` for -1.
-    package func append(_ number: Int32, to output: inout [UInt8], placeholder: StaticString = "??") {
-        guard number >= 0 else {
-            output.append(
-                contentsOf: UnsafeBufferPointer(start: placeholder.utf8Start, count: placeholder.utf8CodeUnitCount))
-            return
+    /// Calls `body` with a read-only view of every text so far (the table must not grow meanwhile).
+    package func withView<Result>(_ body: (View) throws -> Result) rethrows -> Result {
+        try utf8.withUnsafeBufferPointer { bytes in
+            try spans.withUnsafeBufferPointer { spans in try body(View(bytes: bytes, spans: spans)) }
         }
-        let start = starts[Int(number)]
-        let end = starts[Int(number) + 1]
-        utf8.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    /// The texts' bytes as they are while ``withView(_:)`` runs: reading them retains and copies nothing.
+    package struct View {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let spans: UnsafeBufferPointer<Range<Int>>
+
+        /// The UTF-8 bytes of the text numbered `number` (empty for -1).
+        package subscript(number: Int32) -> UnsafeBufferPointer<UInt8> {
+            guard number >= 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(rebasing: bytes[spans[Int(number)]])
+        }
     }
 }
 

@@ -37,15 +37,18 @@ final class UnitIndex {
         var scope: Int32
     }
 
-    private(set) var scopes: [Scope] = []
-    private(set) var ranges: [Range] = []
+    // The arrays are read on every lookup: they opt out of dynamic exclusivity checks, which cost more than
+    // the binary searches. Safe because an index is used by one thread (its symbolicator is not thread-safe)
+    // and no access to them overlaps another: nothing holds one `inout` across a call that reads it.
+    @exclusivity(unchecked) private(set) var scopes: [Scope] = []
+    @exclusivity(unchecked) private(set) var ranges: [Range] = []
     /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
-    private(set) var roots: [Range] = []
-    private var maxHigh: [UInt64] = []
+    @exclusivity(unchecked) private(set) var roots: [Range] = []
+    @exclusivity(unchecked) private var maxHigh: [UInt64] = []
     /// Flat maps of the functions looked up so far: from `mapLows[i]` up to the next entry's low, the innermost
     /// scope is `mapOwners[i]` (-1: none).
-    private var mapLows: [UInt64] = []
-    private var mapOwners: [Int32] = []
+    @exclusivity(unchecked) private var mapLows: [UInt64] = []
+    @exclusivity(unchecked) private var mapOwners: [Int32] = []
     /// Whether the linear pass read the whole unit (false: libdw's walk was used).
     private(set) var usedLinearWalk = false
 

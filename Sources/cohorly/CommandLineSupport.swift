@@ -101,13 +101,18 @@ enum Console {
 
     /// Writes bytes as they are to a file descriptor, stdout by default.
     static func write(_ data: [UInt8], to descriptor: Int32 = STDOUT_FILENO) {
+        data.withUnsafeBufferPointer { write($0, to: descriptor) }
+    }
+
+    /// Writes bytes as they are to a file descriptor (after whatever `print` still buffers).
+    static func write(_ data: UnsafeBufferPointer<UInt8>, to descriptor: Int32 = STDOUT_FILENO) {
         if descriptor == STDOUT_FILENO { fflush(nil) }
-        var bytes = data[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        var bytes = data
+        while let start = bytes.baseAddress, !bytes.isEmpty {
+            let written = Glibc.write(descriptor, start, bytes.count)
             if written < 0 && errno == EINTR { continue }
             if written <= 0 { return }
-            bytes = bytes.dropFirst(written)
+            bytes = UnsafeBufferPointer(rebasing: bytes[written...])
         }
     }
 
@@ -237,32 +242,74 @@ enum Hex {
     }
 
     static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+}
 
-    /// Appends `0x` and the lowercase hexadecimal digits of `value` to `output`.
-    static func append(_ value: UInt64, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "0"))
-        output.append(UInt8(ascii: "x"))
-        var shift = 60
-        while shift > 0 && (value >> UInt64(shift)) == 0 { shift -= 4 }
-        while shift >= 0 {
-            let digit = UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xf)
-            output.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+/// Bytes for a file descriptor, gathered in a fixed buffer and written when it fills (and at the end): for
+/// commands that print many small pieces, such as `symbolicate --exe`.
+struct ByteOutput: ~Copyable {
+    private let storage: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
+    private let descriptor: Int32
+
+    init(descriptor: Int32 = STDOUT_FILENO, capacity: Int = 1 << 16) {
+        storage = .allocate(capacity: capacity)
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        if count > 0 { Console.write(UnsafeBufferPointer(rebasing: storage[0..<count]), to: descriptor) }
+        storage.deallocate()
+    }
+
+    /// Writes what is gathered.
+    mutating func flush() {
+        guard count > 0 else { return }
+        Console.write(UnsafeBufferPointer(rebasing: storage[0..<count]), to: descriptor)
+        count = 0
+    }
+
+    mutating func append(_ byte: UInt8) {
+        if count == storage.count { flush() }
+        storage[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if storage.count - count < bytes.count { flush() }
+        guard bytes.count <= storage.count else {
+            Console.write(bytes, to: descriptor)
+            return
+        }
+        guard let source = bytes.baseAddress, let target = storage.baseAddress else { return }
+        (target + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends `0x` and the lowercase hexadecimal digits of `value`.
+    mutating func appendHex(_ value: UInt64) {
+        append("0x")
+        var shift: UInt64 = 60
+        while shift > 0 && (value >> shift) == 0 { shift -= 4 }
+        while true {
+            let digit = UInt8(truncatingIfNeeded: (value >> shift) & 0xf)
+            append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            if shift == 0 { return }
             shift -= 4
         }
     }
-}
 
-/// Decimal numbers written straight into a byte buffer.
-enum Decimal {
-    /// Appends the decimal digits of `value` (with a `-` when negative) to `output`.
-    static func append(_ value: Int, to output: inout [UInt8]) {
-        if value < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var divisor: UInt = 1
-        while divisor <= magnitude / 10 { divisor *= 10 }
+    /// Appends the decimal digits of `value`.
+    mutating func appendDecimal(_ value: UInt64) {
+        var divisor: UInt64 = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
         repeat {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
-            magnitude %= divisor
+            append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
             divisor /= 10
         } while divisor > 0
     }

@@ -66,35 +66,33 @@ enum SymbolicateExecutable {
         }
         // llvm-symbolizer's text layout: the address, then per frame the function and file:line:column.
         let batch = symbolicator.records(for: addresses)
-        let text = symbolicator.text
-        var output: [UInt8] = []
-        output.reserveCapacity(1 << 17)
-        for (address, bounds) in zip(addresses, batch.bounds) {
-            if bounds.isEmpty { status = .failure }
-            Hex.append(address, to: &output)
-            output.append(0x0a)
-            if bounds.isEmpty { output += "??\n??:0:0\n".utf8 }
-            for frame in batch.records[bounds] {
-                text.append(frame.function, to: &output)
-                if let offset = frame.symbolOffset {
-                    output += " + ".utf8
-                    Decimal.append(Int(offset), to: &output)
+        var output = ByteOutput()
+        symbolicator.text.withView { text in
+            for (address, bounds) in zip(addresses, batch.bounds) {
+                output.appendHex(address)
+                output.append(0x0a)
+                if bounds.isEmpty {
+                    status = .failure
+                    output.append("??\n??:0:0\n")
+                }
+                for frame in batch.records[bounds] {
+                    if frame.function >= 0 { output.append(text[frame.function]) } else { output.append("??") }
+                    if let offset = frame.symbolOffset {
+                        output.append(" + ")
+                        output.appendDecimal(offset)
+                    }
+                    output.append(0x0a)
+                    if frame.file >= 0 { output.append(text[frame.file]) } else { output.append("??") }
+                    output.append(UInt8(ascii: ":"))
+                    output.appendDecimal(UInt64(frame.line))
+                    output.append(UInt8(ascii: ":"))
+                    output.appendDecimal(UInt64(frame.column))
+                    output.append(0x0a)
                 }
                 output.append(0x0a)
-                text.append(frame.file, to: &output)
-                output.append(UInt8(ascii: ":"))
-                Decimal.append(Int(frame.line), to: &output)
-                output.append(UInt8(ascii: ":"))
-                Decimal.append(Int(frame.column), to: &output)
-                output.append(0x0a)
-            }
-            output.append(0x0a)
-            if output.count > 1 << 16 {
-                Console.write(output)
-                output.removeAll(keepingCapacity: true)
             }
         }
-        Console.write(output)
+        output.flush()
         return status
     }
 }
