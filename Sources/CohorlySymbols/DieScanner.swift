@@ -1,29 +1,52 @@
 import CDwarf
 
-/// Finds where a DIE's attributes end from its abbreviation's forms, so a compile unit's DIE tree can be read
-/// in one linear pass. (Walking it with `dwarf_child`/`dwarf_siblingof` re-scans every subtree once per
-/// ancestor when producers omit `DW_AT_sibling`, as clang and swiftc do.) Any form it does not know, or any
-/// read past the unit's end, makes it give up (nil), and the caller falls back to libdw's own walk.
+/// Reads one compile unit's DIEs in a single linear pass: its own copy of the unit's abbreviation table, and
+/// the attribute values the index needs (address ranges, call sites) decoded straight from the bytes.
+///
+/// Walking the tree with libdw (`dwarf_child`/`dwarf_siblingof`) re-scans every subtree once per ancestor when
+/// producers omit `DW_AT_sibling`, as clang and swiftc do, and each `dwarf_attr` re-reads the DIE's attributes
+/// from the start. Anything this reader does not know (a form, an abbreviation code, a read past the unit's
+/// end) makes it give up (nil), and the caller falls back to libdw's own walk. Little-endian files only.
 final class DieScanner {
     let addressSize: Int
     let offsetSize: Int
     let version: Int
     /// One past the unit's last byte.
     let end: UnsafePointer<UInt8>
-    /// Attribute forms per abbreviation code (libdw re-reads the abbreviation's list for every attribute
-    /// asked); codes are small integers, so an array indexed by code, with a dictionary for large ones.
-    private var formsByCode: [[UInt32]?] = []
-    private var formsByLargeCode: [UInt32: [UInt32]] = [:]
+    /// The first byte of `.debug_info` (DIE offsets are counted from it).
+    let sectionStart: UnsafePointer<UInt8>
 
-    /// The bytes of the section the units live in.
+    /// An abbreviation: a DIE's tag, whether children follow it, and its attributes' specs.
+    struct Abbreviation {
+        var tag: UInt32
+        var hasChildren: Bool
+        /// `[first, first + count)` in `specs`.
+        var first: Int32
+        var count: Int32
+    }
+
+    /// One attribute of an abbreviation.
+    struct AttributeSpec {
+        var name: UInt32
+        var form: UInt32
+        /// The value of a `DW_FORM_implicit_const` attribute.
+        var implicitConstant: Int64
+    }
+
+    /// Abbreviations by code (codes are small and dense in practice; others go to `largeCodes`).
+    private var byCode: [Abbreviation?] = []
+    private var largeCodes: [UInt64: Abbreviation] = [:]
+    private(set) var specs: [AttributeSpec] = []
+
+    /// The bytes of a section.
     struct Bounds {
         let start: UnsafePointer<UInt8>
         let end: UnsafePointer<UInt8>
     }
 
-    /// A scanner for the unit whose DIE is `unitDie`, or nil when its bounds cannot be determined or the unit
-    /// does not lie inside `section`.
-    init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds) {
+    /// A reader for the unit whose DIE is `unitDie`, or nil when its header or abbreviations cannot be read or
+    /// the unit does not lie inside `section` (`.debug_info`) with its abbreviations inside `abbreviations`.
+    init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds, abbreviations: Bounds) {
         var die = unitDie
         var cuDie = Dwarf_Die()
         var addressSize: UInt8 = 0
@@ -34,66 +57,72 @@ final class DieScanner {
         let dieOffset = dwarf_dieoffset(&die)
         let headerOffset = dieOffset - dwarf_cuoffset(&die)
         var nextOffset: Dwarf_Off = 0
+        var abbreviationOffset: Dwarf_Off = 0
         guard dieOffset != UInt64.max,
-            dwarf_next_unit(dwarf, headerOffset, &nextOffset, nil, nil, nil, nil, nil, nil, nil) == 0,
+            dwarf_next_unit(
+                dwarf, headerOffset, &nextOffset, nil, nil, &abbreviationOffset, nil, nil, nil, nil) == 0,
             nextOffset > dieOffset
         else { return nil }
         let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
         // A hostile unit length may claim more than the section holds: never read past the section.
-        guard base >= section.start, base < section.end, nextOffset - dieOffset <= UInt64(section.end - base)
+        guard base >= section.start, base < section.end, nextOffset - dieOffset <= UInt64(section.end - base),
+            abbreviationOffset < UInt64(abbreviations.end - abbreviations.start)
         else { return nil }
         self.end = base + Int(nextOffset - dieOffset)
+        self.sectionStart = section.start
         self.addressSize = Int(addressSize)
         self.offsetSize = Int(offsetSize)
         self.version = version
+        guard addressSize == 4 || addressSize == 8,
+            readAbbreviations(from: abbreviations.start + Int(abbreviationOffset), end: abbreviations.end)
+        else { return nil }
     }
 
-    /// The first byte after the DIE's attributes (its first child, or its next sibling), or nil.
-    func attributesEnd(_ die: inout Dwarf_Die) -> UnsafePointer<UInt8>? {
-        // libdw marks an unreadable abbreviation with (Dwarf_Abbrev *) -1.
-        guard let abbrev = die.abbrev, UInt(bitPattern: abbrev) != UInt.max, let start = die.addr else {
-            return nil
-        }
-        var cursor: UnsafePointer<UInt8>? = UnsafePointer(start.assumingMemoryBound(to: UInt8.self))
-        cursor = skipLEB(cursor)  // the abbreviation code
-        guard let list = forms(of: abbrev) else { return nil }
-        for form in list {
-            cursor = skip(form: form, at: cursor)
-            if cursor == nil { return nil }
-        }
-        return cursor
-    }
-
-    /// The forms of an abbreviation's attributes, read until its (0, 0) terminator. (elfutils 0.188's
-    /// `dwarf_getattrcnt` over-counts abbreviations with several `DW_FORM_implicit_const` attributes, as gcc
-    /// emits, so the count only bounds the loop.)
-    private func forms(of abbrev: OpaquePointer) -> [UInt32]? {
-        let code = dwarf_getabbrevcode(abbrev)
-        if Int(code) < formsByCode.count, let known = formsByCode[Int(code)] { return known }
-        if code >= 4096, let known = formsByLargeCode[code] { return known }
-        var count = 0
-        guard dwarf_getattrcnt(abbrev, &count) == 0 else { return nil }
-        var list: [UInt32] = []
-        list.reserveCapacity(count)
-        for index in 0..<count {
-            var name: UInt32 = 0
-            var form: UInt32 = 0
-            guard dwarf_getabbrevattr(abbrev, index, &name, &form, nil) == 0 else { break }
-            list.append(form)
-        }
-        if code < 4096 {
-            if formsByCode.count <= Int(code) {
-                formsByCode += Array(repeating: nil, count: Int(code) + 1 - formsByCode.count)
+    /// Reads the unit's abbreviation list (until its 0 code); false when it is malformed.
+    private func readAbbreviations(from start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> Bool {
+        var cursor = start
+        while true {
+            guard let (code, afterCode) = DieScanner.readLEB(cursor, end: end) else { return false }
+            if code == 0 { return true }
+            guard let (tag, afterTag) = DieScanner.readLEB(afterCode, end: end), afterTag < end,
+                tag <= UInt64(UInt32.max)
+            else { return false }
+            var abbreviation = Abbreviation(
+                tag: UInt32(tag), hasChildren: afterTag.pointee != 0, first: Int32(specs.count), count: 0)
+            cursor = afterTag + 1
+            while true {
+                guard let (name, afterName) = DieScanner.readLEB(cursor, end: end),
+                    let (form, afterForm) = DieScanner.readLEB(afterName, end: end),
+                    name <= UInt64(UInt32.max), form <= UInt64(UInt32.max)
+                else { return false }
+                cursor = afterForm
+                if name == 0 && form == 0 { break }
+                var constant: Int64 = 0
+                if form == UInt64(DW_FORM_implicit_const) {
+                    guard let (value, after) = DieScanner.readSignedLEB(cursor, end: end) else { return false }
+                    constant = value
+                    cursor = after
+                }
+                specs.append(AttributeSpec(name: UInt32(name), form: UInt32(form), implicitConstant: constant))
+                abbreviation.count += 1
             }
-            formsByCode[Int(code)] = list
-        } else {
-            formsByLargeCode[code] = list
+            if code < 1 << 16 {
+                if byCode.count <= Int(code) { byCode += Array(repeating: nil, count: Int(code) + 1 - byCode.count) }
+                byCode[Int(code)] = abbreviation
+            } else {
+                largeCodes[code] = abbreviation
+            }
         }
-        return list
     }
 
-    private func skip(form: UInt32, at position: UnsafePointer<UInt8>?) -> UnsafePointer<UInt8>? {
-        guard let position else { return nil }
+    /// The abbreviation with `code`, or nil when the unit has none such.
+    func abbreviation(_ code: UInt64) -> Abbreviation? {
+        if code < UInt64(byCode.count) { return byCode[Int(code)] }
+        return largeCodes[code]
+    }
+
+    /// The byte after an attribute value of `form` at `position`, or nil when it cannot be skipped.
+    func skip(form: UInt32, at position: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
         func fixed(_ size: Int) -> UnsafePointer<UInt8>? {
             end - position >= size ? position + size : nil
         }
@@ -120,7 +149,7 @@ final class DieScanner {
         case DW_FORM_sdata, DW_FORM_udata, DW_FORM_ref_udata, DW_FORM_strx, DW_FORM_addrx,
             DW_FORM_loclistx,
             DW_FORM_rnglistx, DW_FORM_GNU_addr_index, DW_FORM_GNU_str_index:
-            return skipLEB(position)
+            return DieScanner.readLEB(position, end: end)?.1
         case DW_FORM_string:
             var cursor = position
             while cursor < end {
@@ -132,12 +161,14 @@ final class DieScanner {
         case DW_FORM_block2: return block(lengthSize: 2)
         case DW_FORM_block4: return block(lengthSize: 4)
         case DW_FORM_block, DW_FORM_exprloc:
-            guard let (length, after) = readLEB(position), length <= UInt64(end - after) else {
+            guard let (length, after) = DieScanner.readLEB(position, end: end), length <= UInt64(end - after)
+            else {
                 return nil
             }
             return after + Int(length)
         case DW_FORM_indirect:
-            guard let (actual, after) = readLEB(position), actual != UInt64(DW_FORM_indirect),
+            guard let (actual, after) = DieScanner.readLEB(position, end: end),
+                actual != UInt64(DW_FORM_indirect),
                 actual <= UInt64(UInt32.max)
             else { return nil }
             return skip(form: UInt32(actual), at: after)
@@ -146,13 +177,30 @@ final class DieScanner {
         }
     }
 
-    private func skipLEB(_ position: UnsafePointer<UInt8>?) -> UnsafePointer<UInt8>? {
-        guard let position else { return nil }
-        return readLEB(position)?.1
+    /// The value of a constant or address attribute (`DW_FORM_addr`, `data1/2/4/8`, `udata`, `sdata` as its
+    /// bit pattern, `implicit_const`), or nil for any other form (the caller then asks libdw).
+    func constant(_ spec: AttributeSpec, at position: UnsafePointer<UInt8>) -> UInt64? {
+        func little(_ size: Int) -> UInt64? {
+            guard end - position >= size else { return nil }
+            var value: UInt64 = 0
+            for index in 0..<size { value |= UInt64(position[index]) << UInt64(8 * index) }
+            return value
+        }
+        switch Int(spec.form) {
+        case DW_FORM_addr: return little(addressSize)
+        case DW_FORM_data1: return little(1)
+        case DW_FORM_data2: return little(2)
+        case DW_FORM_data4: return little(4)
+        case DW_FORM_data8: return little(8)
+        case DW_FORM_udata: return DieScanner.readLEB(position, end: end)?.0
+        case DW_FORM_sdata: return DieScanner.readSignedLEB(position, end: end).map { UInt64(bitPattern: $0.0) }
+        case DW_FORM_implicit_const: return UInt64(bitPattern: spec.implicitConstant)
+        default: return nil
+        }
     }
 
-    /// An unsigned LEB128 value and the byte after it (nil when it runs past the unit or over 64 bits).
-    private func readLEB(_ position: UnsafePointer<UInt8>) -> (UInt64, UnsafePointer<UInt8>)? {
+    /// An unsigned LEB128 value and the byte after it (nil when it runs past `end` or over 64 bits).
+    static func readLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (UInt64, UnsafePointer<UInt8>)? {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         var cursor = position
@@ -162,6 +210,27 @@ final class DieScanner {
             if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
             if byte & 0x80 == 0 { return (value, cursor) }
             shift += 7
+            if shift > 70 { return nil }
+        }
+        return nil
+    }
+
+    /// A signed LEB128 value and the byte after it.
+    static func readSignedLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (
+        Int64, UnsafePointer<UInt8>
+    )? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        var cursor = position
+        while cursor < end {
+            let byte = cursor.pointee
+            cursor += 1
+            if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
+            shift += 7
+            if byte & 0x80 == 0 {
+                if shift < 64 && byte & 0x40 != 0 { value |= ~0 << shift }  // sign-extend
+                return (Int64(bitPattern: value), cursor)
+            }
             if shift > 70 { return nil }
         }
         return nil

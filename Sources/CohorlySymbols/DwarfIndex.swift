@@ -94,30 +94,37 @@ final class DwarfIndex {
         dwarf_end(dwarf)
     }
 
-    /// The linear-pass scanner for a unit (little-endian files only: it reads block lengths itself).
+    /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself).
     private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
-        guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let bounds = debugInfoBounds else { return nil }
-        return DieScanner(dwarf: dwarf, unitDie: unitDie, version: version, section: bounds)
+        guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let info = sections.info, let abbreviations = sections.abbrev
+        else { return nil }
+        return DieScanner(
+            dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations)
     }
 
-    /// Where `.debug_info`'s bytes are in memory (after libdw decompressed it), so a unit whose header claims
-    /// more than the section holds cannot send the linear pass past it (found by the symbolicator fuzzer).
-    private lazy var debugInfoBounds: DieScanner.Bounds? = {
+    /// Where `.debug_info`'s and `.debug_abbrev`'s bytes are in memory (after libdw decompressed them), so a
+    /// unit whose header claims more than the section holds cannot send the linear pass past it (found by the
+    /// symbolicator fuzzer).
+    private lazy var sections: (info: DieScanner.Bounds?, abbrev: DieScanner.Bounds?) = {
+        var found: (info: DieScanner.Bounds?, abbrev: DieScanner.Bounds?) = (nil, nil)
         var names = 0
-        guard elf_getshdrstrndx(file.elf, &names) == 0 else { return nil }
+        guard elf_getshdrstrndx(file.elf, &names) == 0 else { return found }
         var scn = elf_nextscn(file.elf, nil)
         while let current = scn {
-            var shdr = GElf_Shdr()
-            if gelf_getshdr(current, &shdr) != nil, let name = elf_strptr(file.elf, names, Int(shdr.sh_name)),
-                strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0
-            {
-                guard let data = elf_getdata(current, nil), let start = data.pointee.d_buf else { return nil }
-                let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
-                return DieScanner.Bounds(start: base, end: base + Int(data.pointee.d_size))
-            }
             scn = elf_nextscn(file.elf, current)
+            var shdr = GElf_Shdr()
+            guard gelf_getshdr(current, &shdr) != nil, let name = elf_strptr(file.elf, names, Int(shdr.sh_name))
+            else { continue }
+            let isInfo = strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0
+            let isAbbrev = strcmp(name, ".debug_abbrev") == 0 || strcmp(name, ".zdebug_abbrev") == 0
+            guard isInfo || isAbbrev, let data = elf_getdata(current, nil), let start = data.pointee.d_buf else {
+                continue
+            }
+            let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
+            let bounds = DieScanner.Bounds(start: base, end: base + Int(data.pointee.d_size))
+            if isInfo { found.info = bounds } else { found.abbrev = bounds }
         }
-        return nil
+        return found
     }()
 
     static func lastError() -> String {

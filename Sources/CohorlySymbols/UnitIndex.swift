@@ -57,16 +57,12 @@ final class UnitIndex {
     init(unitDie: Dwarf_Die, scanner: DieScanner? = nil) {
         var die = unitDie
         var linear = false
-        if let scanner, dwarf_tag(&die) > 0 {
-            if dwarf_haschildren(&die) <= 0 {
-                linear = true  // nothing below the unit DIE
-            } else if let firstChild = scanner.attributesEnd(&die) {
-                linear = walkList(at: firstChild, parent: -1, cu: die.cu, scanner: scanner) != nil
-                if !linear {
-                    scopes.removeAll()
-                    ranges.removeAll()
-                    roots.removeAll()
-                }
+        if let scanner, let start = die.addr {
+            linear = walkUnit(at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner)
+            if !linear {
+                scopes.removeAll()
+                ranges.removeAll()
+                roots.removeAll()
             }
         }
         usedLinearWalk = linear
@@ -80,6 +76,19 @@ final class UnitIndex {
         }
     }
 
+    /// Reads the unit DIE at `start` and everything below it; false when any DIE could not be read.
+    private func walkUnit(at start: UnsafePointer<UInt8>, cu: OpaquePointer?, _ scanner: DieScanner) -> Bool {
+        guard let (code, afterCode) = DieScanner.readLEB(start, end: scanner.end), code != 0,
+            let abbreviation = scanner.abbreviation(code)
+        else { return false }
+        var cursor = afterCode
+        for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
+            guard let next = scanner.skip(form: scanner.specs[index].form, at: cursor) else { return false }
+            cursor = next
+        }
+        return !abbreviation.hasChildren || walkList(at: cursor, parent: -1, cu: cu, scanner: scanner) != nil
+    }
+
     /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
     /// returns the byte after the list's terminating 0, or nil when a DIE could not be read.
     private func walkList(
@@ -87,26 +96,96 @@ final class UnitIndex {
     ) -> UnsafePointer<UInt8>? {
         var position = start
         while position < scanner.end {
-            if position.pointee == 0 { return position + 1 }
-            var die = Dwarf_Die()
-            die.addr = UnsafeMutableRawPointer(mutating: position)
-            die.cu = cu
-            let childParent = record(&die, parent: parent)
-            guard childParent != Int32.min, let attributesEnd = scanner.attributesEnd(&die) else {
-                return nil
+            guard let (code, afterCode) = DieScanner.readLEB(position, end: scanner.end) else { return nil }
+            if code == 0 { return afterCode }
+            guard let abbreviation = scanner.abbreviation(code) else { return nil }
+            var cursor = afterCode
+            var childParent = parent
+            let tag = Int32(bitPattern: abbreviation.tag)
+            if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
+                guard let (found, next) = readScope(at: position, attributes: cursor, abbreviation, scanner) else {
+                    return nil
+                }
+                var die = Dwarf_Die()
+                die.addr = UnsafeMutableRawPointer(mutating: position)
+                die.cu = cu
+                childParent = add(
+                    &die, offset: UInt64(position - scanner.sectionStart), parent: parent,
+                    isInlined: tag == Int32(DW_TAG_inlined_subroutine), found: found)
+                cursor = next
+            } else {
+                for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
+                    guard let next = scanner.skip(form: scanner.specs[index].form, at: cursor) else { return nil }
+                    cursor = next
+                }
             }
-            if dwarf_haschildren(&die) > 0 {
-                guard let after = walkList(at: attributesEnd, parent: childParent, cu: cu, scanner: scanner)
-                else {
+            if abbreviation.hasChildren {
+                guard let after = walkList(at: cursor, parent: childParent, cu: cu, scanner: scanner) else {
                     return nil
                 }
                 closeSubtree(childParent, parent: parent)
                 position = after
             } else {
-                position = attributesEnd
+                position = cursor
             }
         }
         return nil
+    }
+
+    /// What the linear pass read of a function's attributes: its range and call site, or nil (`askLibdw`) when
+    /// they take forms it leaves to libdw (`DW_AT_ranges`, indexed addresses, unusual constant forms).
+    struct ScopeAttributes {
+        var low: UInt64?
+        var high: UInt64?
+        var highIsOffset = false
+        var callFile: UInt64 = 0
+        var callLine: UInt64 = 0
+        var callColumn: UInt64 = 0
+        var askLibdw = false
+    }
+
+    /// Decodes the attributes of a subprogram or inlined call starting at `attributes`; returns them and the
+    /// byte after them (nil when the DIE cannot be read).
+    private func readScope(
+        at die: UnsafePointer<UInt8>, attributes: UnsafePointer<UInt8>, _ abbreviation: DieScanner.Abbreviation,
+        _ scanner: DieScanner
+    ) -> (ScopeAttributes, UnsafePointer<UInt8>)? {
+        var found = ScopeAttributes()
+        var seen: UInt8 = 0  // the first of duplicate attributes counts, as with libdw's dwarf_attr
+        var cursor = attributes
+        for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
+            let spec = scanner.specs[index]
+            let bit: UInt8
+            switch Int32(bitPattern: spec.name) {
+            case Int32(DW_AT_low_pc): bit = 1
+            case Int32(DW_AT_high_pc): bit = 2
+            case Int32(DW_AT_call_file): bit = 4
+            case Int32(DW_AT_call_line): bit = 8
+            case Int32(DW_AT_call_column): bit = 16
+            case Int32(DW_AT_ranges): bit = 32
+            default: bit = 0
+            }
+            if bit != 0 && seen & bit == 0 {
+                seen |= bit
+                let value = scanner.constant(spec, at: cursor)
+                if value == nil || bit == 32 || (bit == 1 && spec.form != UInt32(DW_FORM_addr)) {
+                    found.askLibdw = true
+                }
+                switch bit {
+                case 1: found.low = value
+                case 2:
+                    found.high = value
+                    found.highIsOffset = spec.form != UInt32(DW_FORM_addr)
+                case 4: found.callFile = value ?? 0
+                case 8: found.callLine = value ?? 0
+                case 16: found.callColumn = value ?? 0
+                default: break
+                }
+            }
+            guard let next = scanner.skip(form: spec.form, at: cursor) else { return nil }
+            cursor = next
+        }
+        return (found, cursor)
     }
 
     private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
@@ -134,37 +213,52 @@ final class UnitIndex {
         }
     }
 
-    /// Records the DIE when it is a function or an inlined call with addresses; returns the scope its children
-    /// belong to (`Int32.min` when the DIE cannot be read).
+    /// Records the DIE (libdw's walk) when it is a function or an inlined call with addresses; returns the scope
+    /// its children belong to (`Int32.min` when the DIE cannot be read).
     private func record(_ die: inout Dwarf_Die, parent: Int32) -> Int32 {
         let tag = dwarf_tag(&die)
-        var childParent = parent
-        if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
-            let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
-            let index = Int32(scopes.count)
-            let owner: Int32 = isInlined ? parent : -1
-            let first = ranges.count
+        guard tag > 0 else { return Int32.min }  // libdw says DW_TAG_invalid (0) for an unreadable DIE
+        guard tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) else { return parent }
+        var found = ScopeAttributes()
+        found.askLibdw = true
+        return add(
+            &die, offset: dwarf_dieoffset(&die), parent: parent, isInlined: tag == Int32(DW_TAG_inlined_subroutine),
+            found: found)
+    }
+
+    /// Adds a function or inlined call as a scope when it has addresses; returns the scope its children belong
+    /// to. `found` holds what the linear pass decoded; when it says `askLibdw`, ranges and call site come from
+    /// libdw (`die` must then be a readable libdw DIE).
+    private func add(
+        _ die: inout Dwarf_Die, offset: UInt64, parent: Int32, isInlined: Bool, found: ScopeAttributes
+    ) -> Int32 {
+        let index = Int32(scopes.count)
+        let owner: Int32 = isInlined ? parent : -1
+        let first = ranges.count
+        var call = (file: found.callFile, line: found.callLine, column: found.callColumn)
+        if found.askLibdw {
             DwarfRanges.append(&die, scope: index, to: &ranges)
-            if ranges.count > first {
-                var scope = Scope(
-                    dieOffset: dwarf_dieoffset(&die), parent: owner, rangeStart: Int32(first),
-                    rangeCount: Int32(ranges.count - first), subtreeEnd: index + 1)
-                if isInlined {
-                    scope.callFile = UInt32(
-                        truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file)))
-                    scope.callLine = UInt32(
-                        truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_line)))
-                    scope.callColumn = UInt32(
-                        truncatingIfNeeded: DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_column)))
-                }
-                scopes.append(scope)
-                if owner < 0 { roots.append(contentsOf: ranges[first...]) }
-                childParent = index
-            } else if !isInlined {
-                childParent = -1
+            if isInlined {
+                call.file = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file))
+                call.line = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_line))
+                call.column = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_column))
             }
+        } else if let low = found.low, let high = found.high {
+            // libdw's rule: one range from low_pc to high_pc (an address, or an offset from low_pc).
+            DwarfRanges.append(low: low, high: found.highIsOffset ? low &+ high : high, scope: index, to: &ranges)
         }
-        return tag <= 0 ? Int32.min : childParent  // libdw says DW_TAG_invalid (0) for an unreadable DIE
+        guard ranges.count > first else { return isInlined ? parent : -1 }
+        var scope = Scope(
+            dieOffset: offset, parent: owner, rangeStart: Int32(first), rangeCount: Int32(ranges.count - first),
+            subtreeEnd: index + 1)
+        if isInlined {
+            scope.callFile = UInt32(truncatingIfNeeded: call.file)
+            scope.callLine = UInt32(truncatingIfNeeded: call.line)
+            scope.callColumn = UInt32(truncatingIfNeeded: call.column)
+        }
+        scopes.append(scope)
+        if owner < 0 { roots.append(contentsOf: ranges[first...]) }
+        return index
     }
 
     /// The innermost scope containing `address` (-1 when no function covers it). Its chain outwards is
@@ -267,10 +361,15 @@ enum DwarfRanges {
         var end: Dwarf_Addr = 0
         var offset = dwarf_ranges(&die, 0, &base, &start, &end)
         while offset > 0 {
-            if end > start && start != 0 && start < UInt64.max - 1 {
-                ranges.append(UnitIndex.Range(low: start, high: end, scope: scope))
-            }
+            append(low: start, high: end, scope: scope, to: &ranges)
             offset = dwarf_ranges(&die, offset, &base, &start, &end)
+        }
+    }
+
+    /// Appends one range unless it is empty or a tombstone.
+    static func append(low: UInt64, high: UInt64, scope: Int32, to ranges: inout [UnitIndex.Range]) {
+        if high > low && low != 0 && low < UInt64.max - 1 {
+            ranges.append(UnitIndex.Range(low: low, high: high, scope: scope))
         }
     }
 
