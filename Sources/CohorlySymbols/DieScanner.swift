@@ -200,7 +200,8 @@ final class DieScanner {
     }
 
     /// An unsigned LEB128 value and the byte after it (nil when it runs past `end` or over 64 bits).
-    static func readLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (UInt64, UnsafePointer<UInt8>)? {
+    static func readLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (UInt64, UnsafePointer<UInt8>)?
+    {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         var cursor = position

@@ -24,11 +24,22 @@ package final class TextTable {
     /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
     /// pointers are into the symbolicator's mapped files, alive as long as it is.
     private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
+    /// Stretches of names handed to the background thread, in order; theirs until `group` is waited for.
+    private var submitted: [DemanglingChunk] = []
+    private let group = DispatchGroup()
+    /// One background thread: the caller's thread keeps looking addresses up on the other core.
+    private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
+    private static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
+    private static let chunkSize = 256
 
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
 
     init() {}
+
+    deinit {
+        group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
+    }
 
     /// The number of `text`, adding it when it is new (for texts met again and again, such as paths).
     func number(of text: String) -> Int32 {
@@ -49,59 +60,41 @@ package final class TextTable {
     }
 
     /// Adds the readable form of a NUL-terminated linkage name (see ``Demangler``), now or, while
-    /// ``defersDemangling``, at the next ``demanglePending()``; `mangled` must stay valid until then.
+    /// ``defersDemangling``, by the next ``demanglePending()``; `mangled` must stay valid until then. Deferred
+    /// names are demangled on a background thread, a stretch at a time, while the caller goes on.
     func add(demangling mangled: UnsafePointer<CChar>) -> Int32 {
         guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
         let number = Int32(spans.count)
         spans.append(0..<0)
         strings.append(nil)
         pending.append((number, mangled))
+        if pending.count >= TextTable.chunkSize && TextTable.hasSeveralCores {
+            let chunk = DemanglingChunk(pending)
+            pending.removeAll(keepingCapacity: true)
+            submitted.append(chunk)
+            worker.async(group: group) { chunk.demangle() }
+        }
         return number
     }
 
-    /// Demangles the names gathered while ``defersDemangling``, on up to as many threads as there are cores,
-    /// and fills their entries.
+    /// Fills the entries of every name deferred so far: demangles the last stretch on this thread, waits for
+    /// the background thread, and copies the readable names in.
     func demanglePending() {
-        guard !pending.isEmpty else { return }
-        let work = pending
+        let last = DemanglingChunk(pending)
         pending.removeAll()
-        let results = UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: work.count)
-        results.initialize(repeating: nil)
-        defer { results.deallocate() }
-        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let threads = work.count < 256 ? 1 : min(cores, 8)
-        // Each thread demangles its own stretch and writes only its own slots of `results`.
-        let slots = TextTable.Slots(results)
-        work.withUnsafeBufferPointer { items in
-            let shared = TextTable.Items(items)
-            DispatchQueue.concurrentPerform(iterations: threads) { part in
-                let lower = shared.items.count * part / threads
-                let upper = shared.items.count * (part + 1) / threads
-                for index in lower..<upper {
-                    slots.results[index] = Demangler.readableCopy(shared.items[index].mangled)
+        last.demangle()
+        group.wait()
+        for chunk in submitted + [last] {
+            for (index, item) in chunk.items.enumerated() {
+                let text = chunk.results[index] ?? UnsafeMutablePointer(mutating: item.mangled)
+                let start = utf8.count
+                text.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                    utf8.append(contentsOf: UnsafeBufferPointer(start: $0, count: strlen(text)))
                 }
+                spans[Int(item.number)] = start..<utf8.count
             }
         }
-        for (index, item) in work.enumerated() {
-            let text = results[index] ?? UnsafeMutablePointer(mutating: item.mangled)
-            let start = utf8.count
-            text.withMemoryRebound(to: UInt8.self, capacity: 1) {
-                utf8.append(contentsOf: UnsafeBufferPointer(start: $0, count: strlen(text)))
-            }
-            spans[Int(item.number)] = start..<utf8.count
-            free(results[index])
-        }
-    }
-
-    /// The buffers the demangling threads share; each thread touches disjoint slots only.
-    private struct Slots: @unchecked Sendable {
-        let results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>
-        init(_ results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>) { self.results = results }
-    }
-
-    private struct Items: @unchecked Sendable {
-        let items: UnsafeBufferPointer<(number: Int32, mangled: UnsafePointer<CChar>)>
-        init(_ items: UnsafeBufferPointer<(number: Int32, mangled: UnsafePointer<CChar>)>) { self.items = items }
+        submitted.removeAll()
     }
 
     private func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
@@ -140,6 +133,29 @@ package final class TextTable {
             guard number >= 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
             return UnsafeBufferPointer(rebasing: bytes[spans[Int(number)]])
         }
+    }
+}
+
+/// A stretch of names to demangle and the readable names made of them (memory from `malloc`, freed with the
+/// chunk). Handed to one thread at a time: the background thread owns it from `async` until the table waits
+/// for the group, so it is never touched by two threads at once (hence `@unchecked Sendable`).
+private final class DemanglingChunk: @unchecked Sendable {
+    let items: [(number: Int32, mangled: UnsafePointer<CChar>)]
+    let results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>
+
+    init(_ items: [(number: Int32, mangled: UnsafePointer<CChar>)]) {
+        self.items = items
+        results = .allocate(capacity: items.count)
+        results.initialize(repeating: nil)
+    }
+
+    func demangle() {
+        for (index, item) in items.enumerated() { results[index] = Demangler.readableCopy(item.mangled) }
+    }
+
+    deinit {
+        for result in results { free(result) }
+        results.deallocate()
     }
 }
 

@@ -49,6 +49,9 @@ final class UnitIndex {
     /// scope is `mapOwners[i]` (-1: none).
     @exclusivity(unchecked) private var mapLows: [UInt64] = []
     @exclusivity(unchecked) private var mapOwners: [Int32] = []
+    @exclusivity(unchecked) private var scratchMembers: [Bool] = []
+    @exclusivity(unchecked) private var scratchBounds: [UInt64] = []
+    @exclusivity(unchecked) private var scratchOwners: [Int32] = []
     /// Whether the linear pass read the whole unit (false: libdw's walk was used).
     private(set) var usedLinearWalk = false
 
@@ -58,6 +61,11 @@ final class UnitIndex {
         var die = unitDie
         var linear = false
         if let scanner, let start = die.addr {
+            // Room for what a unit of this size typically holds (a Swift release unit: one scope per ~30 bytes,
+            // one range per ~18), so the arrays are not copied over and over while they grow.
+            let size = scanner.end - UnsafePointer(start.assumingMemoryBound(to: UInt8.self))
+            scopes.reserveCapacity(min(size / 32, 1 << 20))
+            ranges.reserveCapacity(min(size / 16, 1 << 21))
             linear = walkUnit(at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner)
             if !linear {
                 scopes.removeAll()
@@ -300,48 +308,51 @@ final class UnitIndex {
     /// when siblings overlap, the first in the file wins (as in llvm-symbolizer's walk).
     private func buildMap(of root: Int) {
         let end = Int(scopes[root].subtreeEnd)
-        var isMember = [Bool](repeating: false, count: end - root)
-        var bounds: [UInt64] = []
+        // Scratch arrays kept between calls: most functions are small, and a batch builds thousands of maps.
+        scratchMembers.removeAll(keepingCapacity: true)
+        scratchMembers.append(contentsOf: repeatElement(false, count: end - root))
+        scratchBounds.removeAll(keepingCapacity: true)
         for index in root..<end {
             if index > root {
                 let parent = Int(scopes[index].parent)
-                guard parent >= root, parent < index, isMember[parent - root] else { continue }
+                guard parent >= root, parent < index, scratchMembers[parent - root] else { continue }
             }
-            isMember[index - root] = true
+            scratchMembers[index - root] = true
             let scope = scopes[index]
             for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
-                bounds.append(range.low)
-                bounds.append(range.high)
+                scratchBounds.append(range.low)
+                scratchBounds.append(range.high)
             }
         }
-        bounds.sort()
+        scratchBounds.sort()
         var unique = 0
-        for bound in bounds where unique == 0 || bounds[unique - 1] != bound {
-            bounds[unique] = bound
+        for bound in scratchBounds where unique == 0 || scratchBounds[unique - 1] != bound {
+            scratchBounds[unique] = bound
             unique += 1
         }
-        bounds.removeLast(bounds.count - unique)
-        var owners = [Int32](repeating: -1, count: bounds.count)
-        for index in root..<end where isMember[index - root] {
+        scratchBounds.removeLast(scratchBounds.count - unique)
+        scratchOwners.removeAll(keepingCapacity: true)
+        scratchOwners.append(contentsOf: repeatElement(-1, count: unique))
+        for index in root..<end where scratchMembers[index - root] {
             let scope = scopes[index]
             let parent: Int32 = index == root ? -1 : scope.parent
             for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
                 var low = 0
-                var high = bounds.count
+                var high = unique
                 while low < high {
                     let mid = (low + high) / 2
-                    if bounds[mid] < range.low { low = mid + 1 } else { high = mid }
+                    if scratchBounds[mid] < range.low { low = mid + 1 } else { high = mid }
                 }
-                while low < bounds.count && bounds[low] < range.high {
-                    if owners[low] == parent { owners[low] = Int32(index) }
+                while low < unique && scratchBounds[low] < range.high {
+                    if scratchOwners[low] == parent { scratchOwners[low] = Int32(index) }
                     low += 1
                 }
             }
         }
         let start = mapLows.count
-        for piece in 0..<bounds.count where piece == 0 || owners[piece] != owners[piece - 1] {
-            mapLows.append(bounds[piece])
-            mapOwners.append(owners[piece])
+        for piece in 0..<unique where piece == 0 || scratchOwners[piece] != scratchOwners[piece - 1] {
+            mapLows.append(scratchBounds[piece])
+            mapOwners.append(scratchOwners[piece])
         }
         scopes[root].mapStart = Int32(start)
         scopes[root].mapCount = Int32(mapLows.count - start)

@@ -291,27 +291,32 @@ struct ByteOutput: ~Copyable {
 
     /// Appends `0x` and the lowercase hexadecimal digits of `value`.
     mutating func appendHex(_ value: UInt64) {
-        append("0x")
-        var shift: UInt64 = 60
-        while shift > 0 && (value >> shift) == 0 { shift -= 4 }
-        while true {
-            let digit = UInt8(truncatingIfNeeded: (value >> shift) & 0xf)
-            append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
-            if shift == 0 { return }
-            shift -= 4
+        if storage.count - count < 18 { flush() }
+        storage[count] = UInt8(ascii: "0")
+        storage[count + 1] = UInt8(ascii: "x")
+        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        for index in 0..<digits {
+            let digit = UInt8(truncatingIfNeeded: (value >> UInt64(4 * (digits - 1 - index))) & 0xf)
+            storage[count + 2 + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
         }
+        count += 2 + digits
     }
 
     /// Appends the decimal digits of `value`.
     mutating func appendDecimal(_ value: UInt64) {
-        var divisor: UInt64 = 1
-        while divisor <= value / 10 { divisor *= 10 }
+        if storage.count - count < 20 { flush() }
+        var digits = 1
         var rest = value
-        repeat {
-            append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        } while divisor > 0
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        rest = value
+        for index in stride(from: count + digits - 1, through: count, by: -1) {
+            storage[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
+        count += digits
     }
 }
 

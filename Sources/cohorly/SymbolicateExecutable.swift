@@ -68,28 +68,30 @@ enum SymbolicateExecutable {
         let batch = symbolicator.records(for: addresses)
         var output = ByteOutput()
         symbolicator.text.withView { text in
-            for (address, bounds) in zip(addresses, batch.bounds) {
-                output.appendHex(address)
-                output.append(0x0a)
-                if bounds.isEmpty {
-                    status = .failure
-                    output.append("??\n??:0:0\n")
-                }
-                for frame in batch.records[bounds] {
-                    if frame.function >= 0 { output.append(text[frame.function]) } else { output.append("??") }
-                    if let offset = frame.symbolOffset {
-                        output.append(" + ")
-                        output.appendDecimal(offset)
+            batch.records.withUnsafeBufferPointer { records in
+                for (address, bounds) in zip(addresses, batch.bounds) {
+                    output.appendHex(address)
+                    output.append(0x0a)
+                    if bounds.isEmpty {
+                        status = .failure
+                        output.append("??\n??:0:0\n")
+                    }
+                    for frame in records[bounds] {
+                        if frame.function >= 0 { output.append(text[frame.function]) } else { output.append("??") }
+                        if let offset = frame.symbolOffset {
+                            output.append(" + ")
+                            output.appendDecimal(offset)
+                        }
+                        output.append(0x0a)
+                        if frame.file >= 0 { output.append(text[frame.file]) } else { output.append("??") }
+                        output.append(UInt8(ascii: ":"))
+                        output.appendDecimal(UInt64(frame.line))
+                        output.append(UInt8(ascii: ":"))
+                        output.appendDecimal(UInt64(frame.column))
+                        output.append(0x0a)
                     }
                     output.append(0x0a)
-                    if frame.file >= 0 { output.append(text[frame.file]) } else { output.append("??") }
-                    output.append(UInt8(ascii: ":"))
-                    output.appendDecimal(UInt64(frame.line))
-                    output.append(UInt8(ascii: ":"))
-                    output.appendDecimal(UInt64(frame.column))
-                    output.append(0x0a)
                 }
-                output.append(0x0a)
             }
         }
         output.flush()
