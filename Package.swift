@@ -42,17 +42,17 @@ let package = Package(
         .testTarget(
             name: "CohorlyCrashTests",
             dependencies: ["CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly"]),
+        // libcurl (libcurl4-openssl-dev), libmicrohttpd (libmicrohttpd-dev) and libdebuginfod (libdebuginfod-dev)
+        // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
+        // at exec. Each wrapper target compiles against the library's header and calls it through
+        // CLibraryLoader (see cly_library_loader.h).
+        .target(name: "CLibraryLoader", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
+        .target(name: "CMicroHTTPD", dependencies: ["CLibraryLoader"]),
+        .target(name: "CDebuginfod", dependencies: ["CLibraryLoader"]),
         // The client: libcurl transport, SQLite (WAL) persisted queue.
         .systemLibrary(
-            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(
-            name: "CMicroHTTPD",
-            path: "Sources/CMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"])]
-        ),
         // Shared below the client and the collector: one JSON value with its parser and writer, one SQLite wrapper.
         .target(name: "CohorlyJSON"),
         .target(name: "CohorlySQLite", dependencies: ["CSQLite"]),
@@ -63,16 +63,18 @@ let package = Package(
         .target(
             name: "CohorlyCollector",
             dependencies: ["CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
-        // elfutils libelf + libdw + libdebuginfod (0.188 on Debian 12); the shim also declares swift_demangle and
-        // __cxa_demangle (module map links dw, elf, debuginfod, stdc++).
+        // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
+        // __cxa_demangle (module map links dw, elf, stdc++).
         .systemLibrary(
             name: "CDwarf",
             path: "Sources/CDwarf",
             pkgConfig: "libdw",
-            providers: [.apt(["libdw-dev", "libelf-dev", "libdebuginfod-dev"])]
+            providers: [.apt(["libdw-dev", "libelf-dev"])]
         ),
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
-        .target(name: "CohorlySymbols", dependencies: ["CDwarf"], linkerSettings: [.linkedLibrary("stdc++")]),
+        .target(
+            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod"],
+            linkerSettings: [.linkedLibrary("stdc++")]),
         // The CLI: parsing and printing on top of the libraries.
         .executableTarget(
             name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib"]),

@@ -8,7 +8,6 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
-#include <elfutils/debuginfod.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -8,20 +8,23 @@ import Foundation
 public final class CurlTransport: Transport, @unchecked Sendable {
     /// Most redirects followed for one request.
     public static let maxRedirects = 5
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     private let lock = NSLock()
     private var idleHandle: UnsafeMutableRawPointer?
 
-    /// A transport that keeps one connection alive between requests.
-    public init() { _ = Self.globalInit }
+    /// A transport that keeps one connection alive between requests. libcurl is loaded (and initialised) with
+    /// the first request, not before: a process that never sends pays nothing for it.
+    public init() {}
 
     deinit {
-        if let idleHandle { curl_easy_cleanup(idleHandle) }
+        if let idleHandle { cly_curl_easy_cleanup(idleHandle) }
     }
 
     /// Performs the request, following only same-origin 307/308 redirects.
     public func send(_ request: TransportRequest) -> TransportResponse {
-        guard let handle = takeHandle() else { return .failure("curl_easy_init failed") }
+        guard let handle = takeHandle() else {
+            // libcurl missing or broken: a transport failure, so the events stay queued for a later try.
+            return .failure(cly_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed")
+        }
         defer { returnHandle(handle) }
         var url = request.url
         for _ in 0...Self.maxRedirects {
@@ -49,7 +52,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
         let handle = idleHandle
         idleHandle = nil
         lock.unlock()
-        return handle ?? curl_easy_init()
+        return handle ?? cly_curl_easy_init()
     }
 
     private func returnHandle(_ handle: UnsafeMutableRawPointer) {
@@ -59,7 +62,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
             lock.unlock()
         } else {
             lock.unlock()
-            curl_easy_cleanup(handle)
+            cly_curl_easy_cleanup(handle)
         }
     }
 
@@ -68,15 +71,15 @@ public final class CurlTransport: Transport, @unchecked Sendable {
             TransportResponse, String?
         )
     {
-        curl_easy_reset(handle)
+        cly_curl_easy_reset(handle)
         let sink = ResponseSink()
         let sinkPointer = Unmanaged.passUnretained(sink).toOpaque()
         var headers: UnsafeMutablePointer<curl_slist>?
         for (name, value) in request.headers {
-            headers = curl_slist_append(headers, "\(name): \(value)")
+            headers = cly_curl_slist_append(headers, "\(name): \(value)")
         }
-        headers = curl_slist_append(headers, "Expect:")
-        defer { curl_slist_free_all(headers) }
+        headers = cly_curl_slist_append(headers, "Expect:")
+        defer { cly_curl_slist_free_all(headers) }
 
         _ = cly_curl_setopt_string(handle, CURLOPT_URL, url.absoluteString)
         _ = cly_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
@@ -104,11 +107,11 @@ public final class CurlTransport: Transport, @unchecked Sendable {
                     _ = cly_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
                 }
             }
-            return curl_easy_perform(handle)
+            return cly_curl_easy_perform(handle)
         }
         withExtendedLifetime(sink) {}
         guard code == CURLE_OK else {
-            return (.failure(String(cString: curl_easy_strerror(code))), nil)
+            return (.failure(String(cString: cly_curl_easy_strerror(code))), nil)
         }
         var status = 0
         _ = cly_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

@@ -35,7 +35,10 @@ final class HTTPServer: @unchecked Sendable {
         let started = withUnsafePointer(to: &socketAddress) { pointer in
             cly_mhd_start(pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout)
         }
-        guard let started else { throw CollectorError.cannotListen(address: address, port: port) }
+        guard let started else {
+            if let reason = cly_mhd_load_error() { throw CollectorError.libraryUnavailable(String(cString: reason)) }
+            throw CollectorError.cannotListen(address: address, port: port)
+        }
         lock.withLock { daemon = started }
         return cly_mhd_port(started)
     }
@@ -47,7 +50,7 @@ final class HTTPServer: @unchecked Sendable {
             daemon = nil
             return current
         }
-        if let running { MHD_stop_daemon(running) }
+        if let running { cly_mhd_stop_daemon(running) }
     }
 }
 
@@ -57,12 +60,15 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     case invalidAddress(String)
     /// libmicrohttpd could not listen (port in use, no permission).
     case cannotListen(address: String, port: UInt16)
+    /// libmicrohttpd could not be loaded (the reason names the library and what is wrong).
+    case libraryUnavailable(String)
 
     /// A readable reason.
     public var description: String {
         switch self {
         case .invalidAddress(let address): return "invalid IPv4 bind address \(address)"
         case .cannotListen(let address, let port): return "cannot listen on \(address):\(port)"
+        case .libraryUnavailable(let reason): return reason
         }
     }
 }
@@ -106,7 +112,7 @@ private func values(_ connection: OpaquePointer?, _ kind: MHD_ValueKind, lowerca
 {
     let pairs = Pairs(lowercaseKeys: lowercaseKeys)
     let context = Unmanaged.passUnretained(pairs).toOpaque()
-    _ = MHD_get_connection_values(connection, kind, collectPair, context)
+    _ = cly_mhd_get_connection_values(connection, kind, collectPair, context)
     return withExtendedLifetime(pairs) { pairs.values }
 }
 
@@ -168,9 +174,9 @@ private func httpAccessHandler(
         answer = server.handler(request)
     }
     guard let answer, let response = makeResponse(answer) else { return .NO }
-    for (name, value) in answer.headers { _ = MHD_add_response_header(response, name, value) }
-    let result = MHD_queue_response(connection, UInt32(answer.status), response)
-    MHD_destroy_response(response)
+    for (name, value) in answer.headers { _ = cly_mhd_add_response_header(response, name, value) }
+    let result = cly_mhd_queue_response(connection, UInt32(answer.status), response)
+    cly_mhd_destroy_response(response)
     return result
 }
 
@@ -182,7 +188,7 @@ private func makeResponse(_ answer: HTTPResponse) -> OpaquePointer? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     var info = stat()
-    guard fstat(fd, &info) == 0, let response = MHD_create_response_from_fd64(UInt64(info.st_size), fd) else {
+    guard fstat(fd, &info) == 0, let response = cly_mhd_response_from_fd(UInt64(info.st_size), fd) else {
         close(fd)
         return nil
     }

@@ -1,4 +1,4 @@
-import CDwarf
+import CDebuginfod
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +25,7 @@ public final class DebuginfodClient {
         guard let value = getenv("DEBUGINFOD_URLS") else { return nil }
         let urls = String(cString: value).split(whereSeparator: { $0 == " " || $0 == "\t" }).map(
             String.init)
-        guard !urls.isEmpty, let client = debuginfod_begin() else { return nil }
+        guard !urls.isEmpty, let client = cly_debuginfod_begin() else { return nil }
         return DebuginfodClient(urls: urls, client: client)
     }
 
@@ -35,7 +35,7 @@ public final class DebuginfodClient {
     }
 
     deinit {
-        debuginfod_end(client)
+        cly_debuginfod_end(client)
     }
 
     /// The path of the downloaded (or cached) file, or nil when no server has it.
@@ -44,8 +44,8 @@ public final class DebuginfodClient {
         let fd = buildId.withUnsafeBufferPointer { bytes -> Int32 in
             guard let base = bytes.baseAddress else { return -1 }
             switch kind {
-            case .debuginfo: return debuginfod_find_debuginfo(client, base, Int32(bytes.count), &path)
-            case .executable: return debuginfod_find_executable(client, base, Int32(bytes.count), &path)
+            case .debuginfo: return cly_debuginfod_find_debuginfo(client, base, Int32(bytes.count), &path)
+            case .executable: return cly_debuginfod_find_executable(client, base, Int32(bytes.count), &path)
             }
         }
         guard fd >= 0 else { return nil }

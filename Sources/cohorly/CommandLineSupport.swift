@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -189,6 +191,12 @@ enum JSON {
     /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept.
     private static func escape(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most texts (paths, ids, names) need no escape: copy them whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += text.utf8
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
@@ -328,5 +336,50 @@ extension String {
             let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return String(scalars[first...last])
+    }
+}
+
+/// Work spread over the machine's cores.
+enum Parallel {
+    /// `transform` applied to every element, on up to as many threads as there are cores (items are dealt out
+    /// in turn, so big and small ones mix), the results in the order of `items`.
+    static func map<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ transform: @Sendable (Item) -> Result
+    ) -> [Result] {
+        let cores = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let threads = min(cores, max(1, items.count / 8))
+        guard threads > 1 else { return items.map(transform) }
+        let slots = Slots<Result>(count: items.count)
+        defer { slots.release() }
+        items.withUnsafeBufferPointer { buffer in
+            let shared = SharedItems(buffer: buffer)
+            DispatchQueue.concurrentPerform(iterations: threads) { part in
+                for index in stride(from: part, to: shared.buffer.count, by: threads) {
+                    slots.storage[index] = transform(shared.buffer[index])
+                }
+            }
+        }
+        return slots.storage.map { slot in
+            guard let result = slot else { preconditionFailure("every slot is written before the threads end") }
+            return result
+        }
+    }
+
+    /// The result slots: each thread writes its own indices only, and they are read after all threads end.
+    private final class Slots<Result>: @unchecked Sendable {
+        let storage: UnsafeMutableBufferPointer<Result?>
+        init(count: Int) {
+            storage = .allocate(capacity: count)
+            storage.initialize(repeating: nil)
+        }
+        func release() {
+            _ = storage.deinitialize()
+            storage.deallocate()
+        }
+    }
+
+    /// The items, read (never written) by every thread.
+    private struct SharedItems<Item: Sendable>: @unchecked Sendable {
+        let buffer: UnsafeBufferPointer<Item>
     }
 }

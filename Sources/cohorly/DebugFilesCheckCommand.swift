@@ -33,9 +33,13 @@ enum DebugFilesCheckCommand: Command {
         let json = parsed.flags.contains("--json")
         var status = ExitStatus.success
         var items: [JSON.Value] = []
-        for path in parsed.positionals {
+        // Files are read on every core; results are printed in the order given.
+        let results = Parallel.map(parsed.positionals) { path in
+            Result { () throws(SymbolsError) in try ObjectInfo(path: path) }
+        }
+        for (path, result) in zip(parsed.positionals, results) {
             do {
-                let info = try ObjectInfo(path: path)
+                let info = try result.get()
                 if json {
                     items.append(ObjectInfoOutput.json(info))
                 } else {

@@ -13,24 +13,23 @@ enum StreamingPut {
         case permanent(String)
     }
 
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
-
     /// Sends `path` to `url`; `progress` gets the bytes of the file read so far.
     static func perform(
         url: String, headers: [String], path: String, size: Int64, progress: ((Int64) -> Void)?
     ) -> (result: Result, bytesSent: Int64) {
-        _ = globalInit
         let source: DeflatingSource
         do {
             source = try DeflatingSource(path: path, progress: progress)
         } catch {
             return (.permanent("\(error)"), 0)
         }
-        guard let handle = curl_easy_init() else { return (.transient("curl_easy_init failed"), 0) }
-        defer { curl_easy_cleanup(handle) }
+        guard let handle = cly_curl_easy_init() else {
+            return (.transient(cly_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"), 0)
+        }
+        defer { cly_curl_easy_cleanup(handle) }
         var list: UnsafeMutablePointer<curl_slist>?
-        for header in headers { list = curl_slist_append(list, header) }
-        defer { curl_slist_free_all(list) }
+        for header in headers { list = cly_curl_slist_append(list, header) }
+        defer { cly_curl_slist_free_all(list) }
         let answer = Answer()
         let sourcePointer = Unmanaged.passUnretained(source).toOpaque()
         let answerPointer = Unmanaged.passUnretained(answer).toOpaque()
@@ -46,11 +45,11 @@ enum StreamingPut {
         _ = cly_curl_setopt_pointer(handle, CURLOPT_READDATA, sourcePointer)
         _ = cly_curl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, streamingPutWrite)
         _ = cly_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, answerPointer)
-        let code = curl_easy_perform(handle)
+        let code = cly_curl_easy_perform(handle)
         let sent = withExtendedLifetime(source) { source.bytesSent }
         withExtendedLifetime(answer) {}
         if let failure = source.failure { return (.permanent(failure), sent) }
-        guard code == CURLE_OK else { return (.transient(String(cString: curl_easy_strerror(code))), sent) }
+        guard code == CURLE_OK else { return (.transient(String(cString: cly_curl_easy_strerror(code))), sent) }
         var status = 0
         _ = cly_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         let reason = "\(status): " + DebugFileUploader.reason(answer.body)

@@ -1,0 +1,109 @@
+#include "cly_curl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "cly_library_loader.h"
+
+enum {
+    GLOBAL_INIT,
+    EASY_INIT,
+    EASY_CLEANUP,
+    EASY_RESET,
+    EASY_PERFORM,
+    EASY_STRERROR,
+    SLIST_APPEND,
+    SLIST_FREE_ALL,
+    EASY_SETOPT,
+    EASY_GETINFO,
+    SYMBOL_COUNT
+};
+static const char *const names[SYMBOL_COUNT] = {
+    "curl_global_init", "curl_easy_init",    "curl_easy_cleanup",    "curl_easy_reset",  "curl_easy_perform",
+    "curl_easy_strerror", "curl_slist_append", "curl_slist_free_all", "curl_easy_setopt", "curl_easy_getinfo",
+};
+static void *slots[SYMBOL_COUNT];
+static char load_error[512];
+static int loaded;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    if (!cly_library_load("libcurl.so.4", names, slots, SYMBOL_COUNT, load_error, sizeof load_error)) return;
+    CURLcode code = ((CURLcode(*)(long))slots[GLOBAL_INIT])(CURL_GLOBAL_ALL);
+    if (code != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed (%d)", (int)code);
+        return;
+    }
+    loaded = 1;
+}
+
+/// Loads libcurl once (any thread; pthread_once makes the others wait) and says whether it is usable.
+static int ready(void) {
+    pthread_once(&once, load);
+    return loaded;
+}
+
+const char *cly_curl_load_error(void) { return ready() ? NULL : load_error; }
+
+CURL *cly_curl_easy_init(void) { return ready() ? ((CURL * (*)(void)) slots[EASY_INIT])() : NULL; }
+
+// The functions below take a handle or a list, which exist only once libcurl is loaded; NULL is passed on
+// only where libcurl itself accepts it (cleanup, free_all) and is then a no-op here too.
+void cly_curl_easy_cleanup(CURL *handle) {
+    if (handle != NULL && ready()) ((void (*)(CURL *))slots[EASY_CLEANUP])(handle);
+}
+
+void cly_curl_easy_reset(CURL *handle) {
+    if (handle != NULL && ready()) ((void (*)(CURL *))slots[EASY_RESET])(handle);
+}
+
+CURLcode cly_curl_easy_perform(CURL *handle) {
+    return ready() ? ((CURLcode(*)(CURL *))slots[EASY_PERFORM])(handle) : CURLE_FAILED_INIT;
+}
+
+const char *cly_curl_easy_strerror(CURLcode code) {
+    return ready() ? ((const char *(*)(CURLcode))slots[EASY_STRERROR])(code) : load_error;
+}
+
+struct curl_slist *cly_curl_slist_append(struct curl_slist *list, const char *text) {
+    return ready() ? ((struct curl_slist * (*)(struct curl_slist *, const char *)) slots[SLIST_APPEND])(list, text)
+                   : NULL;
+}
+
+void cly_curl_slist_free_all(struct curl_slist *list) {
+    if (list != NULL && ready()) ((void (*)(struct curl_slist *))slots[SLIST_FREE_ALL])(list);
+}
+
+// curl_easy_setopt and curl_easy_getinfo are variadic: they are called through a variadic pointer type, so
+// the argument is passed exactly as a direct call would pass it.
+typedef CURLcode (*setopt_function)(CURL *, CURLoption, ...);
+typedef CURLcode (*getinfo_function)(CURL *, CURLINFO, ...);
+
+#define CLY_SETOPT(handle, option, value) \
+    (ready() ? ((setopt_function)slots[EASY_SETOPT])(handle, option, value) : CURLE_FAILED_INIT)
+
+CURLcode cly_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+    return CLY_SETOPT(handle, option, value);
+}
+CURLcode cly_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return CLY_SETOPT(handle, option, value);
+}
+CURLcode cly_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return CLY_SETOPT(handle, option, value);
+}
+CURLcode cly_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return CLY_SETOPT(handle, option, value);
+}
+CURLcode cly_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
+    return CLY_SETOPT(handle, option, value);
+}
+CURLcode cly_curl_setopt_data_callback(CURL *handle, CURLoption option, cly_curl_data_callback value) {
+    return CLY_SETOPT(handle, option, value);
+}
+
+CURLcode cly_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return ready() ? ((getinfo_function)slots[EASY_GETINFO])(handle, info, value) : CURLE_FAILED_INIT;
+}
+CURLcode cly_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return ready() ? ((getinfo_function)slots[EASY_GETINFO])(handle, info, value) : CURLE_FAILED_INIT;
+}

@@ -1,0 +1,19 @@
+// Loading a shared library on first use (dlopen) instead of at program start (DT_NEEDED).
+//
+// libcurl, libmicrohttpd and libdebuginfod pull in about thirty more libraries (TLS, Kerberos, LDAP, IDN, …);
+// linked normally, every process using Cohorly — and every run of the `cohorly` CLI, even one that only reads
+// ELF files — pays to map and relocate them at exec, about 5 ms on the reference machine. Each wrapper target
+// (CCurl, CMicroHTTPD, CDebuginfod) loads its library through this once, when a function of it is first
+// called, and reports a missing library as an error instead of failing to start.
+#ifndef CLY_LIBRARY_LOADER_H
+#define CLY_LIBRARY_LOADER_H
+
+#include <stddef.h>
+
+/// Opens `soname` (RTLD_NOW | RTLD_LOCAL: its symbols stay private to us) and resolves the `count` symbols
+/// named in `names` into `slots`. Returns 1 on success. On failure returns 0, leaves every slot NULL and
+/// writes why (dlerror's text, or the missing symbol) into `error`.
+int cly_library_load(const char *soname, const char *const *names, void **slots, size_t count, char *error,
+                     size_t error_size);
+
+#endif
