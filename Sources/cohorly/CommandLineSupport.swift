@@ -155,10 +155,15 @@ enum JSON {
     static func string(_ value: String?) -> Value { value.map(Value.string) ?? .null }
 
     static func render(_ value: Value) -> String {
+        String(decoding: bytes(value), as: UTF8.self)
+    }
+
+    /// ``render(_:)`` as UTF-8 bytes.
+    static func bytes(_ value: Value) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(4096)
+        out.reserveCapacity(512)
         write(value, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static func write(_ value: Value, into out: inout [UInt8]) {
@@ -188,28 +193,31 @@ enum JSON {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept.
+    /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, UTF-8 kept. Runs of
+    /// bytes that need no escape (nearly all of a path, id or name) are copied whole.
     private static func escape(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most texts (paths, ids, names) need no escape: copy them whole.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out += text.utf8
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0a: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0d: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                out += Array("\\u00".utf8)
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xf)])
-            default: out.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case 0x0a: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0d: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                default:
+                    out += Array("\\u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0xf)])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(UInt8(ascii: "\""))
     }

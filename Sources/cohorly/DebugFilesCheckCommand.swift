@@ -32,28 +32,31 @@ enum DebugFilesCheckCommand: Command {
         }
         let json = parsed.flags.contains("--json")
         var status = ExitStatus.success
-        var items: [JSON.Value] = []
-        // Files are read on every core; results are printed in the order given.
-        let results = Parallel.map(parsed.positionals) { path in
-            Result { () throws(SymbolsError) in try ObjectInfo(path: path) }
-        }
-        for (path, result) in zip(parsed.positionals, results) {
-            do {
-                let info = try result.get()
-                if json {
-                    items.append(ObjectInfoOutput.json(info))
-                } else {
-                    Console.out(ObjectInfoOutput.text(info))
-                }
+        // Files are read, and their output made, on every core; it is printed in the order given.
+        let results = Parallel.map(parsed.positionals) { path -> (output: [UInt8], error: String?) in
+            do throws(SymbolsError) {
+                let info = try ObjectInfo(path: path)
+                return json
+                    ? (JSON.bytes(ObjectInfoOutput.json(info)), nil)
+                    : (Array((ObjectInfoOutput.text(info) + "\n").utf8), nil)
             } catch {
-                status = .failure
-                Console.error("cohorly: \(error)")
-                if json {
-                    items.append(.object([("path", .string(path)), ("error", .string(error.description))]))
-                }
+                let item = JSON.Value.object([("path", .string(path)), ("error", .string(error.description))])
+                return (json ? JSON.bytes(item) : [], "cohorly: \(error)")
             }
         }
-        if json { Console.out(JSON.render(.array(items))) }
+        var output = ByteOutput()
+        if json { output.append("[") }
+        for (index, result) in results.enumerated() {
+            if let error = result.error {
+                status = .failure
+                output.flush()
+                Console.error(error)
+            }
+            if json && index > 0 { output.append(",") }
+            result.output.withUnsafeBufferPointer { output.append($0) }
+        }
+        if json { output.append("]\n") }
+        output.flush()
         return status
     }
 }
