@@ -1,6 +1,5 @@
 #include "cly_curl.h"
 
-#include <pthread.h>
 #include <stdio.h>
 
 #include "cly_library_loader.h"
@@ -23,27 +22,19 @@ static const char *const names[SYMBOL_COUNT] = {
     "curl_easy_strerror", "curl_slist_append", "curl_slist_free_all", "curl_easy_setopt", "curl_easy_getinfo",
 };
 static void *slots[SYMBOL_COUNT];
-static char load_error[512];
-static int loaded;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void load(void) {
-    if (!cly_library_load("libcurl.so.4", names, slots, SYMBOL_COUNT, load_error, sizeof load_error)) return;
+static int initialize(struct cly_library *library) {
     CURLcode code = ((CURLcode(*)(long))slots[GLOBAL_INIT])(CURL_GLOBAL_ALL);
-    if (code != CURLE_OK) {
-        snprintf(load_error, sizeof load_error, "curl_global_init failed (%d)", (int)code);
-        return;
-    }
-    loaded = 1;
+    if (code == CURLE_OK) return 1;
+    snprintf(library->error, sizeof library->error, "curl_global_init failed (%d)", (int)code);
+    return 0;
 }
 
-/// Loads libcurl once (any thread; pthread_once makes the others wait) and says whether it is usable.
-static int ready(void) {
-    pthread_once(&once, load);
-    return loaded;
-}
+static struct cly_library curl = {"libcurl.so.4", names, slots, SYMBOL_COUNT, initialize};
 
-const char *cly_curl_load_error(void) { return ready() ? NULL : load_error; }
+static int ready(void) { return cly_library_ready(&curl); }
+
+const char *cly_curl_load_error(void) { return ready() ? NULL : curl.error; }
 
 CURL *cly_curl_easy_init(void) { return ready() ? ((CURL * (*)(void)) slots[EASY_INIT])() : NULL; }
 
@@ -62,7 +53,7 @@ CURLcode cly_curl_easy_perform(CURL *handle) {
 }
 
 const char *cly_curl_easy_strerror(CURLcode code) {
-    return ready() ? ((const char *(*)(CURLcode))slots[EASY_STRERROR])(code) : load_error;
+    return ready() ? ((const char *(*)(CURLcode))slots[EASY_STRERROR])(code) : curl.error;
 }
 
 struct curl_slist *cly_curl_slist_append(struct curl_slist *list, const char *text) {

@@ -1,28 +1,16 @@
 #include "cly_debuginfod.h"
 
-#include <pthread.h>
-
 #include "cly_library_loader.h"
 
 enum { BEGIN, END, FIND_DEBUGINFO, FIND_EXECUTABLE, SYMBOL_COUNT };
 static const char *const names[SYMBOL_COUNT] = {
     "debuginfod_begin", "debuginfod_end", "debuginfod_find_debuginfo", "debuginfod_find_executable"};
 static void *slots[SYMBOL_COUNT];
-static char load_error[512];
-static int loaded;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct cly_library debuginfod = {"libdebuginfod.so.1", names, slots, SYMBOL_COUNT, NULL};
 
-static void load(void) {
-    loaded = cly_library_load("libdebuginfod.so.1", names, slots, SYMBOL_COUNT, load_error, sizeof load_error);
-}
+static int ready(void) { return cly_library_ready(&debuginfod); }
 
-/// Loads libdebuginfod once (any thread; pthread_once makes the others wait) and says whether it is usable.
-static int ready(void) {
-    pthread_once(&once, load);
-    return loaded;
-}
-
-const char *cly_debuginfod_load_error(void) { return ready() ? NULL : load_error; }
+const char *cly_debuginfod_load_error(void) { return ready() ? NULL : debuginfod.error; }
 
 debuginfod_client *cly_debuginfod_begin(void) {
     return ready() ? ((debuginfod_client * (*)(void)) slots[BEGIN])() : NULL;

@@ -1,7 +1,5 @@
 #include "cly_microhttpd.h"
 
-#include <pthread.h>
-
 #include "cly_library_loader.h"
 
 enum {
@@ -24,21 +22,11 @@ static const char *const names[SYMBOL_COUNT] = {
     "MHD_get_connection_info",
 };
 static void *slots[SYMBOL_COUNT];
-static char load_error[512];
-static int loaded;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct cly_library microhttpd = {"libmicrohttpd.so.12", names, slots, SYMBOL_COUNT, NULL};
 
-static void load(void) {
-    loaded = cly_library_load("libmicrohttpd.so.12", names, slots, SYMBOL_COUNT, load_error, sizeof load_error);
-}
+static int ready(void) { return cly_library_ready(&microhttpd); }
 
-/// Loads libmicrohttpd once (any thread; pthread_once makes the others wait) and says whether it is usable.
-static int ready(void) {
-    pthread_once(&once, load);
-    return loaded;
-}
-
-const char *cly_mhd_load_error(void) { return ready() ? NULL : load_error; }
+const char *cly_mhd_load_error(void) { return ready() ? NULL : microhttpd.error; }
 
 // Daemons, connections and responses exist only once the library is loaded: the functions taking one call
 // straight through; those that create one check first.

@@ -200,25 +200,22 @@ final class DieScanner {
     }
 
     /// An unsigned LEB128 value and the byte after it (nil when it runs past `end` or over 64 bits).
-    static func readLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (UInt64, UnsafePointer<UInt8>)?
-    {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        var cursor = position
-        while cursor < end {
-            let byte = cursor.pointee
-            cursor += 1
-            if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
-            if byte & 0x80 == 0 { return (value, cursor) }
-            shift += 7
-            if shift > 70 { return nil }
-        }
-        return nil
+    static func readLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (
+        UInt64, UnsafePointer<UInt8>
+    )? {
+        readLEB128(position, end: end, signed: false)
     }
 
     /// A signed LEB128 value and the byte after it.
     static func readSignedLEB(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>) -> (
         Int64, UnsafePointer<UInt8>
+    )? {
+        readLEB128(position, end: end, signed: true).map { (Int64(bitPattern: $0.0), $0.1) }
+    }
+
+    /// The bits of a LEB128 value (sign-extended when `signed`) and the byte after it.
+    private static func readLEB128(_ position: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, signed: Bool) -> (
+        UInt64, UnsafePointer<UInt8>
     )? {
         var value: UInt64 = 0
         var shift: UInt64 = 0
@@ -229,8 +226,8 @@ final class DieScanner {
             if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
             shift += 7
             if byte & 0x80 == 0 {
-                if shift < 64 && byte & 0x40 != 0 { value |= ~0 << shift }  // sign-extend
-                return (Int64(bitPattern: value), cursor)
+                if signed && shift < 64 && byte & 0x40 != 0 { value |= ~0 << shift }
+                return (value, cursor)
             }
             if shift > 70 { return nil }
         }

@@ -8,6 +8,7 @@
 #ifndef CLY_LIBRARY_LOADER_H
 #define CLY_LIBRARY_LOADER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /// Opens `soname` (RTLD_NOW | RTLD_LOCAL: its symbols stay private to us) and resolves the `count` symbols
@@ -15,5 +16,23 @@
 /// writes why (dlerror's text, or the missing symbol) into `error`.
 int cly_library_load(const char *soname, const char *const *names, void **slots, size_t count, char *error,
                      size_t error_size);
+
+/// A library loaded on first use: its soname and the symbols to resolve, then the state
+/// `cly_library_ready` keeps. Declare one per library as a static with the first five fields set.
+struct cly_library {
+    const char *soname;
+    const char *const *names;
+    void **slots;  // `count` entries, filled in the order of `names`
+    size_t count;
+    /// Run once after the symbols are resolved (may be NULL): returns 0, with why in `error`, when the library
+    /// cannot be used after all (libcurl: `curl_global_init` failed).
+    int (*initialize)(struct cly_library *library);
+    _Atomic int state;  // 0: not tried yet, 1: usable, 2: failed (see `error`)
+    char error[512];
+};
+
+/// Loads the library the first time it is asked for (from any thread; the others wait) and says whether it is
+/// usable. Later calls are one atomic load.
+int cly_library_ready(struct cly_library *library);
 
 #endif
