@@ -107,26 +107,26 @@ public final class ModuleSymbolicator {
 
     /// The frames for many addresses, looked up in ascending address order (neighbouring lookups then share
     /// cache lines and the pieces of the index they build) and each distinct address once. The frames of
-    /// `addresses[i]` are `batch.records[batch.bounds[i]]`.
+    /// `addresses[i]` are `batch.records[batch.frames(of: i)]`.
     package func records(for addresses: [UInt64], isReturnAddress: Bool = false) -> FrameBatch {
         let order = Self.ascendingOrder(addresses)
         text.defersDemangling = true
         defer { text.defersDemangling = false }
         var batch = FrameBatch(
-            records: [], bounds: Array(repeating: 0..<0, count: addresses.count))
+            records: [], groups: [], groupOfAddress: Array(repeating: 0, count: addresses.count))
         batch.records.reserveCapacity(addresses.count * 2)
-        var previous: (address: UInt64, bounds: Range<Int>)?
+        batch.groups.reserveCapacity(addresses.count)
         for position in order {
             let index = Int(position)
             let address = addresses[index]
-            if let previous, previous.address == address {
-                batch.bounds[index] = previous.bounds
+            if let last = batch.groups.last, last.address == address {
+                batch.groupOfAddress[index] = Int32(batch.groups.count - 1)
                 continue
             }
             let start = batch.records.count
             _ = records(for: address, isReturnAddress: isReturnAddress, into: &batch.records)
-            batch.bounds[index] = start..<batch.records.count
-            previous = (address, start..<batch.records.count)
+            batch.groupOfAddress[index] = Int32(batch.groups.count)
+            batch.groups.append((address, start..<batch.records.count))
         }
         text.demanglePending()
         return batch

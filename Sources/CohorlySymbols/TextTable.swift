@@ -176,9 +176,17 @@ package struct FrameRecord {
     package var symbolOffset: UInt64?
 }
 
-/// The frames of many addresses (see ``ModuleSymbolicator/records(for:isReturnAddress:)``): those of address
-/// `i` are `records[bounds[i]]`.
+/// The frames of many addresses (see ``ModuleSymbolicator/records(for:isReturnAddress:)``), kept per distinct
+/// address in ascending address order, so a tool can walk them in that order (neighbours share functions and
+/// cache lines) and still answer in the order asked.
 package struct FrameBatch {
+    /// The frames of every distinct address, one group after the other.
     package var records: [FrameRecord]
-    package var bounds: [Range<Int>]
+    /// The distinct addresses in ascending order, with their frames in `records`.
+    package var groups: [(address: UInt64, frames: Range<Int>)]
+    /// For each address asked, in the order asked: its entry in `groups`.
+    package var groupOfAddress: [Int32]
+
+    /// The frames of the `index`th address asked: `records[frames(of: index)]`.
+    package func frames(of index: Int) -> Range<Int> { groups[Int(groupOfAddress[index])].frames }
 }

@@ -260,42 +260,67 @@ enum Hex {
     static func format(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 }
 
-/// Bytes for a file descriptor, gathered in a fixed buffer and written when it fills (and at the end): for
-/// commands that print many small pieces, such as `symbolicate --exe`.
+/// Bytes for a file descriptor, gathered in a fixed buffer and written when it fills (and at the end); or, with
+/// no descriptor, gathered in memory (the buffer grows). For commands that print many small pieces, such as
+/// `symbolicate --exe`.
 struct ByteOutput: ~Copyable {
-    private let storage: UnsafeMutableBufferPointer<UInt8>
-    private var count = 0
-    private let descriptor: Int32
+    private var storage: UnsafeMutableBufferPointer<UInt8>
+    /// How many bytes are gathered.
+    private(set) var count = 0
+    private let descriptor: Int32?
 
-    init(descriptor: Int32 = STDOUT_FILENO, capacity: Int = 1 << 16) {
-        storage = .allocate(capacity: capacity)
+    init(descriptor: Int32? = STDOUT_FILENO, capacity: Int = 1 << 16) {
+        storage = .allocate(capacity: max(capacity, 64))
         self.descriptor = descriptor
     }
 
     deinit {
-        if count > 0 { Console.write(UnsafeBufferPointer(rebasing: storage[0..<count]), to: descriptor) }
+        if let descriptor, count > 0 {
+            Console.write(UnsafeBufferPointer(rebasing: storage[0..<count]), to: descriptor)
+        }
         storage.deallocate()
     }
 
-    /// Writes what is gathered.
+    /// Writes what is gathered (no-op in memory).
     mutating func flush() {
-        guard count > 0 else { return }
+        guard let descriptor, count > 0 else { return }
         Console.write(UnsafeBufferPointer(rebasing: storage[0..<count]), to: descriptor)
         count = 0
     }
 
+    /// The bytes gathered so far (in memory: everything appended).
+    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    /// Makes room for `needed` more bytes: writes out (descriptor) or grows (memory).
+    private mutating func makeRoom(_ needed: Int) {
+        guard storage.count - count < needed else { return }
+        if descriptor != nil {
+            flush()
+            if needed <= storage.count { return }
+        }
+        let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(storage.count * 2, count + needed))
+        if let source = storage.baseAddress, let target = grown.baseAddress {
+            target.update(from: source, count: count)
+        }
+        storage.deallocate()
+        storage = grown
+    }
+
     mutating func append(_ byte: UInt8) {
-        if count == storage.count { flush() }
+        makeRoom(1)
         storage[count] = byte
         count += 1
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if storage.count - count < bytes.count { flush() }
-        guard bytes.count <= storage.count else {
+        if let descriptor, bytes.count > storage.count {
+            flush()
             Console.write(bytes, to: descriptor)
             return
         }
+        makeRoom(bytes.count)
         guard let source = bytes.baseAddress, let target = storage.baseAddress else { return }
         (target + count).update(from: source, count: bytes.count)
         count += bytes.count
@@ -307,7 +332,7 @@ struct ByteOutput: ~Copyable {
 
     /// Appends `0x` and the lowercase hexadecimal digits of `value`.
     mutating func appendHex(_ value: UInt64) {
-        if storage.count - count < 18 { flush() }
+        makeRoom(18)
         storage[count] = UInt8(ascii: "0")
         storage[count + 1] = UInt8(ascii: "x")
         let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
@@ -320,7 +345,7 @@ struct ByteOutput: ~Copyable {
 
     /// Appends the decimal digits of `value`.
     mutating func appendDecimal(_ value: UInt64) {
-        if storage.count - count < 20 { flush() }
+        makeRoom(20)
         var digits = 1
         var rest = value
         while rest >= 10 {

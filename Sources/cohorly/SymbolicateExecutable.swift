@@ -64,34 +64,46 @@ enum SymbolicateExecutable {
             Console.out(JSON.render(.array(items)))
             return status
         }
-        // llvm-symbolizer's text layout: the address, then per frame the function and file:line:column.
+        // llvm-symbolizer's text layout: the address, then per frame the function and file:line:column. Each
+        // distinct address's text is made in ascending address order (neighbours share names: cache hits),
+        // then the pieces are written in the order asked.
         let batch = symbolicator.records(for: addresses)
-        var output = ByteOutput()
+        var pieces = ByteOutput(descriptor: nil, capacity: batch.groups.count * 128)
+        var pieceEnds: [Int] = []
+        pieceEnds.reserveCapacity(batch.groups.count)
         symbolicator.text.withView { text in
             batch.records.withUnsafeBufferPointer { records in
-                for (address, bounds) in zip(addresses, batch.bounds) {
-                    output.appendHex(address)
-                    output.append(0x0a)
-                    if bounds.isEmpty {
+                for group in batch.groups {
+                    pieces.appendHex(group.address)
+                    pieces.append(0x0a)
+                    if group.frames.isEmpty {
                         status = .failure
-                        output.append("??\n??:0:0\n")
+                        pieces.append("??\n??:0:0\n")
                     }
-                    for frame in records[bounds] {
-                        if frame.function >= 0 { output.append(text[frame.function]) } else { output.append("??") }
+                    for frame in records[group.frames] {
+                        if frame.function >= 0 { pieces.append(text[frame.function]) } else { pieces.append("??") }
                         if let offset = frame.symbolOffset {
-                            output.append(" + ")
-                            output.appendDecimal(offset)
+                            pieces.append(" + ")
+                            pieces.appendDecimal(offset)
                         }
-                        output.append(0x0a)
-                        if frame.file >= 0 { output.append(text[frame.file]) } else { output.append("??") }
-                        output.append(UInt8(ascii: ":"))
-                        output.appendDecimal(UInt64(frame.line))
-                        output.append(UInt8(ascii: ":"))
-                        output.appendDecimal(UInt64(frame.column))
-                        output.append(0x0a)
+                        pieces.append(0x0a)
+                        if frame.file >= 0 { pieces.append(text[frame.file]) } else { pieces.append("??") }
+                        pieces.append(UInt8(ascii: ":"))
+                        pieces.appendDecimal(UInt64(frame.line))
+                        pieces.append(UInt8(ascii: ":"))
+                        pieces.appendDecimal(UInt64(frame.column))
+                        pieces.append(0x0a)
                     }
-                    output.append(0x0a)
+                    pieces.append(0x0a)
+                    pieceEnds.append(pieces.count)
                 }
+            }
+        }
+        var output = ByteOutput()
+        pieces.withBytes { bytes in
+            for group in batch.groupOfAddress {
+                let start = group == 0 ? 0 : pieceEnds[Int(group) - 1]
+                output.append(UnsafeBufferPointer(rebasing: bytes[start..<pieceEnds[Int(group)]]))
             }
         }
         output.flush()
