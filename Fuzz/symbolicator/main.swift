@@ -1,6 +1,7 @@
 // Fuzz target `symbolicator`: a fuzzed ELF file opened as a module (`ModuleSymbolicator(debugFile:)`: header,
 // DWARF index, symbol table) and a few addresses looked up — around the entry point, the load address and
-// one address taken from the input's last 8 bytes.
+// one address taken from the input's last 8 bytes — one by one, then again as a batch (the path of
+// `symbolicate --exe`: sorted, grouped, names demangled together), which must give the same frames.
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -25,11 +26,18 @@ public func fuzzSymbolicator(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let entry = is64 ? integer(data, size, 24, 8) : integer(data, size, 24, 4)
     var addresses: [UInt64] = [module.loadAddress, integer(data, size, size - 8, 8)]
     for step in 0..<6 { addresses.append(entry &+ UInt64(step * 8)) }
+    var alone: [[SymbolicatedFrame]] = []
     for address in addresses {
         for isReturn in [false, true] {
             let result = module.symbolicate(address, isReturnAddress: isReturn)
             _ = "\(result)"
+            if !isReturn { alone.append(result.frames) }
         }
+    }
+    let batch = module.records(for: addresses)
+    for (index, frames) in alone.enumerated() {
+        let batched = batch.records[batch.frames(of: index)].map(module.frame)
+        if batched != frames { fatalError("batch and single lookups differ at \(addresses[index])") }
     }
     return 0
 }

@@ -66,13 +66,15 @@ public final class ModuleSymbolicator {
     public func symbolicate(_ address: UInt64, isReturnAddress: Bool = false) -> SymbolicatedAddress {
         scratch.removeAll(keepingCapacity: true)
         let lookup = records(for: address, isReturnAddress: isReturnAddress, into: &scratch)
-        let frames = scratch.map { record in
-            SymbolicatedFrame(
-                function: text.string(record.function), rawFunction: text.string(record.rawFunction),
-                file: text.string(record.file), line: Int(record.line), column: Int(record.column),
-                isInlined: record.isInlined, symbolOffset: record.symbolOffset)
-        }
-        return SymbolicatedAddress(address: lookup, frames: frames)
+        return SymbolicatedAddress(address: lookup, frames: scratch.map(frame))
+    }
+
+    /// A frame record of this symbolicator as a ``SymbolicatedFrame`` (its names and path as strings).
+    package func frame(_ record: FrameRecord) -> SymbolicatedFrame {
+        SymbolicatedFrame(
+            function: text.string(record.function), rawFunction: text.string(record.rawFunction),
+            file: text.string(record.file), line: Int(record.line), column: Int(record.column),
+            isInlined: record.isInlined, symbolOffset: record.symbolOffset)
     }
 
     /// The frames for an address as ``symbolicate(_:isReturnAddress:)`` finds them, appended to `frames` as

@@ -32,13 +32,7 @@ import Testing
         var differences: [String] = []
         for (index, address) in addresses.enumerated() {
             let bounds = batch.frames(of: index)
-            let text = batchSymbolicator.text
-            let batched = batch.records[bounds].map { record in
-                SymbolicatedFrame(
-                    function: text.string(record.function), rawFunction: text.string(record.rawFunction),
-                    file: text.string(record.file), line: Int(record.line), column: Int(record.column),
-                    isInlined: record.isInlined, symbolOffset: record.symbolOffset)
-            }
+            let batched = batch.records[bounds].map(batchSymbolicator.frame)
             let alone = single.symbolicate(address).frames
             if batched != alone { differences.append("0x\(String(address, radix: 16)): \(batched) vs \(alone)") }
         }
