@@ -271,16 +271,24 @@ final class DwarfIndex {
     }
 
     /// For tests: indexes every unit both ways (linear pass and libdw's walk) and reports, per unit, whether
-    /// the linear pass was used and whether both found the same scopes and ranges.
+    /// the linear pass was used and whether both found the same scopes, ranges and call sites.
     func compareWalks() -> [(linear: Bool, same: Bool)] {
         units.map { unit in
             let linear = UnitIndex(
                 unitDie: unit.die,
                 scanner: scanner(unit.die, version: unit.version))
             let walked = UnitIndex(unitDie: unit.die, scanner: nil)
+            // Everything the linear pass decodes itself: offsets, nesting, ranges and call sites.
+            func shape(_ index: UnitIndex) -> [[UInt64]] {
+                index.scopes.map {
+                    [
+                        $0.dieOffset, UInt64(bitPattern: Int64($0.parent)), UInt64($0.subtreeEnd),
+                        UInt64($0.callFile), UInt64($0.callLine), UInt64($0.callColumn),
+                    ]
+                }
+            }
             let same =
-                linear.scopes.map(\.dieOffset) == walked.scopes.map(\.dieOffset)
-                && linear.scopes.map(\.parent) == walked.scopes.map(\.parent)
+                shape(linear) == shape(walked)
                 && linear.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
                     == walked.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
             return (linear.usedLinearWalk, same)
