@@ -8,9 +8,9 @@ import Dispatch
 /// bytes in one buffer (for tools that write many frames and should not build or copy a string per frame),
 /// and as a Swift string made on first request (for ``SymbolicatedFrame``).
 ///
-/// Readable names can be demangled at once or, in a batch, gathered and demangled together on every core at
-/// the end (``defersDemangling``): demangling is the costliest step per distinct function, and the only one
-/// that is independent of the index.
+/// Readable names can be demangled at once or, in a batch (``defersDemangling``), handed in stretches to a
+/// background thread while the caller goes on looking addresses up: demangling is the costliest step per
+/// distinct function, and the only one that does not touch the index.
 ///
 /// Not thread-safe, like the symbolicator that owns it; the hot storage opts out of dynamic exclusivity checks
 /// (`@exclusivity(unchecked)`): no access to it ever overlaps another (no method hands out `inout` to it).
@@ -157,36 +157,4 @@ private final class DemanglingChunk: @unchecked Sendable {
         for result in results { free(result) }
         results.deallocate()
     }
-}
-
-/// One frame as numbers in a ``TextTable``: what ``ModuleSymbolicator/records(for:isReturnAddress:into:)``
-/// gives batch tools instead of ``SymbolicatedFrame``s.
-package struct FrameRecord {
-    /// The readable (demangled) function name (-1: unknown).
-    package var function: Int32
-    /// The function name as stored in the file (-1: unknown).
-    package var rawFunction: Int32
-    /// The source path (-1: unknown).
-    package var file: Int32
-    package var line: UInt32
-    package var column: UInt32
-    /// True for every frame but the last of an address.
-    package var isInlined: Bool
-    /// Set when the name came from the symbol table: the offset from the symbol's start.
-    package var symbolOffset: UInt64?
-}
-
-/// The frames of many addresses (see ``ModuleSymbolicator/records(for:isReturnAddress:)``), kept per distinct
-/// address in ascending address order, so a tool can walk them in that order (neighbours share functions and
-/// cache lines) and still answer in the order asked.
-package struct FrameBatch {
-    /// The frames of every distinct address, one group after the other.
-    package var records: [FrameRecord]
-    /// The distinct addresses in ascending order, with their frames in `records`.
-    package var groups: [(address: UInt64, frames: Range<Int>)]
-    /// For each address asked, in the order asked: its entry in `groups`.
-    package var groupOfAddress: [Int32]
-
-    /// The frames of the `index`th address asked: `records[frames(of: index)]`.
-    package func frames(of index: Int) -> Range<Int> { groups[Int(groupOfAddress[index])].frames }
 }

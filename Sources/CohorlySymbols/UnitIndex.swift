@@ -98,17 +98,28 @@ final class UnitIndex {
     }
 
     /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
-    /// returns the byte after the list's terminating 0, or nil when a DIE could not be read.
+    /// returns the byte after the list's terminating 0, or nil when a DIE could not be read. Iterative, with
+    /// the open lists on a heap stack: a file may nest DIEs as deep as it likes without exhausting the thread's
+    /// stack.
     private func walkList(
         at start: UnsafePointer<UInt8>, parent: Int32, cu: OpaquePointer?, scanner: DieScanner
     ) -> UnsafePointer<UInt8>? {
+        // The lists being read: the scope each belongs to, and the one its opening DIE's list belongs to.
+        var open: [(scope: Int32, outer: Int32)] = []
+        var listScope = parent
         var position = start
         while position < scanner.end {
             guard let (code, afterCode) = DieScanner.readLEB(position, end: scanner.end) else { return nil }
-            if code == 0 { return afterCode }
+            if code == 0 {
+                guard let finished = open.popLast() else { return afterCode }
+                closeSubtree(listScope, parent: finished.outer)
+                listScope = finished.outer
+                position = afterCode
+                continue
+            }
             guard let abbreviation = scanner.abbreviation(code) else { return nil }
             var cursor = afterCode
-            var childParent = parent
+            var childParent = listScope
             let tag = Int32(bitPattern: abbreviation.tag)
             if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
                 guard let (found, next) = readScope(at: position, attributes: cursor, abbreviation, scanner) else {
@@ -118,7 +129,7 @@ final class UnitIndex {
                 die.addr = UnsafeMutableRawPointer(mutating: position)
                 die.cu = cu
                 childParent = add(
-                    &die, offset: UInt64(position - scanner.sectionStart), parent: parent,
+                    &die, offset: UInt64(position - scanner.sectionStart), parent: listScope,
                     isInlined: tag == Int32(DW_TAG_inlined_subroutine), found: found)
                 cursor = next
             } else {
@@ -128,14 +139,10 @@ final class UnitIndex {
                 }
             }
             if abbreviation.hasChildren {
-                guard let after = walkList(at: cursor, parent: childParent, cu: cu, scanner: scanner) else {
-                    return nil
-                }
-                closeSubtree(childParent, parent: parent)
-                position = after
-            } else {
-                position = cursor
+                open.append((childParent, listScope))
+                listScope = childParent
             }
+            position = cursor
         }
         return nil
     }
@@ -196,22 +203,26 @@ final class UnitIndex {
         return (found, cursor)
     }
 
+    /// libdw's walk from the unit's first child: each DIE, then its children, then its next sibling.
+    /// Iterative like the linear pass (the lists being walked are kept on a heap stack).
     private func walkSiblings(_ first: Dwarf_Die, parent: Int32) {
-        var die = first
-        while true {
-            visit(&die, parent: parent)
-            var next = Dwarf_Die()
-            guard dwarf_siblingof(&die, &next) == 0 else { return }
-            die = next
+        // Per list being walked: the DIE to visit next (nil when the list is done), the scope the list belongs
+        // to, and the scope of the list that holds its opening DIE (nil for the unit's own list).
+        var lists: [(next: Dwarf_Die?, scope: Int32, outer: Int32?)] = [(first, parent, nil)]
+        while let top = lists.last {
+            guard var die = top.next else {
+                lists.removeLast()
+                if let outer = top.outer { closeSubtree(top.scope, parent: outer) }
+                continue
+            }
+            var sibling = Dwarf_Die()
+            lists[lists.count - 1].next = dwarf_siblingof(&die, &sibling) == 0 ? sibling : nil
+            let childParent = record(&die, parent: top.scope)
+            var child = Dwarf_Die()
+            if childParent != Int32.min, dwarf_haschildren(&die) > 0, dwarf_child(&die, &child) == 0 {
+                lists.append((child, childParent, top.scope))
+            }
         }
-    }
-
-    private func visit(_ die: inout Dwarf_Die, parent: Int32) {
-        let childParent = record(&die, parent: parent)
-        guard childParent != Int32.min, dwarf_haschildren(&die) > 0 else { return }
-        var child = Dwarf_Die()
-        if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: childParent) }
-        closeSubtree(childParent, parent: parent)
     }
 
     /// After a DIE's children were walked: when the DIE was recorded as a scope, its subtree ends here.
