@@ -270,6 +270,27 @@ final class DwarfIndex {
         return result
     }
 
+    /// For tests: for each address a unit's function covers, its function and the innermost scope found by
+    /// walking down the inline tree and by the function's flat map, as DIE offsets (fresh indexes, so each
+    /// is computed here).
+    func innermostBothWays(_ addresses: [UInt64]) -> [(root: UInt64, walkingDown: UInt64, map: UInt64)] {
+        let indexes = units.map { UnitIndex(unitDie: $0.die, scanner: scanner($0.die, version: $0.version)) }
+        var result: [(root: UInt64, walkingDown: UInt64, map: UInt64)] = []
+        result.reserveCapacity(addresses.count)
+        for address in addresses {
+            for index in indexes {
+                guard let both = index.innermostBothWays(at: address) else { continue }
+                result.append(
+                    (
+                        index.scopes[Int(both.root)].dieOffset, index.scopes[Int(both.walkingDown)].dieOffset,
+                        index.scopes[Int(both.map)].dieOffset
+                    ))
+                break
+            }
+        }
+        return result
+    }
+
     /// For tests: indexes every unit both ways (linear pass and libdw's walk) and reports, per unit, whether
     /// the linear pass was used and whether both found the same scopes, ranges and call sites. Without
     /// `libdw`, only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per

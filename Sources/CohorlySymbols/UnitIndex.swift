@@ -26,7 +26,7 @@ final class UnitIndex {
         var callLine: UInt32 = 0
         var callColumn: UInt32 = 0
         /// `[mapStart, mapStart + mapCount)` in `mapLows`/`mapOwners`: the flat map of a physical function
-        /// with inlined scopes (mapStart -1 until built).
+        /// with inlined scopes (mapStart -1: never asked for, -2: asked once, not built yet).
         var mapStart: Int32 = -1
         var mapCount: Int32 = 0
     }
@@ -281,8 +281,24 @@ final class UnitIndex {
     }
 
     /// The innermost scope containing `address` (-1 when no function covers it). Its chain outwards is
-    /// `scopes[i].parent` up to a physical function (parent -1).
+    /// `scopes[i].parent` up to a physical function (parent -1). The first address asked in a function is
+    /// answered by walking down its inline tree; from the second on, by the function's flat map (built then):
+    /// a function asked once — most of them in a short batch — never pays for a map.
     func innermost(at address: UInt64) -> Int32 {
+        let root = self.root(at: address)
+        guard root >= 0, scopes[Int(root)].subtreeEnd > root + 1 else { return root }  // nothing inlined
+        switch scopes[Int(root)].mapStart {
+        case -1:
+            scopes[Int(root)].mapStart = -2
+            return innermostByWalkingDown(from: root, at: address)
+        case -2: buildMap(of: Int(root))
+        default: break
+        }
+        return innermostByMap(from: root, at: address)
+    }
+
+    /// The physical function containing `address`, or -1.
+    private func root(at address: UInt64) -> Int32 {
         var low = 0
         var high = roots.count
         while low < high {
@@ -290,20 +306,36 @@ final class UnitIndex {
             if roots[mid].low <= address { low = mid + 1 } else { high = mid }
         }
         var index = low - 1
-        var root: Int32 = -1
         while index >= 0 && maxHigh[index] > address {
-            if roots[index].high > address {
-                root = roots[index].scope
-                break
-            }
+            if roots[index].high > address { return roots[index].scope }
             index -= 1
         }
-        guard root >= 0 else { return -1 }
-        if scopes[Int(root)].subtreeEnd == root + 1 { return root }  // nothing inlined into it
+        return -1
+    }
+
+    /// From `root` down: at each level the first child (in DIE order) whose ranges contain the address, a
+    /// child's subtree skipped whole when it does not — the same answer as the flat map.
+    func innermostByWalkingDown(from root: Int32, at address: UInt64) -> Int32 {
+        var current = Int(root)
+        var index = current + 1
+        while index < Int(scopes[current].subtreeEnd) {
+            let scope = scopes[index]
+            if scope.parent == Int32(current) && contains(scope, address) {
+                current = index
+                index += 1
+            } else {
+                index = Int(scope.subtreeEnd)  // > index: every scope's subtree ends after it
+            }
+        }
+        return Int32(current)
+    }
+
+    /// The innermost scope from `root`'s flat map (built when missing).
+    func innermostByMap(from root: Int32, at address: UInt64) -> Int32 {
         if scopes[Int(root)].mapStart < 0 { buildMap(of: Int(root)) }
         let scope = scopes[Int(root)]
-        low = Int(scope.mapStart)
-        high = Int(scope.mapStart + scope.mapCount)
+        var low = Int(scope.mapStart)
+        var high = Int(scope.mapStart + scope.mapCount)
         let first = low
         while low < high {
             let mid = (low + high) / 2
@@ -311,6 +343,21 @@ final class UnitIndex {
         }
         guard low > first, mapOwners[low - 1] >= 0 else { return root }
         return mapOwners[low - 1]
+    }
+
+    private func contains(_ scope: Scope, _ address: UInt64) -> Bool {
+        for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)]
+        where range.low <= address && address < range.high {
+            return true
+        }
+        return false
+    }
+
+    /// For tests: the physical function containing `address` and the answers of both lookups inside it.
+    func innermostBothWays(at address: UInt64) -> (root: Int32, walkingDown: Int32, map: Int32)? {
+        let root = self.root(at: address)
+        guard root >= 0 else { return nil }
+        return (root, innermostByWalkingDown(from: root, at: address), innermostByMap(from: root, at: address))
     }
 
     /// Builds the flat map of a physical function: every boundary of its own and its inlined scopes' ranges,

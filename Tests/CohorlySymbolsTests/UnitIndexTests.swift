@@ -18,4 +18,26 @@ import Testing
         #expect(units.allSatisfy { $0.linear }, "the linear pass gave up on a unit of \(name)")
         #expect(units.allSatisfy { $0.same })
     }
+
+    /// The first address asked in a function is answered by walking down its inline tree, later ones by its
+    /// flat map: both give the same innermost scope for every function entry and random inner address.
+    @Test(arguments: ["inline_c", "inline_gcc", "templates", "shop_release"])
+    func walkingDownEqualsFlatMap(_ name: String) throws {
+        let fixtures = try Fixtures.get()
+        let functions = try Reference.functions(fixtures.path(name))
+        var generator = SeededGenerator(state: 0x1A2B)
+        var addresses = functions.map(\.start)
+        for function in functions where function.size > 1 {
+            for _ in 0..<8 {
+                addresses.append(function.start + UInt64.random(in: 0..<function.size, using: &generator))
+            }
+        }
+        let symbolicator = try ModuleSymbolicator(debugFile: fixtures.path(name))
+        let answers = try #require(symbolicator.dwarfIndex).innermostBothWays(addresses)
+        #expect(answers.count > addresses.count / 2)
+        let differing = answers.filter { $0.walkingDown != $0.map }
+        #expect(differing.isEmpty, "\(differing.prefix(3))")
+        // Not vacuous: many addresses are inside inlined code (their innermost scope is not their function).
+        #expect(answers.filter { $0.map != $0.root }.count > addresses.count / 20)
+    }
 }
