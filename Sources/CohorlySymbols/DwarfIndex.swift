@@ -12,9 +12,8 @@ final class DwarfIndex {
     private let dwarf: OpaquePointer
     // Read on every lookup, so without dynamic exclusivity checks (see UnitIndex: one thread, no overlap).
     @exclusivity(unchecked) private var units: [Unit] = []
-    /// Unit ranges sorted by `low`; `maxHigh[i]` is the largest `high` in `unitRanges[0...i]`.
-    @exclusivity(unchecked) private var unitRanges: [UnitIndex.Range] = []
-    @exclusivity(unchecked) private var maxHigh: [UInt64] = []
+    /// The units' address ranges (`scope` is the unit's position in `units`).
+    @exclusivity(unchecked) private var unitRanges = SortedRanges([])
     /// Where names and paths are kept (shared with the symbol-table fallback).
     private let text: TextTable
     /// Every function name resolved so far, each demangled once; scopes refer to them by position.
@@ -59,6 +58,7 @@ final class DwarfIndex {
         var version: Dwarf_Half = 0
         var unitType: UInt8 = 0
         var unitDie = Dwarf_Die()
+        var allRanges: [UnitIndex.Range] = []
         while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &unitDie, nil) == 0 {
             cu = next
             guard
@@ -79,15 +79,10 @@ final class DwarfIndex {
                 ranges = index.functionRanges
             }
             for range in ranges {
-                unitRanges.append(.init(low: range.low, high: range.high, scope: number))
+                allRanges.append(.init(low: range.low, high: range.high, scope: number))
             }
         }
-        unitRanges.sort { $0.low < $1.low }
-        var running: UInt64 = 0
-        maxHigh = unitRanges.map {
-            running = max(running, $0.high)
-            return running
-        }
+        unitRanges = SortedRanges(allRanges)
     }
 
     deinit {
@@ -133,7 +128,7 @@ final class DwarfIndex {
     }
 
     /// Whether any unit has code.
-    var isEmpty: Bool { unitRanges.isEmpty }
+    var isEmpty: Bool { unitRanges.ranges.isEmpty }
 
     /// A function's name as stored (linkage name when there is one) and demangled: numbers in `text`.
     private struct FunctionName {
@@ -199,18 +194,8 @@ final class DwarfIndex {
     }
 
     private func unit(containing address: UInt64) -> Unit? {
-        var low = 0
-        var high = unitRanges.count
-        while low < high {
-            let mid = (low + high) / 2
-            if unitRanges[mid].low <= address { low = mid + 1 } else { high = mid }
-        }
-        var index = low - 1
-        while index >= 0 && maxHigh[index] > address {
-            if unitRanges[index].high > address { return units[Int(unitRanges[index].scope)] }
-            index -= 1
-        }
-        return nil
+        let number = unitRanges.scope(containing: address)
+        return number >= 0 ? units[Int(number)] : nil
     }
 
     /// The position in `functionNames` of the name of the DIE at `offset` (-1 when it has none).

@@ -93,13 +93,7 @@ public final class ImageSymbolicator {
     }
 
     private func imageIndex(containing address: UInt64) -> Int? {
-        var low = 0
-        var high = images.count
-        while low < high {
-            let mid = (low + high) / 2
-            if images[mid].base <= address { low = mid + 1 } else { high = mid }
-        }
-        let index = low - 1
+        let index = partitionPoint(0..<images.count) { images[$0].base <= address } - 1
         guard index >= 0, address - images[index].base < max(images[index].size, 1) else { return nil }
         return index
     }

@@ -53,12 +53,7 @@ final class LineTable {
     /// The row covering `address` (the last row at or before it), or nil when that row ends a sequence or
     /// there is none — the same answer as libdw's `dwarf_getsrc_die`.
     func row(at address: UInt64) -> Row? {
-        var low = 0
-        var high = rows.count
-        while low < high {
-            let mid = (low + high) / 2
-            if rows[mid].address <= address { low = mid + 1 } else { high = mid }
-        }
+        let low = partitionPoint(0..<rows.count) { rows[$0].address <= address }
         guard low > 0 else { return nil }
         let row = rows[low - 1]
         return row.isSequenceEnd ? nil : row

@@ -71,12 +71,7 @@ final class SymbolTable {
     /// The position in ``symbols`` of the symbol containing `address` (a sizeless symbol covers up to the next
     /// symbol).
     func lookup(_ address: UInt64) -> Int? {
-        var low = 0
-        var high = symbols.count
-        while low < high {
-            let mid = (low + high) / 2
-            if symbols[mid].address <= address { low = mid + 1 } else { high = mid }
-        }
+        let low = partitionPoint(0..<symbols.count) { symbols[$0].address <= address }
         guard low > 0 else { return nil }
         let symbol = symbols[low - 1]
         if symbol.size > 0 { return address - symbol.address < symbol.size ? low - 1 : nil }

@@ -42,9 +42,10 @@ final class UnitIndex {
     // and no access to them overlaps another: nothing holds one `inout` across a call that reads it.
     @exclusivity(unchecked) private(set) var scopes: [Scope] = []
     @exclusivity(unchecked) private(set) var ranges: [Range] = []
-    /// Ranges of physical functions, sorted by `low`; `maxHigh[i]` is the largest `high` in `roots[0...i]`.
-    @exclusivity(unchecked) private(set) var roots: [Range] = []
-    @exclusivity(unchecked) private var maxHigh: [UInt64] = []
+    /// Ranges of physical functions (`scope`: the function), gathered while the unit is read.
+    private var rootRanges: [Range] = []
+    /// The same, sorted for lookups.
+    @exclusivity(unchecked) private(set) var roots = SortedRanges([])
     /// Flat maps of the functions looked up so far: from `mapLows[i]` up to the next entry's low, the innermost
     /// scope is `mapOwners[i]` (-1: none).
     @exclusivity(unchecked) private var mapLows: [UInt64] = []
@@ -70,18 +71,14 @@ final class UnitIndex {
             if !linear {
                 scopes.removeAll()
                 ranges.removeAll()
-                roots.removeAll()
+                rootRanges.removeAll()
             }
         }
         usedLinearWalk = linear
         var child = Dwarf_Die()
         if !linear && dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: -1) }
-        roots.sort { $0.low < $1.low }
-        var running: UInt64 = 0
-        maxHigh = roots.map {
-            running = max(running, $0.high)
-            return running
-        }
+        roots = SortedRanges(rootRanges)
+        rootRanges = []
     }
 
     /// Reads the unit DIE at `start` and everything below it; false when any DIE could not be read.
@@ -276,7 +273,7 @@ final class UnitIndex {
             scope.callColumn = UInt32(truncatingIfNeeded: call.column)
         }
         scopes.append(scope)
-        if owner < 0 { roots.append(contentsOf: ranges[first...]) }
+        if owner < 0 { rootRanges.append(contentsOf: ranges[first...]) }
         return index
     }
 
@@ -298,20 +295,7 @@ final class UnitIndex {
     }
 
     /// The physical function containing `address`, or -1.
-    private func root(at address: UInt64) -> Int32 {
-        var low = 0
-        var high = roots.count
-        while low < high {
-            let mid = (low + high) / 2
-            if roots[mid].low <= address { low = mid + 1 } else { high = mid }
-        }
-        var index = low - 1
-        while index >= 0 && maxHigh[index] > address {
-            if roots[index].high > address { return roots[index].scope }
-            index -= 1
-        }
-        return -1
-    }
+    private func root(at address: UInt64) -> Int32 { roots.scope(containing: address) }
 
     /// From `root` down: at each level the first child (in DIE order) whose ranges contain the address, a
     /// child's subtree skipped whole when it does not — the same answer as the flat map.
@@ -334,15 +318,10 @@ final class UnitIndex {
     func innermostByMap(from root: Int32, at address: UInt64) -> Int32 {
         if scopes[Int(root)].mapStart < 0 { buildMap(of: Int(root)) }
         let scope = scopes[Int(root)]
-        var low = Int(scope.mapStart)
-        var high = Int(scope.mapStart + scope.mapCount)
-        let first = low
-        while low < high {
-            let mid = (low + high) / 2
-            if mapLows[mid] <= address { low = mid + 1 } else { high = mid }
-        }
-        guard low > first, mapOwners[low - 1] >= 0 else { return root }
-        return mapOwners[low - 1]
+        let first = Int(scope.mapStart)
+        let piece = partitionPoint(first..<first + Int(scope.mapCount)) { mapLows[$0] <= address }
+        guard piece > first, mapOwners[piece - 1] >= 0 else { return root }
+        return mapOwners[piece - 1]
     }
 
     private func contains(_ scope: Scope, _ address: UInt64) -> Bool {
@@ -395,12 +374,7 @@ final class UnitIndex {
             let scope = scopes[index]
             let parent: Int32 = index == root ? -1 : scope.parent
             for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
-                var low = 0
-                var high = unique
-                while low < high {
-                    let mid = (low + high) / 2
-                    if scratchBounds[mid] < range.low { low = mid + 1 } else { high = mid }
-                }
+                var low = partitionPoint(0..<unique) { scratchBounds[$0] < range.low }
                 while low < unique && scratchBounds[low] < range.high {
                     if scratchOwners[low] == parent { scratchOwners[low] = Int32(index) }
                     low += 1
@@ -417,7 +391,7 @@ final class UnitIndex {
     }
 
     /// Ranges covered by physical functions (for units without their own range attributes).
-    var functionRanges: [(low: UInt64, high: UInt64)] { roots.map { ($0.low, $0.high) } }
+    var functionRanges: [(low: UInt64, high: UInt64)] { roots.ranges.map { ($0.low, $0.high) } }
 }
 
 /// `DW_AT_low_pc`/`DW_AT_high_pc`/`DW_AT_ranges` of a DIE, without empty ranges and linker tombstones
