@@ -152,20 +152,28 @@ private final class ResponseSink {
     }
 }
 
+/// What libcurl hands a write callback: the sink behind `context` and the chunk's bytes, or nil (abort).
+private func curlChunk(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
+) -> (sink: ResponseSink, bytes: UnsafeBufferPointer<UInt8>)? {
+    guard let data, let context else { return nil }
+    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    let bytes = UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self)
+    return (sink, UnsafeBufferPointer(start: bytes, count: length))
+}
+
 private func curlWriteBody(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
     _ context: UnsafeMutableRawPointer?
 )
     -> Int
 {
-    guard let data, let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard sink.body.count + length <= 16 << 20 else { return 0 }
-    data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        sink.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
-    }
-    return length
+    guard let (sink, bytes) = curlChunk(data, size, count, context),
+        sink.body.count + bytes.count <= 16 << 20
+    else { return 0 }
+    sink.body.append(contentsOf: bytes)
+    return bytes.count
 }
 
 private func curlWriteHeader(
@@ -174,12 +182,7 @@ private func curlWriteHeader(
 )
     -> Int
 {
-    guard let data, let context else { return 0 }
-    let sink = Unmanaged<ResponseSink>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-    sink.header(line)
-    return length
+    guard let (sink, bytes) = curlChunk(data, size, count, context) else { return 0 }
+    sink.header(String(decoding: bytes, as: UTF8.self))
+    return bytes.count
 }
