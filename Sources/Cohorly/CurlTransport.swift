@@ -11,9 +11,11 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     private let lock = NSLock()
     private var idleHandle: UnsafeMutableRawPointer?
 
-    /// A transport that keeps one connection alive between requests. libcurl is loaded (and initialised) with
-    /// the first request, not before: a process that never sends pays nothing for it.
-    public init() {}
+    /// A transport that keeps one connection alive between requests. libcurl is loaded (and initialised) here,
+    /// on the creating thread — not at exec, and not later on the delivery thread: loading there could run
+    /// while the app calls exit(), whose teardown of the TLS libraries then crashes the half-initialised ones.
+    /// A missing libcurl is reported by the first request (the events stay queued).
+    public init() { _ = cly_curl_load_error() }
 
     deinit {
         if let idleHandle { cly_curl_easy_cleanup(idleHandle) }

@@ -15,6 +15,8 @@ const char *cly_curl_load_error(void);
 CURL *cly_curl_easy_init(void);
 void cly_curl_easy_cleanup(CURL *handle);
 void cly_curl_easy_reset(CURL *handle);
+/// `curl_easy_perform`. It installs its own progress callback (CURLOPT_XFERINFOFUNCTION): at exit() the running
+/// transfer is aborted and the call returns before the TLS library is torn down (see cly_curl.c).
 CURLcode cly_curl_easy_perform(CURL *handle);
 const char *cly_curl_easy_strerror(CURLcode code);
 /// `curl_slist_append` (NULL when libcurl cannot be loaded).
