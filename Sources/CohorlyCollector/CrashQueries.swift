@@ -4,8 +4,7 @@ import Foundation
 /// The read side for crashes: stored `$exception` events listed, and one symbolicated against the uploaded
 /// debug files (and any extra search paths), printed-ready.
 ///
-/// The event shape is CohorlyCrash's (`ExceptionEvent.swift`): `$exception_list[0]` with type, value,
-/// mechanism and raw frames oldest first, `$exception_threads`, `$debug_images` with code ids and load addresses.
+/// The event is read by `CrashInput(exceptionEvent:)` (CrashInput+ExceptionEvent.swift).
 struct CrashQueries: Sendable {
     let store: CollectorStore
     /// The uploaded debug files and executables, by build id.
@@ -56,57 +55,6 @@ struct CrashQueries: Sendable {
         ]
     }
 
-    /// The crash in an `$exception` event's properties.
-    static func input(from properties: JSONValue) -> CrashInput {
-        let exception = properties["$exception_list"]?.arrayValue?.first
-        let images = (properties["$debug_images"]?.arrayValue ?? []).compactMap { image -> LoadedImage? in
-            guard let path = image["code_file"]?.stringValue, let base = hex(image["image_addr"]) else { return nil }
-            // Events come from the network: a negative or absurd size is read as unknown, never trapped on.
-            let size = image["image_size"]?.intValue.flatMap { UInt64(exactly: $0) } ?? hex(image["image_size"]) ?? 0
-            let buildId = image["code_id"]?.stringValue.flatMap { $0.isEmpty ? nil : DebugId.buildId(hex: $0) }
-            return LoadedImage(path: path, base: base, size: size, buildId: buildId)
-        }
-        var threads = [
-            thread(exception?["stacktrace"], tid: exception?["thread_id"]?.intValue, name: nil, crashed: true)
-        ]
-        for other in properties["$exception_threads"]?.arrayValue ?? [] {
-            threads.append(
-                thread(
-                    other["stacktrace"], tid: other["thread_id"]?.intValue, name: other["name"]?.stringValue,
-                    crashed: false))
-        }
-        var input = CrashInput(threads: threads, images: images)
-        let type = exception?["type"]?.stringValue
-        let value = exception?["value"]?.stringValue
-        let mechanism = exception?["mechanism"]
-        switch mechanism?["type"]?.stringValue {
-        case "swift": input.message = [type, value].compactMap { $0 }.joined(separator: ": ")
-        case "cxx":
-            input.cxxType = type
-            input.cxxWhat = value
-        default: input.signalDescription = [type, value].compactMap { $0 }.joined(separator: ": ")
-        }
-        let signal = mechanism?["meta"]?["signal"]
-        input.signalName = signal?["name"]?.stringValue
-        input.signalNumber = signal?["number"]?.intValue
-        input.signalCode = signal?["code"]?.intValue
-        input.faultAddress = signal?["address"]?.stringValue
-        input.mechanism = mechanism?["type"]?.stringValue
-        input.executable = properties["$exception_executable"]?.stringValue
-        if case .bool(false)? = properties["$exception_report_complete"] { input.complete = false }
-        return input
-    }
-
-    /// A thread from a raw stacktrace (frames oldest first → innermost first).
-    private static func thread(_ stacktrace: JSONValue?, tid: Int?, name: String?, crashed: Bool) -> CrashInput.Thread {
-        let frames = stacktrace?["frames"]?.arrayValue ?? []
-        let addresses = frames.reversed().compactMap { hex($0["instruction_addr"]) }
-        return CrashInput.Thread(tid: tid, name: name, crashed: crashed, truncated: false, addresses: addresses)
-    }
-
-    private static func hex(_ value: JSONValue?) -> UInt64? {
-        guard var text = value?.stringValue else { return nil }
-        if text.hasPrefix("0x") || text.hasPrefix("0X") { text.removeFirst(2) }
-        return UInt64(text, radix: 16)
-    }
+    /// The crash in an `$exception` event's properties (``CrashInput/init(exceptionEvent:)``).
+    static func input(from properties: JSONValue) -> CrashInput { CrashInput(exceptionEvent: properties) }
 }

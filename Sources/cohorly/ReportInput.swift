@@ -61,9 +61,9 @@ struct ReportInput: Decodable {
     /// The report format this reader understands.
     static let supportedFormat = "cohorly-crash/1"
 
-    /// Reads and decodes a report; the error is a one-line reason.
-    static func load(path: String) throws(ReportError) -> ReportInput {
-        let data = Data(try readFile(path))
+    /// Decodes a report read from `path`; the error is a one-line reason.
+    static func decode(_ bytes: [UInt8], name path: String) throws(ReportError) -> ReportInput {
+        let data = Data(bytes)
         let report: ReportInput
         do {
             report = try JSONDecoder().decode(ReportInput.self, from: data)
@@ -97,7 +97,7 @@ struct ReportError: Error {
 }
 
 /// The bytes of a file (POSIX, so the error is the system's own words).
-private func readFile(_ path: String) throws(ReportError) -> [UInt8] {
+func readFile(_ path: String) throws(ReportError) -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
         throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")

@@ -11,13 +11,17 @@ enum SymbolicateCommand: Command {
     static let summary =
         "Turn a crash report's (or an executable's) addresses into functions and lines."
     static let help = """
-        USAGE: cohorly symbolicate REPORT.json [--debug-dir DIR]… [--json]
+        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--json]
                cohorly symbolicate --exe FILE [--debug-dir DIR]… [--json] [ADDR…]
 
         With a crash report (format cohorly-crash/1): prints the crash reason, then every thread's frames as
         `#N 0xADDR module function at file:line:col`, inlined frames indented under their frame. Debug files
         are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
         /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
+
+        The file may also hold `$exception` events instead of a report (told apart automatically): one event,
+        its bare properties, an array of events, or `cohorly events list --json` output (`events`) or PostHog's
+        (`results`). Each is symbolicated and printed the same way (a list: one after another; --json: an array).
 
         With --exe: symbolicates file-relative virtual addresses of FILE (the addresses llvm-symbolizer's
         --obj takes), given as arguments or one per line on stdin. Frame 0 semantics: no -1 adjustment.

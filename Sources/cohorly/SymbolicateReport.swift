@@ -6,26 +6,31 @@ import CohorlySymbols
     import Foundation
 #endif
 
-/// `cohorly symbolicate REPORT.json`: the report printed like a Swift backtrace, crash reason first. The
-/// symbolication and the rendering are the library's (`CrashSymbolicator`), the same the collector uses for
-/// `cohorly crashes show`.
+/// `cohorly symbolicate FILE.json`: a crash report or `$exception` event(s) (``SymbolicateInput``) printed like a
+/// Swift backtrace, crash reason first. The symbolication and the rendering are the library's
+/// (`CrashSymbolicator`), the same the collector uses for `cohorly crashes show`.
 enum SymbolicateReport {
     static func run(path: String, debugDirs: [String], json: Bool) -> ExitStatus {
-        let report: ReportInput
+        let found: (crashes: [SymbolicateInput.Crash], isList: Bool)
         do {
-            report = try ReportInput.load(path: path)
+            found = try SymbolicateInput.crashes(try readFile(path), name: path)
         } catch {
             Console.error("cohorly: \(error.reason)")
             return .failure
         }
-        let crash = CrashSymbolicator.symbolicate(input(report), locator: DebugFileLocator(searchPaths: debugDirs))
+        let locator = DebugFileLocator(searchPaths: debugDirs)
+        let crashes = found.crashes.map {
+            (header: $0.header, crash: CrashSymbolicator.symbolicate($0.input, locator: locator))
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            guard let data = try? encoder.encode(crash) else { return .failure }
+            let encoded =
+                found.isList ? try? encoder.encode(crashes.map(\.crash)) : try? encoder.encode(crashes[0].crash)
+            guard let data = encoded else { return .failure }
             Console.out(String(decoding: data, as: UTF8.self))
         } else {
-            Console.out(crash.text())
+            Console.out(crashes.map { $0.crash.text(header: $0.header) }.joined(separator: "\n\n"))
         }
         return .success
     }
