@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// The README's first command, `scripts/demo`, run end to end with the builds the test suite already has (the
+/// release CrashDemo that scripts/test builds, the debug `cohorly`): it must exit 0 and show every crash it
+/// caused.
+@Suite("scripts/demo")
+struct DemoScriptTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated() throws {
+        let crashDemo = DemoBuild.release.executable
+        guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
+            throw CrashDemoError.missingExecutable(crashDemo)
+        }
+        let cohorly = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly")
+        let outputs = try makeTemporaryDirectory("demo")
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let outputURL = outputs.appendingPathComponent("output")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [
+            Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
+            "--cohorly", cohorly.path,
+        ]
+        let output = try FileHandle(forWritingTo: outputURL)
+        process.standardOutput = output
+        process.standardError = output  // bash's job lines would land here: they must not appear
+        try process.run()
+        process.waitUntilExit()
+        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0, "scripts/demo output:\n\(text)")
+        let lines = text.split(separator: "\n").map(String.init)
+        let crashes = lines.filter { $0.hasPrefix("Crash: ") }
+        #expect(crashes.count == 5, "\(crashes)")
+        for reason in [
+            "Fatal error: demo fatal", "Swift runtime failure: Index out of range",
+            "Segmentation fault: address not mapped at 0x0", "std::runtime_error: demo C++ failure", "Stack overflow",
+        ] {
+            #expect(crashes.contains { $0.contains(reason) }, "no crash shown with \(reason): \(crashes)")
+        }
+        // Each crash shows its crashed thread, symbolicated with the uploaded debug file.
+        #expect(lines.filter { $0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:") }.count == 5)
+        #expect(text.contains("CrashDemo.crashIndexOutOfRange()"))
+        for kind in ["fatal-error", "index-out-of-range", "null-write", "cxx-exception", "stack-overflow"] {
+            #expect(lines.contains { $0.hasPrefix("   CrashDemo crash \(kind): exit status 1") })
+        }
+        // bash reports a child killed by a signal as "…: line N: PID Illegal instruction …".
+        let jobLines = lines.filter { $0.range(of: #"line [0-9]+: +[0-9]+ "#, options: .regularExpression) != nil }
+        #expect(jobLines.isEmpty, "\(jobLines)")
+        #expect(lines.last == "== the collector shows 5 of 5 crashes")
+    }
+}
