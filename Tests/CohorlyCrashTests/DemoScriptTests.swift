@@ -9,7 +9,7 @@ struct DemoScriptTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated() throws {
+    @Test func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated() async throws {
         let crashDemo = DemoBuild.release.executable
         guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
             throw CrashDemoError.missingExecutable(crashDemo)
@@ -29,8 +29,16 @@ struct DemoScriptTests {
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output  // bash's job lines would land here: they must not appear
-        try process.run()
-        process.waitUntilExit()
+        // Waited for without blocking a thread of the (small) cooperative pool the other tests share.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
 
         #expect(process.terminationReason == .exit)
