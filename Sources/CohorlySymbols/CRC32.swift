@@ -19,16 +19,16 @@ enum CRC32 {
 
     /// The CRC-32 of a whole file, or nil when it cannot be read.
     static func file(_ path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let file = try? RegularFile(path: path) else { return nil }
         var crc: UInt32 = 0
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count == 0 { return crc }
-            if count < 0 { return nil }
-            crc = buffer.withUnsafeBytes { update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        do {
+            try file.forEachChunk(size: 1 << 16) { chunk in
+                crc = update(crc, chunk)
+                return true
+            }
+        } catch {
+            return nil
         }
+        return crc
     }
 }

@@ -4,62 +4,43 @@ import CDwarf
     import Glibc
 #endif
 
-/// An open ELF file (libelf, read-only, memory-mapped). Closes the descriptor when released.
+/// An open ELF file (libelf, read-only, memory-mapped), opened as a ``RegularFile`` (a FIFO or device is
+/// refused without blocking). Closes the descriptor when released.
 final class ElfFile {
     let path: String
     let elf: OpaquePointer
-    private let fd: Int32
+    private let file: RegularFile
 
     /// Opens `path`. `mapped` maps the whole file (best when most of it will be read, as DWARF is);
     /// otherwise libelf reads only the parts asked for (best for headers and notes).
     init(path: String, mapped: Bool = true) throws(SymbolsError) {
         self.path = path
         _ = ElfFile.libelfReady
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            throw .notARegularFile(path: path)
-        }
-        guard info.st_size > 0 else {
-            close(fd)
-            throw .emptyFile(path: path)
-        }
+        let file = try RegularFile(path: path)
+        guard file.size > 0 else { throw .emptyFile(path: path) }
+        let fd = file.descriptor
         var magic = [UInt8](repeating: 0, count: 4)
         let got = pread(fd, &magic, 4, 0)
-        guard got == 4, magic == [0x7f, 0x45, 0x4c, 0x46] else {
-            close(fd)
-            throw .notELF(path: path)
-        }
+        guard got == 4, magic == [0x7f, 0x45, 0x4c, 0x46] else { throw .notELF(path: path) }
         guard let elf = elf_begin(fd, mapped ? ELF_C_READ_MMAP : ELF_C_READ, nil) else {
-            let reason = ElfFile.lastError()
-            close(fd)
-            throw .malformed(path: path, reason: reason)
+            throw .malformed(path: path, reason: ElfFile.lastError())
         }
         var ehdr = GElf_Ehdr()
         guard elf_kind(elf) == ELF_K_ELF, gelf_getehdr(elf, &ehdr) != nil else {
             let reason = ElfFile.lastError()
             elf_end(elf)
-            close(fd)
             throw .malformed(path: path, reason: reason)
         }
-        if let reason = ElfFile.truncation(elf: elf, header: ehdr, size: UInt64(info.st_size)) {
+        if let reason = ElfFile.truncation(elf: elf, header: ehdr, size: file.size) {
             elf_end(elf)
-            close(fd)
             throw .malformed(path: path, reason: reason)
         }
-        self.fd = fd
+        self.file = file
         self.elf = elf
         self.header = ehdr
     }
 
-    deinit {
-        elf_end(elf)
-        close(fd)
-    }
+    deinit { elf_end(elf) }  // then `file` closes the descriptor
 
     /// The ELF header.
     let header: GElf_Ehdr

@@ -2,10 +2,12 @@
 public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The path could not be opened (missing, dangling symlink, no permission, …); `reason` is `strerror`.
     case cannotOpen(path: String, reason: String)
-    /// The path names a directory or another non-regular file.
+    /// The path names a directory, FIFO, socket, device or another non-regular file (refused without reading).
     case notARegularFile(path: String)
     /// The file is empty.
     case emptyFile(path: String)
+    /// The file holds more than `limit` bytes, the most the reader accepts.
+    case tooLarge(path: String, limit: Int)
     /// The file does not start with the ELF magic.
     case notELF(path: String)
     /// The file starts like ELF but its headers are cut short or inconsistent (`reason` from libelf).
@@ -18,7 +20,7 @@ public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let path, _), .notARegularFile(let path), .emptyFile(let path),
             .notELF(let path),
-            .malformed(let path, _), .unreadableDebugInfo(let path, _):
+            .tooLarge(let path, _), .malformed(let path, _), .unreadableDebugInfo(let path, _):
             return path
         }
     }
@@ -30,6 +32,7 @@ public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notARegularFile(let path): return "\(path): not a regular file"
         case .emptyFile(let path): return "\(path): empty file"
         case .notELF(let path): return "\(path): not an ELF file"
+        case .tooLarge(let path, let limit): return "\(path): larger than \(limit) bytes, refused"
         case .malformed(let path, let reason): return "\(path): malformed ELF file (\(reason))"
         case .unreadableDebugInfo(let path, let reason):
             return "\(path): unreadable debug info (\(reason))"

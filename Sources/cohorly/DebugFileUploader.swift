@@ -86,11 +86,9 @@ struct DebugFileUploader {
     }
 
     private static func isELF(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard let file = try? RegularFile(path: path) else { return false }
         var magic = [UInt8](repeating: 0, count: 4)
-        return pread(fd, &magic, 4, 0) == 4 && magic == [0x7f, 0x45, 0x4c, 0x46]
+        return pread(file.descriptor, &magic, 4, 0) == 4 && magic == [0x7f, 0x45, 0x4c, 0x46]
     }
 
     /// What `path` should be stored as: a debug companion is `debuginfo`; a binary is `executable`, and also
@@ -109,19 +107,16 @@ struct DebugFileUploader {
 
     /// SHA-256 and size of a file, read in 1 MiB pieces.
     static func hash(_ path: String) throws -> (sha256: String, size: Int64) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         let hash = SHA256()
         var size: Int64 = 0
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw Failure(description: "\(path): \(String(cString: strerror(errno)))") }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-            size += Int64(count)
+        do {
+            try RegularFile(path: path).forEachChunk { chunk in
+                hash.update(chunk)
+                size += Int64(chunk.count)
+                return true
+            }
+        } catch {
+            throw Failure(description: error.description)
         }
         return (hash.finalizeHex(), size)
     }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import CohorlySymbols
 #if canImport(FoundationEssentials)
     import FoundationEssentials  // JSONDecoder without libFoundation + ICU: faster CLI start-up
 #else
@@ -58,6 +56,10 @@ struct ReportInput: Decodable {
         case crashedThread = "crashed_thread"
     }
 
+    /// The largest report file read (the recorder caps its reports at 512 KiB; salvaged and hand-made
+    /// reports get room to spare).
+    static let maximumBytes = 64 << 20
+
     /// The report format this reader understands.
     static let supportedFormat = "cohorly-crash/1"
 
@@ -96,21 +98,13 @@ struct ReportError: Error {
     }
 }
 
-/// The bytes of a file (POSIX, so the error is the system's own words).
+/// The bytes of a file named on the command line: only a regular file (a FIFO or device is refused without blocking), at most
+/// ``ReportInput/maximumBytes``.
 func readFile(_ path: String) throws(ReportError) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else {
-        throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
-    }
-    defer { close(fd) }
-    var result: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = read(fd, &buffer, buffer.count)
-        if count == 0 { return result }
-        if count < 0 {
-            throw ReportError(reason: "\(path): cannot read: \(String(cString: strerror(errno)))")
-        }
-        result += buffer[0..<count]
+    do {
+        return try RegularFile(path: path).readAll(limit: ReportInput.maximumBytes)
+    } catch {
+        if case .cannotOpen(_, let reason) = error { throw ReportError(reason: "\(path): cannot read: \(reason)") }
+        throw ReportError(reason: error.description)
     }
 }

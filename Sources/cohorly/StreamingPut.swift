@@ -1,5 +1,6 @@
 import CCurl
 import CohorlyCollector
+import CohorlySymbols
 import Foundation
 
 /// One HTTP PUT of a file, deflated on the fly and sent with chunked transfer encoding through libcurl: the
@@ -67,7 +68,8 @@ enum StreamingPut {
 
     /// The file, deflated as libcurl asks for more.
     final class DeflatingSource {
-        private let fd: Int32
+        private let file: RegularFile
+        private var fd: Int32 { file.descriptor }
         private let deflater: ZlibStream
         private var input = [UInt8](repeating: 0, count: 256 << 10)
         private var pending: [UInt8] = []
@@ -79,15 +81,14 @@ enum StreamingPut {
         private(set) var failure: String?
 
         init(path: String, progress: ((Int64) -> Void)?) throws {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                throw DebugFileUploader.Failure(description: "\(path): \(String(cString: strerror(errno)))")
+            do {
+                file = try RegularFile(path: path)
+            } catch {
+                throw DebugFileUploader.Failure(description: error.description)
             }
             deflater = try ZlibStream(.deflate(level: 6))
             self.progress = progress
         }
-
-        deinit { close(fd) }
 
         /// Copies up to `capacity` bytes of the compressed body into `buffer`; 0 at the end.
         func fill(_ buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
