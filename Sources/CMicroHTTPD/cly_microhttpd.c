@@ -35,13 +35,15 @@ typedef struct MHD_Daemon *(*start_function)(unsigned int, uint16_t, MHD_AcceptP
 
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
-                                 size_t connection_memory_limit, unsigned int timeout_seconds) {
+                                 size_t connection_memory_limit, unsigned int timeout_seconds,
+                                 unsigned int per_ip_limit) {
     if (!ready()) return NULL;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     return ((start_function)slots[START_DAEMON])(
         flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context, MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
+        MHD_OPTION_END);
 }
 
 void cly_mhd_stop_daemon(struct MHD_Daemon *daemon) { ((void (*)(struct MHD_Daemon *))slots[STOP_DAEMON])(daemon); }

@@ -18,13 +18,18 @@ public final class Collector: Sendable {
     public let debugFiles: DebugFileStore
     let faults = FaultInjector()
     private let server: HTTPServer
+    private let directoryLock: DataDirectoryLock?
     private let portBox = PortBox()
 
-    /// Opens the storage; call `start()` to listen.
+    /// Opens the storage and locks the data directory (a second collector on it is refused until this one is
+    /// released); call `start()` to listen. Throws `CollectorError` for an empty admin secret or a data directory
+    /// in use.
     public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
+        if configuration.adminToken?.isEmpty == true { throw CollectorError.emptySecret }
         self.configuration = configuration
         let store = try CollectorStore(directory: configuration.dataDirectory)
         self.store = store
+        directoryLock = try configuration.dataDirectory.map { try DataDirectoryLock(directory: $0) }
         let debugFiles = try DebugFileStore(
             directory: configuration.dataDirectory?.appendingPathComponent("debug-files"))
         self.debugFiles = debugFiles
@@ -35,9 +40,10 @@ public final class Collector: Sendable {
         let router = Router(
             ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
             rateLimiter: rateLimiter)
-        server = HTTPServer(maxBodyBytes: maxBody, streamer: { router.stream($0) }) { request in
-            router.route(request)
-        }
+        server = HTTPServer(
+            maxBodyBytes: maxBody, log: RequestLog(level: configuration.requestLog, handler: configuration.logHandler),
+            screener: { router.screen($0, port: $1) }, streamer: { router.stream($0) }
+        ) { request in router.route(request) }
     }
 
     /// Starts listening; returns the port (the chosen one when configured with 0).
@@ -46,7 +52,7 @@ public final class Collector: Sendable {
         let port = try server.start(
             address: configuration.bindAddress, port: configuration.port,
             memoryLimit: configuration.connectionMemoryLimit,
-            timeout: configuration.connectionTimeout)
+            timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient)
         portBox.set(port)
         return port
     }
@@ -61,13 +67,16 @@ public final class Collector: Sendable {
 
     deinit { stop() }
 
-    /// Stops the server (storage stays readable). Safe to call twice.
+    /// Stops the server (storage stays readable) and frees the data directory for another collector. Safe to
+    /// call twice.
     public func stop() {
         faults.cancelDelays()
         server.stop()
+        directoryLock?.release()
     }
 
-    /// Makes the next `count` ingestion answers misbehave as `fault` says.
+    /// Makes the next `count` ingestion answers misbehave as `fault` says (nothing is queued when that would make
+    /// more than 10,000 pending faults).
     public func injectFault(_ fault: Fault, count: Int = 1) { faults.add(fault, count: count) }
 
     /// Removes faults not yet applied.

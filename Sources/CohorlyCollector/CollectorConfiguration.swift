@@ -23,12 +23,28 @@ public struct CollectorConfiguration: Sendable {
     public var rateLimit: RateLimit?
     /// Idle connection timeout in seconds. Default 30.
     public var connectionTimeout: UInt32 = 30
+    /// Connections one client address may hold open at once; more are closed at once. Default 32.
+    public var connectionsPerClient: UInt32 = 32
+    /// Seconds a connection has to send its request headers; then it is closed. Default 10.
+    public var headerDeadline: Double = 10
+    /// Largest debug-file upload in bytes, as stored (inflated); larger is refused with 413, from the declared
+    /// size before the body is read, else as soon as it passes. Default 4 GiB (4,294,967,296).
+    public var maxUploadBytes: Int64 = 4 << 30
+    /// Host names the collector answers to besides its bind address and `localhost` (e.g. a CI service name);
+    /// requests naming any other `Host` get 421. Default none.
+    public var allowedHosts: [String] = []
+    /// Which requests are logged: none, the refused ones (status 400 and up, or dropped), or all. Default `.none`
+    /// (`cohorly serve` logs the refused ones).
+    public var requestLog: RequestLogLevel = .none
+    /// Where log lines go; nil writes them to standard error. Default nil.
+    public var logHandler: (@Sendable (String) -> Void)?
 
-    /// The defaults.
     /// Directories searched (recursively, by build id) for debug files when crashes are symbolicated, after
-    /// the uploaded ones. Default none.
+    /// the uploaded ones; the collector opens no other path for symbolication (never a path a crash names).
+    /// Default none.
     public var extraDebugFileDirectories: [String] = []
 
+    /// The defaults.
     public init() {}
 
     /// The state directory used by `cohorly serve` without `--data`: `$XDG_STATE_HOME/cohorly/collector`.
@@ -56,14 +72,30 @@ public struct CollectorConfiguration: Sendable {
             self.window = window
         }
 
-        /// Parses `N/SECONDS`, e.g. `100/10`.
+        /// The ranges `init?(_:)` accepts: 1…1,000,000 requests per 0.001…86,400 seconds.
+        public static let requestRange = 1...1_000_000
+        /// See `requestRange`.
+        public static let windowRange = 0.001...86_400.0
+
+        /// Parses `N/SECONDS`, e.g. `100/10`; nil for anything else, or out of `requestRange` / `windowRange`
+        /// (`1/inf`, `1/1e19`, `0/10`).
         public init?(_ text: String) {
-            let parts = text.split(separator: "/")
-            guard parts.count == 2, let requests = Int(parts[0]), let window = Double(parts[1]), requests > 0,
-                window > 0
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let requests = Int(parts[0]), let window = Double(parts[1]),
+                Self.requestRange.contains(requests), window.isFinite, Self.windowRange.contains(window)
             else { return nil }
             self.init(requests: requests, window: window)
         }
+    }
+
+    /// Which requests a collector logs.
+    public enum RequestLogLevel: Sendable {
+        /// None.
+        case none
+        /// Those answered with status 400 or more, or dropped without an answer.
+        case refused
+        /// Every request.
+        case all
     }
 
     func accepts(token: String) -> Bool {

@@ -37,19 +37,22 @@ public struct EventQuery: Sendable {
     public var insertId: String?
     /// Only rows after this id.
     public var afterId: Int64?
-    /// At most this many rows (newest last). Default 1000.
+    /// At most this many rows. Default 1000.
     public var limit: Int = 1000
+    /// Newest first (and `afterId` then means "before this id"). Default false: oldest first.
+    public var newestFirst = false
 
-    /// A query matching every event (first 1000).
+    /// A query matching every event (first 1000, oldest first).
     public init(
         event: String? = nil, distinctId: String? = nil, insertId: String? = nil, afterId: Int64? = nil,
-        limit: Int = 1000
+        limit: Int = 1000, newestFirst: Bool = false
     ) {
         self.event = event
         self.distinctId = distinctId
         self.insertId = insertId
         self.afterId = afterId
         self.limit = limit
+        self.newestFirst = newestFirst
     }
 }
 
@@ -64,7 +67,7 @@ public final class CollectorStore: @unchecked Sendable {
         if let directory {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             db = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536")
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-8192")
         } else {
             db = try SQLiteDatabase(path: ":memory:")
         }
@@ -131,8 +134,19 @@ public final class CollectorStore: @unchecked Sendable {
         }
     }
 
-    /// Stored events matching `query`, oldest first.
+    /// Stored events matching `query` (oldest first unless it says otherwise).
     public func events(matching query: EventQuery = EventQuery()) throws -> [StoredEvent] {
+        var result: [StoredEvent] = []
+        try forEachEvent(matching: query) { event in
+            result.append(event)
+            return true
+        }
+        return result
+    }
+
+    /// Hands the events matching `query` to `visit` one at a time, in order, without keeping them (memory stays
+    /// at one row whatever the database holds); `visit` returns false to stop. Writers wait while it runs.
+    public func forEachEvent(matching query: EventQuery, _ visit: (StoredEvent) throws -> Bool) throws {
         var clauses: [String] = []
         var values: [SQLiteStatement.Value] = []
         if let event = query.event {
@@ -148,25 +162,23 @@ public final class CollectorStore: @unchecked Sendable {
             values.append(.text(insertId))
         }
         if let afterId = query.afterId {
-            clauses.append("id > ?")
+            clauses.append(query.newestFirst ? "id < ?" : "id > ?")
             values.append(.int(afterId))
         }
         let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        let order = query.newestFirst ? "DESC" : ""
         values.append(.int(Int64(max(0, query.limit))))
-        return try lock.withLock {
+        try lock.withLock {
             let statement = try db.prepare(
-                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY id LIMIT ?"
+                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY id \(order) LIMIT ?"
             )
-            var result: [StoredEvent] = []
             try statement.rows(values) { row in
-                result.append(
+                try visit(
                     StoredEvent(
                         id: row.int(0), event: row.text(1) ?? "", distinctId: row.text(2) ?? "",
                         time: row.int(3),
                         insertId: row.text(4), propertiesJSON: row.text(5) ?? "{}", receivedAt: row.int(6)))
-                return true
             }
-            return result
         }
     }
 
@@ -184,13 +196,22 @@ public final class CollectorStore: @unchecked Sendable {
 
     /// Stored `/alias` (`kind: "alias"`) or `/engage` (`kind: "engage"`) records, oldest first.
     public func records(kind: String) throws -> [StoredRecord] {
+        var result: [StoredRecord] = []
+        try forEachRecord(kind: kind, afterId: nil, limit: Int.max) { record in
+            result.append(record)
+            return true
+        }
+        return result
+    }
+
+    /// Hands up to `limit` records of `kind` with an id above `afterId` to `visit`, oldest first, one at a time;
+    /// `visit` returns false to stop.
+    func forEachRecord(kind: String, afterId: Int64?, limit: Int, _ visit: (StoredRecord) throws -> Bool) throws {
         try lock.withLock {
-            var result: [StoredRecord] = []
-            try db.prepare("SELECT id, body FROM records WHERE kind = ? ORDER BY id").rows([.text(kind)]) { row in
-                result.append(StoredRecord(id: row.int(0), json: row.text(1) ?? "{}"))
-                return true
+            let statement = try db.prepare("SELECT id, body FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
+            try statement.rows([.text(kind), .int(afterId ?? 0), .int(Int64(max(0, limit)))]) { row in
+                try visit(StoredRecord(id: row.int(0), json: row.text(1) ?? "{}"))
             }
-            return result
         }
     }
 }

@@ -12,21 +12,26 @@ struct CrashQueries: Sendable {
     /// Further directories searched (recursively, by build id).
     let extraDirectories: [String]
 
-    /// `GET /api/crashes`: newest first.
-    func list(limit: Int) throws -> JSONValue {
-        let events = try store.events(matching: EventQuery(event: "$exception", limit: 1_000_000))
-        let summaries: [JSONValue] = events.reversed().prefix(limit).map { event in
-            let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-            let exception = properties["$exception_list"]?.arrayValue?.first
-            return [
-                "insert_id": event.insertId.map(JSONValue.string) ?? .null,
-                "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
-                "release": properties["release"] ?? .null,
-                "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
-                "received_at": .int(Int(event.receivedAt)),
-            ]
-        }
-        return ["crashes": .array(summaries), "count": .int(summaries.count)]
+    /// `GET /api/crashes`: newest first, `limit` at most, older than row `after` when given; one page read row by
+    /// row (see `JSONPage`), so memory stays bounded whatever the store holds.
+    func list(limit: Int, after: Int64? = nil) throws -> HTTPResponse {
+        var page = JSONPage(key: "crashes")
+        let query = EventQuery(event: "$exception", afterId: after, limit: limit, newestFirst: true)
+        try store.forEachEvent(matching: query) { event in page.add(Self.summary(event), id: event.id) }
+        return page.response()
+    }
+
+    /// One line of `GET /api/crashes`.
+    static func summary(_ event: StoredEvent) -> JSONValue {
+        let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
+        let exception = properties["$exception_list"]?.arrayValue?.first
+        return [
+            "insert_id": event.insertId.map(JSONValue.string) ?? .null,
+            "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
+            "release": properties["release"] ?? .null,
+            "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
+            "received_at": .int(Int(event.receivedAt)),
+        ]
     }
 
     /// `GET /api/crashes/<insert_id>`: nil when there is no such crash.
@@ -43,7 +48,10 @@ struct CrashQueries: Sendable {
                 debugFiles.debugFile(buildId: DebugId.codeId(buildId), kind: $0)?.path
             }
         }
+        // Only the store's files and what lies in the trusted directories are opened: never any path an event names.
         let locator = DebugFileLocator(searchPaths: uploaded + extraDirectories, debugRoots: [], debuginfod: nil)
+        let trusted = TrustedDirectories(extraDirectories)
+        locator.mayOpenCodeFile = { trusted.contains($0) }
         let crash = CrashSymbolicator.symbolicate(input, locator: locator)
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [

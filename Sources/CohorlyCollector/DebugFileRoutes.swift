@@ -8,7 +8,8 @@ import Foundation
 //   GET  /buildid/<build_id>/debuginfo       debuginfod: the file, streamed (404 when unknown)
 //   GET  /buildid/<build_id>/executable
 //
-// `/api/*` needs `Authorization: Bearer <adminToken>` when the collector has one; the debuginfod reads are open.
+// `/api/*` needs `Authorization: Bearer <adminToken>` when the collector has one (Router+Policy.swift); the
+// debuginfod reads are open.
 
 /// Headers of an upload.
 enum DebugFileHeader {
@@ -22,9 +23,6 @@ extension Router {
     /// Claims the upload route before its body arrives, so the body streams to disk instead of memory.
     func stream(_ request: HTTPRequest) -> (any RequestBodySink)? {
         guard request.method == "PUT", request.path.hasPrefix("/api/debug-files/") else { return nil }
-        if let admin = configuration.adminToken, request.header("Authorization") != "Bearer \(admin)" {
-            return RejectedUpload(.error(401, "missing or wrong upload credential (Authorization: Bearer <secret>)"))
-        }
         let parts = request.path.dropFirst("/api/debug-files/".count).split(
             separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let buildId = DebugFileStore.normalizedBuildId(String(parts[0])) else {
@@ -118,13 +116,14 @@ extension Router {
     }
 }
 
-/// An upload refused from its headers: the body is read and dropped, then `answer` is sent (nil: no answer).
+/// An upload refused from its headers: `answer` is sent at once and the body is never read (nil: the connection
+/// is dropped without an answer).
 final class RejectedUpload: RequestBodySink {
-    private let answer: HTTPResponse?
+    let answer: HTTPResponse?
 
     init(_ answer: HTTPResponse?) { self.answer = answer }
 
-    func append(_ bytes: UnsafeRawBufferPointer) {}
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool { false }
 
     func finish(_ request: HTTPRequest) -> HTTPResponse? { answer }
 }

@@ -64,9 +64,9 @@ final class DebugFileUpload: RequestBodySink {
         if !finished { store.noteUpload(stored: false, bytesReceived: received) }
     }
 
-    func append(_ bytes: UnsafeRawBufferPointer) {
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         received += Int64(bytes.count)
-        guard failure == nil else { return }
+        guard failure == nil else { return true }
         if let inflater {
             do {
                 try inflater.process(bytes) { write($0) }
@@ -76,6 +76,7 @@ final class DebugFileUpload: RequestBodySink {
         } else {
             write(bytes)
         }
+        return true
     }
 
     func finish(_ request: HTTPRequest) -> HTTPResponse? {

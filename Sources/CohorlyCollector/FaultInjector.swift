@@ -44,6 +44,36 @@ public struct Fault: Sendable, Equatable {
         location = json["location"]?.stringValue
     }
 
+    /// From the admin endpoint's JSON, every field range-checked: `status` 100…599, `delay_ms` 0…600,000,
+    /// `retry_after` and `location` at most 2,048 characters without control characters.
+    init(validating json: JSONValue) throws(BadRequest) {
+        guard let fault = Fault(json: json) else { throw BadRequest(message: "expected a JSON object") }
+        if let status = json["status"], status != .null {
+            guard let code = status.intValue, (100...599).contains(code) else {
+                throw BadRequest(message: "invalid status \(status.jsonString.prefix(40)): expected 100 to 599")
+            }
+        }
+        if let delay = json["delay_ms"], delay != .null {
+            guard let milliseconds = delay.doubleValue, milliseconds.isFinite, (0...600_000).contains(milliseconds)
+            else { throw BadRequest(message: "invalid delay_ms \(delay.jsonString.prefix(40)): expected 0 to 600000") }
+        }
+        for text in [fault.retryAfter, fault.location].compactMap({ $0 }) {
+            guard text.utf8.count <= 2048, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else { throw BadRequest(message: "invalid retry_after or location: too long or control characters") }
+        }
+        self = fault
+    }
+
+    /// The admin endpoint's `count`: 1 when absent, else 1…`FaultInjector.maximumPending`.
+    static func count(_ json: JSONValue) throws(BadRequest) -> Int {
+        guard let value = json["count"], value != .null else { return 1 }
+        guard let count = value.intValue, (1...FaultInjector.maximumPending).contains(count) else {
+            throw BadRequest(
+                message: "invalid count \(value.jsonString.prefix(40)): expected 1 to \(FaultInjector.maximumPending)")
+        }
+        return count
+    }
+
     var json: JSONValue {
         var object: [String: JSONValue] = [
             "delay_ms": .double(delay * 1000), "drop_connection": .bool(dropConnection),
@@ -66,8 +96,17 @@ final class FaultInjector: @unchecked Sendable {
     private var cancelled = false
     private var delaying = 0
 
-    func add(_ fault: Fault, count: Int) {
-        lock.withLock { faults.append(contentsOf: Array(repeating: fault, count: max(0, count))) }
+    /// Most faults waiting at once: 10,000.
+    static let maximumPending = 10_000
+
+    /// Queues `count` copies of `fault`; false (and nothing queued) when that would pass `maximumPending`.
+    @discardableResult
+    func add(_ fault: Fault, count: Int) -> Bool {
+        lock.withLock {
+            guard count >= 0, count <= Self.maximumPending - faults.count else { return false }
+            faults.append(contentsOf: repeatElement(fault, count: count))
+            return true
+        }
     }
 
     func clear() { lock.withLock { faults.removeAll() } }
@@ -78,6 +117,7 @@ final class FaultInjector: @unchecked Sendable {
 
     /// Waits `seconds`, or less when `cancelDelays` is called (so stopping never waits for an injected delay).
     func delay(_ seconds: Double) {
+        guard seconds.isFinite, seconds > 0 else { return }
         let deadline = Date(timeIntervalSinceNow: seconds)
         sleeper.lock()
         delaying += 1

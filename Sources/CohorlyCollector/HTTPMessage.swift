@@ -44,6 +44,8 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// A file whose contents are the body, streamed by the server instead of `body` (nil: use `body`).
     var bodyFile: String?
+    /// Why the request was refused (an error answer's message), for the request log.
+    var reason: String?
 
     /// A response value (JSON content type unless `headers` says otherwise).
     public init(
@@ -75,6 +77,8 @@ public struct HTTPResponse: Sendable {
     static func error(_ status: Int, _ message: String, headers: [(String, String)] = [])
         -> HTTPResponse
     {
-        json(status, ["status": 0, "error": .string(message)], headers: headers)
+        var response = json(status, ["status": 0, "error": .string(message)], headers: headers)
+        response.reason = message
+        return response
     }
 }

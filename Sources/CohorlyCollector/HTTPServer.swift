@@ -3,28 +3,42 @@ import Foundation
 
 /// A small HTTP/1.1 server on libmicrohttpd: one thread per connection, request bodies collected up to a limit
 /// (the rest is read and discarded, so the client always gets an answer), headers bounded by the connection
-/// memory limit. The handler returns nil to drop the connection without an answer. Routes the `streamer` claims
-/// (it sees the request without its body) get their body piece by piece instead (uploads to disk, any size).
+/// memory limit. The `screener` sees each request as soon as its headers arrived and may refuse it at once (the
+/// body is then never read). The handler returns nil to drop the connection without an answer. Routes the
+/// `streamer` claims (it sees the request without its body) get their body piece by piece instead (uploads to
+/// disk, any size). Every answer goes through the request log.
 final class HTTPServer: @unchecked Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse?
+    typealias Screener = @Sendable (HTTPRequest, _ port: UInt16) -> HTTPResponse?
     typealias Streamer = @Sendable (HTTPRequest) -> (any RequestBodySink)?
 
     let handler: Handler
+    let screener: Screener?
     let streamer: Streamer?
     let maxBodyBytes: Int
+    let log: RequestLog
     private let lock = NSLock()
     private var daemon: OpaquePointer?
+    private var listeningPort: UInt16 = 0
 
-    init(maxBodyBytes: Int, streamer: Streamer? = nil, handler: @escaping Handler) {
+    init(
+        maxBodyBytes: Int, log: RequestLog = RequestLog(level: .none, handler: nil), screener: Screener? = nil,
+        streamer: Streamer? = nil, handler: @escaping Handler
+    ) {
         self.maxBodyBytes = maxBodyBytes
+        self.log = log
+        self.screener = screener
         self.streamer = streamer
         self.handler = handler
     }
 
+    /// The port it listens on (0 before `start` returned).
+    var port: UInt16 { lock.withLock { listeningPort } }
+
     deinit { stop() }
 
     /// Binds and starts serving; returns the port.
-    func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32) throws -> UInt16 {
+    func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32) throws -> UInt16 {
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
@@ -33,14 +47,19 @@ final class HTTPServer: @unchecked Sendable {
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = withUnsafePointer(to: &socketAddress) { pointer in
-            cly_mhd_start(pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout)
+            cly_mhd_start(
+                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient)
         }
         guard let started else {
             if let reason = cly_mhd_load_error() { throw CollectorError.libraryUnavailable(String(cString: reason)) }
             throw CollectorError.cannotListen(address: address, port: port)
         }
-        lock.withLock { daemon = started }
-        return cly_mhd_port(started)
+        let bound = cly_mhd_port(started)
+        lock.withLock {
+            daemon = started
+            listeningPort = bound
+        }
+        return bound
     }
 
     /// Stops accepting, closes connections and joins the server threads.
@@ -62,6 +81,10 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     case cannotListen(address: String, port: UInt16)
     /// libmicrohttpd could not be loaded (the reason names the library and what is wrong).
     case libraryUnavailable(String)
+    /// The admin secret is empty (it would protect nothing).
+    case emptySecret
+    /// Another collector holds the data directory (or its lock file cannot be opened).
+    case dataDirectoryInUse(directory: String, reason: String)
 
     /// A readable reason.
     public var description: String {
@@ -69,14 +92,17 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
         case .invalidAddress(let address): return "invalid IPv4 bind address \(address)"
         case .cannotListen(let address, let port): return "cannot listen on \(address):\(port)"
         case .libraryUnavailable(let reason): return reason
+        case .emptySecret: return "the admin secret is empty"
+        case .dataDirectoryInUse(let directory, let reason): return "data directory \(directory): \(reason)"
         }
     }
 }
 
 /// Receives one request body piece by piece, on the connection's thread, then answers.
 protocol RequestBodySink: AnyObject {
-    /// The next piece of the body (as sent: still compressed when the client compressed it).
-    func append(_ bytes: UnsafeRawBufferPointer)
+    /// The next piece of the body (as sent: still compressed when the client compressed it). False drops the
+    /// connection at once, without an answer (a body far past any limit).
+    func append(_ bytes: UnsafeRawBufferPointer) -> Bool
     /// The whole body arrived; `request` has an empty body. Nil drops the connection without an answer.
     func finish(_ request: HTTPRequest) -> HTTPResponse?
 }
@@ -86,6 +112,8 @@ private final class RequestBody {
     var bytes: [UInt8] = []
     var tooLarge = false
     var sink: (any RequestBodySink)?
+    /// An answer was queued from the headers alone; the body (if any) is dropped.
+    var answered = false
 }
 
 /// Collects key/value pairs from libmicrohttpd iterators.
@@ -143,15 +171,38 @@ private func httpAccessHandler(
     }
     guard let stored = connectionContext.pointee else {
         let body = RequestBody()
-        body.sink = server.streamer?(head())
         connectionContext.pointee = Unmanaged.passRetained(body).toOpaque()
-        return .YES
+        let request = head()
+        var early = server.screener?(request, server.port)
+        if early == nil, let sink = server.streamer?(request) {
+            guard let rejected = sink as? RejectedUpload else {
+                body.sink = sink
+                return .YES
+            }
+            guard let answer = rejected.answer else {
+                server.log.record(request, nil)
+                return .NO
+            }
+            early = answer
+        }
+        guard let early else { return .YES }
+        // Refused from its headers: answered now, the body is never read (the connection closes after).
+        body.answered = true
+        server.log.record(request, early)
+        return queue(early, on: connection)
     }
     let body = Unmanaged<RequestBody>.fromOpaque(stored).takeUnretainedValue()
+    if body.answered {
+        uploadDataSize.pointee = 0
+        return .YES
+    }
     if uploadDataSize.pointee > 0 {
         let count = uploadDataSize.pointee
         if let sink = body.sink {
-            if let uploadData { sink.append(UnsafeRawBufferPointer(start: uploadData, count: count)) }
+            if let uploadData, !sink.append(UnsafeRawBufferPointer(start: uploadData, count: count)) {
+                server.log.record(head(), nil)
+                return .NO
+            }
         } else if !body.tooLarge, body.bytes.count + count <= server.maxBodyBytes, let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: count) {
                 body.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: count))
@@ -172,10 +223,19 @@ private func httpAccessHandler(
         request.body = body.bytes
         request.bodyTooLarge = body.tooLarge
         answer = server.handler(request)
+        request.body = []
     }
-    guard let answer, let response = makeResponse(answer) else { return .NO }
+    server.log.record(request, answer)
+    guard let answer else { return .NO }
+    return queue(answer, on: connection)
+}
+
+/// Queues `answer` on `connection` (a failure to build the response drops the connection).
+private func queue(_ answer: HTTPResponse, on connection: OpaquePointer?) -> MHD_Result {
+    guard let response = makeResponse(answer) else { return .NO }
     for (name, value) in answer.headers { _ = cly_mhd_add_response_header(response, name, value) }
-    let result = cly_mhd_queue_response(connection, UInt32(answer.status), response)
+    let status = (100...599).contains(answer.status) ? UInt32(answer.status) : 500
+    let result = cly_mhd_queue_response(connection, status, response)
     cly_mhd_destroy_response(response)
     return result
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The Cohorly ingestion endpoints (`/track`, `/engage`, `/alias`) as the public docs describe them: a single
-/// record or an array of up to 500, JSON only, 1 MB per body, the project token in `X-Cohorly-Token` or per record
+/// record or an array of up to 500, JSON only (`Content-Type: application/json`, checked by `Router.screen`), 1 MB per body, the project token in `X-Cohorly-Token` or per record
 /// (the record's wins, and is stripped before storage), all-or-nothing inserts, events deduplicated by `$insert_id`.
 struct Ingestion: Sendable {
     let store: CollectorStore
@@ -15,10 +15,6 @@ struct Ingestion: Sendable {
         guard request.method == "POST" else { return .error(405, "use POST") }
         if let encoding = request.header("Content-Encoding")?.lowercased(), encoding != "identity" {
             return .error(415, "unsupported content encoding \(encoding): send uncompressed JSON")
-        }
-        let contentType = request.header("Content-Type")?.lowercased() ?? ""
-        guard contentType.hasPrefix("application/json") || contentType.hasPrefix("text/plain") else {
-            return .error(415, "content type must be application/json")
         }
         if request.bodyTooLarge || request.body.count > configuration.maxBodyBytes {
             return .error(413, "payload too large (limit \(configuration.maxBodyBytes) bytes)")

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Maps requests to the ingestion endpoints, the read API and the admin (fault) API.
+/// Maps requests to the ingestion endpoints, the read API and the admin (fault) API. What any request must pass
+/// first (host, origin, content type, credential) is `screen(_:)`, in Router+Policy.swift.
 struct Router: Sendable {
     let ingestion: Ingestion
     let store: CollectorStore
@@ -10,10 +11,20 @@ struct Router: Sendable {
     let rateLimiter: RateLimiter?
 
     func route(_ request: HTTPRequest) -> HTTPResponse? {
+        do {
+            return try dispatch(request)
+        } catch let bad as BadRequest {
+            return .error(400, bad.message)
+        } catch {
+            return .error(500, "storage error: \(error)")
+        }
+    }
+
+    private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse? {
         switch request.path {
         case "/track", "/engage":
             if let wait = rateLimiter?.admit(request.clientAddress) {
-                let seconds = String(Int(wait.rounded(.up)))
+                let seconds = String(Int(exactly: wait.rounded(.up)) ?? 1)
                 return .error(429, "rate limited", headers: [("Retry-After", seconds)])
             }
             return ingest(request.path == "/track" ? .track : .engage, request)
@@ -21,18 +32,16 @@ struct Router: Sendable {
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
-        if request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/") {
-            if let admin = configuration.adminToken, request.header("Authorization") != "Bearer \(admin)" {
-                return .error(401, "missing or wrong admin credential")
-            }
-        }
         switch (request.method, request.path) {
-        case ("GET", "/api/events"): return events(request)
-        case ("GET", "/api/crashes"): return crashList(request)
+        case ("GET", "/api/events"): return try events(request)
+        case ("GET", "/api/crashes"):
+            return try crashes.list(
+                limit: try request.integer("limit", in: QueryLimits.limit, absent: 100),
+                after: try request.integer("after", in: QueryLimits.rowId).map(Int64.init))
         case ("GET", _) where request.path.hasPrefix("/api/crashes/"):
-            return crash(String(request.path.dropFirst("/api/crashes/".count)))
-        case ("GET", "/api/aliases"): return records("alias")
-        case ("GET", "/api/engage"): return records("engage")
+            return try crash(String(request.path.dropFirst("/api/crashes/".count)))
+        case ("GET", "/api/aliases"): return try records("alias", request)
+        case ("GET", "/api/engage"): return try records("engage", request)
         case ("GET", "/admin/faults"): return .json(200, ["faults": .array(faults.pending.map(\.json))])
         case ("DELETE", "/admin/faults"):
             faults.clear()
@@ -61,71 +70,34 @@ struct Router: Sendable {
     }
 
     private func addFaults(_ request: HTTPRequest) -> HTTPResponse {
-        guard let json = JSONValue(bytes: request.body), let fault = Fault(json: json) else {
+        guard let json = JSONValue(bytes: request.body) else {
             return .error(
                 400,
                 "expected {\"count\":N,\"status\":503,\"retry_after\":\"2\",\"delay_ms\":0,\"drop_connection\":false}"
             )
         }
-        let count = json["count"]?.intValue ?? 1
-        faults.add(fault, count: count)
-        return .json(200, ["status": 1, "queued": .int(count)])
-    }
-
-    private func events(_ request: HTTPRequest) -> HTTPResponse {
-        let query = EventQuery(
-            event: request.query["event"], distinctId: request.query["distinct_id"],
-            insertId: request.query["insert_id"],
-            afterId: request.query["after"].flatMap { Int64($0) },
-            limit: request.query["limit"].flatMap { Int($0) } ?? 1000)
+        let fault: Fault
+        let count: Int
         do {
-            let events = try store.events(matching: query)
-            let list: [JSONValue] = events.map { event in
-                [
-                    "id": .int(Int(event.id)), "event": .string(event.event),
-                    "distinct_id": .string(event.distinctId),
-                    "time": .int(Int(event.time)), "insert_id": event.insertId.map(JSONValue.string) ?? .null,
-                    "received_at": .int(Int(event.receivedAt)),
-                    "properties": JSONValue(json: event.propertiesJSON) ?? .object([:]),
-                ]
-            }
-            return .json(
-                200,
-                ["events": .array(list), "count": .int(list.count), "total": .int(try store.eventCount())])
+            fault = try Fault(validating: json)
+            count = try Fault.count(json)
         } catch {
-            return .error(500, "storage error: \(error)")
+            return .error(400, error.message)
         }
+        guard faults.add(fault, count: count) else {
+            return .error(400, "too many pending faults (at most \(FaultInjector.maximumPending))")
+        }
+        return .json(200, ["status": 1, "queued": .int(count)])
     }
 
     private var crashes: CrashQueries {
         CrashQueries(store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)
     }
 
-    private func crashList(_ request: HTTPRequest) -> HTTPResponse {
-        do {
-            return .json(200, try crashes.list(limit: request.query["limit"].flatMap { Int($0) } ?? 100))
-        } catch {
-            return .error(500, "storage error: \(error)")
+    private func crash(_ insertId: String) throws -> HTTPResponse {
+        guard let crash = try crashes.show(insertId: insertId) else {
+            return .error(404, "no crash with insert_id \(insertId)")
         }
-    }
-
-    private func crash(_ insertId: String) -> HTTPResponse {
-        do {
-            guard let crash = try crashes.show(insertId: insertId) else {
-                return .error(404, "no crash with insert_id \(insertId)")
-            }
-            return .json(200, crash)
-        } catch {
-            return .error(500, "storage error: \(error)")
-        }
-    }
-
-    private func records(_ kind: String) -> HTTPResponse {
-        do {
-            let list = try store.records(kind: kind).map { JSONValue(json: $0.json) ?? .null }
-            return .json(200, ["records": .array(list), "count": .int(list.count)])
-        } catch {
-            return .error(500, "storage error: \(error)")
-        }
+        return .json(200, crash)
     }
 }

@@ -19,6 +19,10 @@ public final class DebugFileLocator {
     public let debugRoots: [String]
     /// The debuginfod client, or nil when no servers are configured.
     public let debuginfod: DebuginfodClient?
+    /// Whether a module's own path (and the debuglink places next to it) may be opened. Default: every path (the
+    /// machine that crashed). A collector symbolicating an ingested event, whose paths come from someone else,
+    /// allows only paths in directories it trusts; the search paths and debug roots are read either way.
+    public var mayOpenCodeFile: (String) -> Bool = { _ in true }
 
     private var scanned: [String: [String]]?
 

@@ -3,10 +3,12 @@ extension ModuleSymbolicator {
     /// else a matching debug file (debuglink, `.build-id`, search paths, debuginfod), else the code file's
     /// own symbol table. `buildId` defaults to the code file's; every file used must carry it. Throws when
     /// nothing usable is found (or only files with another build id are).
+    /// A `codeFile` the locator may not open (`mayOpenCodeFile`) is never read.
     public static func open(codeFile: String?, buildId: [UInt8]?, locator: DebugFileLocator)
         throws(SymbolsError)
         -> ModuleSymbolicator
     {
+        let codeFile = codeFile.flatMap { locator.mayOpenCodeFile($0) ? $0 : nil }
         var id = buildId
         var codeError: SymbolsError?
         if let codeFile, id == nil {

@@ -5,13 +5,16 @@ import Foundation
 struct CollectorRequest {
     /// The collector's base URL: `--host`, else `COHORLY_HOST`, else `http://127.0.0.1:4000`.
     let host: String
-    /// The read secret: `--auth-token`, else `COHORLY_AUTH_TOKEN`.
+    /// The read secret (`SecretOption`: `--auth-token-file`, `--auth-token`, else `COHORLY_AUTH_TOKEN`).
     let authToken: String?
 
-    init(parsed: ParsedArguments) {
+    init(parsed: ParsedArguments) throws(UsageError) {
         let environment = ProcessInfo.processInfo.environment
         host = parsed.options["--host"]?.last ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
-        authToken = parsed.options["--auth-token"]?.last ?? environment["COHORLY_AUTH_TOKEN"]
+        switch SecretOption.resolve(parsed) {
+        case .success(let secret): authToken = secret
+        case .failure(let error): throw error
+        }
     }
 
     /// What went wrong: a usage error (bad host) or a failed request (message already printed).
@@ -54,10 +57,17 @@ struct CollectorRequest {
     ) -> ExitStatus {
         var query = query
         if let limit = parsed.options["--limit"]?.last {
-            guard Int(limit) != nil else { return Console.usageError("invalid --limit \(limit)", command: command) }
+            guard let value = Int(limit), (0...100_000).contains(value) else {
+                return Console.usageError("invalid --limit \(limit) (expected 0 to 100000)", command: command)
+            }
             query.append(URLQueryItem(name: "limit", value: limit))
         }
-        let request = CollectorRequest(parsed: parsed)
+        let request: CollectorRequest
+        do {
+            request = try CollectorRequest(parsed: parsed)
+        } catch {
+            return Console.usageError(error.reason, command: command)
+        }
         switch request.get(path, query: query) {
         case .failure(.usage(let reason)): return Console.usageError(reason, command: command)
         case .failure(.failed): return .failure

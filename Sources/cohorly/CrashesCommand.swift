@@ -6,12 +6,12 @@ enum CrashesListCommand: Command {
     static let words = ["crashes", "list"]
     static let summary = "List the crashes a collector received."
     static let help = """
-        USAGE: cohorly crashes list [--host URL] [--limit N] [--auth-token S] [--json]
+        USAGE: cohorly crashes list [--host URL] [--limit N] [--auth-token-file F] [--json]
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --limit N         At most N crashes, newest first (default 100).
-          --auth-token S    The collector's read secret (default COHORLY_AUTH_TOKEN).
+          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
 
@@ -22,7 +22,7 @@ enum CrashesListCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--host", "--limit", "--auth-token"])
+                arguments, flags: ["--json"], options: ["--host", "--limit", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes list")
         }
@@ -77,7 +77,7 @@ enum CrashesShowCommand: Command {
     static let words = ["crashes", "show"]
     static let summary = "Show one crash, symbolicated, like a Swift backtrace."
     static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token S] [--json]
+        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--json]
 
         The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
         the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
@@ -85,7 +85,7 @@ enum CrashesShowCommand: Command {
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token S    The collector's read secret (default COHORLY_AUTH_TOKEN).
+          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
 
@@ -95,7 +95,8 @@ enum CrashesShowCommand: Command {
     static func run(_ arguments: [String]) -> ExitStatus {
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments.parse(arguments, flags: ["--json"], options: ["--host", "--auth-token"])
+            parsed = try ParsedArguments.parse(
+                arguments, flags: ["--json"], options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
         }

@@ -6,14 +6,14 @@ enum EventsListCommand: Command {
     static let words = ["events", "list"]
     static let summary = "List the events a collector stored."
     static let help = """
-        USAGE: cohorly events list [--host URL] [--event NAME] [--distinct-id ID] [--limit N] [--auth-token S] [--json]
+        USAGE: cohorly events list [--host URL] [--event NAME] [--distinct-id ID] [--limit N] [--auth-token-file F] [--json]
 
         OPTIONS:
           --host URL          The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --event NAME        Only events with this name.
           --distinct-id ID    Only events of this user.
           --limit N           At most N events (newest first).
-          --auth-token S      The collector's read secret (default COHORLY_AUTH_TOKEN).
+          --auth-token-file F The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json              Print the collector's JSON answer.
           -h, --help          Show this help.
 
@@ -25,7 +25,7 @@ enum EventsListCommand: Command {
         do {
             parsed = try ParsedArguments.parse(
                 arguments, flags: ["--json"],
-                options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token"])
+                options: ["--host", "--event", "--distinct-id", "--limit", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "events list")
         }

@@ -6,57 +6,54 @@ enum ServeCommand: Command {
     static let words = ["serve"]
     static let summary = "Run the local collector (ingestion, events, debug files, crashes)."
     static let help = """
-        USAGE: cohorly serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token S] [--rate-limit N/SECONDS]
+        USAGE: cohorly serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token-file FILE]
+                             [--rate-limit N/SECONDS] [--debug-dir DIR]… [--allow-host NAME]… [--max-upload SIZE]
+                             [--connections-per-client N] [--log-requests]
 
         OPTIONS:
-          --port P             TCP port (default 4000; 0 picks a free one and prints it).
-          --bind ADDR          IPv4 address to listen on (default 127.0.0.1).
-          --data DIR           Where collector.sqlite lives (default $XDG_STATE_HOME/cohorly/collector).
-          --token T            An accepted project token (repeatable; default COHORLY_TOKEN, else any).
-          --auth-token S       Secret required on /api/* and /admin/* (default COHORLY_AUTH_TOKEN, else open).
-          --rate-limit N/S     At most N requests per S seconds per client address.
-          -h, --help           Show this help.
+          --port P                    TCP port (default 4000; 0 picks a free one and prints it).
+          --bind ADDR                 IPv4 address to listen on (default 127.0.0.1).
+          --data DIR                  Where collector.sqlite lives (default $XDG_STATE_HOME/cohorly/collector);
+                                      one collector per directory.
+          --token T                   An accepted project token (repeatable; default COHORLY_TOKEN, else any).
+          --auth-token-file FILE      Secret required on /api/* and /admin/* (uploads included), read from the first
+                                      line of FILE (default COHORLY_AUTH_TOKEN; else open to every local user).
+          --auth-token S              The same secret on the command line, where `ps` shows it: avoid.
+          --rate-limit N/S            At most N requests per S seconds per client address (N up to 1000000,
+                                      S up to 86400).
+          --debug-dir DIR             A directory whose debug files (searched recursively by build id) and
+                                      binaries crashes may be symbolicated with (repeatable, e.g. /usr/lib/debug).
+                                      Nothing else a crash names is ever opened.
+          --allow-host NAME           Another name clients use for this server in `Host` (repeatable).
+          --max-upload SIZE           Largest debug-file upload, e.g. 512M or 8G (default 4G).
+          --connections-per-client N  Connections one client address may hold open (default 32).
+          --log-requests              Log every request to standard error (default: the refused ones).
+          -h, --help                  Show this help.
 
-        Stops on SIGINT or SIGTERM. EXIT STATUS: 0 stopped cleanly, 1 could not start, 2 usage error.
+        Stops on SIGINT or SIGTERM (within a second, cutting requests short if need be).
+        EXIT STATUS: 0 stopped cleanly, 1 could not start, 2 usage error.
         """
 
     static func run(_ arguments: [String]) -> ExitStatus {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: [],
-                options: ["--port", "--bind", "--data", "--token", "--auth-token", "--rate-limit"])
+                arguments, flags: ["--log-requests"],
+                options: Set<String>([
+                    "--port", "--bind", "--data", "--token", "--rate-limit", "--debug-dir", "--allow-host",
+                    "--max-upload", "--connections-per-client",
+                ]).union(SecretOption.options))
         } catch {
             return Console.usageError(error.reason, command: "serve")
         }
         guard parsed.positionals.isEmpty else {
             return Console.usageError("serve takes no arguments", command: "serve")
         }
-        var configuration = CollectorConfiguration()
-        configuration.port = 4000
-        if let port = parsed.options["--port"]?.last {
-            guard let value = UInt16(port) else {
-                return Console.usageError("invalid --port \(port)", command: "serve")
-            }
-            configuration.port = value
+        let configuration: CollectorConfiguration
+        switch ServeOptions.configuration(parsed) {
+        case .failure(let error): return Console.usageError(error.reason, command: "serve")
+        case .success(let value): configuration = value
         }
-        if let bind = parsed.options["--bind"]?.last { configuration.bindAddress = bind }
-        if let limit = parsed.options["--rate-limit"]?.last {
-            guard let value = CollectorConfiguration.RateLimit(limit) else {
-                return Console.usageError(
-                    "invalid --rate-limit \(limit) (expected N/SECONDS, e.g. 100/10)", command: "serve")
-            }
-            configuration.rateLimit = value
-        }
-        let environment = ProcessInfo.processInfo.environment
-        configuration.dataDirectory =
-            parsed.options["--data"]?.last.map { URL(fileURLWithPath: $0) }
-            ?? CollectorConfiguration.defaultDataDirectory()
-        configuration.tokens = Set(parsed.options["--token"] ?? [])
-        if configuration.tokens.isEmpty, let token = environment["COHORLY_TOKEN"], !token.isEmpty {
-            configuration.tokens = [token]
-        }
-        configuration.adminToken = parsed.options["--auth-token"]?.last ?? environment["COHORLY_AUTH_TOKEN"]
 
         // Block the stop signals before any server thread starts, then wait for them here.
         var signals = sigset_t()
@@ -75,12 +72,33 @@ enum ServeCommand: Command {
         }
         let tokens = configuration.tokens.isEmpty ? "any token" : "\(configuration.tokens.count) token(s)"
         let data = configuration.dataDirectory?.path ?? "memory"
+        if configuration.adminToken == nil {
+            Console.error(
+                "cohorly: warning: no secret set: /api and /admin (events, crashes, uploads, faults) are open to every "
+                    + "local user; set one with --auth-token-file FILE or COHORLY_AUTH_TOKEN")
+        } else if parsed.options["--auth-token"] != nil, parsed.options["--auth-token-file"] == nil {
+            Console.error(
+                "cohorly: note: --auth-token shows the secret to every local user (ps); prefer --auth-token-file")
+        }
         // Unbuffered, so a script reading the chosen port sees it at once.
         Console.write("cohorly: listening on \(collector.baseURL.absoluteString) (data: \(data), \(tokens))\n")
         var received: Int32 = 0
         sigwait(&signals, &received)
-        collector.stop()
+        stopWithin(seconds: 0.9, collector)
         Console.write("cohorly: stopped\n")
         return .success
+    }
+
+    /// Stops `collector`; when requests still running hold it up past `seconds`, they are cut short: the process
+    /// ends at once (SQLite's journal keeps the database whole; an upload's temp file is dropped at next start).
+    private static func stopWithin(seconds: Double, _ collector: Collector) {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            collector.stop()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .timedOut else { return }
+        Console.write("cohorly: stopped (requests still running were cut short)\n")
+        _exit(0)
     }
 }

@@ -17,11 +17,13 @@
 const char *cly_mhd_load_error(void);
 
 /// Starts a daemon on `address` (IPv4, port 0 = any free port) with a thread per connection, the given
-/// per-connection memory limit (bounds request headers) and a completion callback to free contexts. NULL
-/// when it cannot listen or libmicrohttpd cannot be loaded (`cly_mhd_load_error` tells which).
+/// per-connection memory limit (bounds request headers), idle timeout, connections per client address (0: no
+/// limit) and a completion callback to free contexts. NULL when it cannot listen or libmicrohttpd cannot be
+/// loaded (`cly_mhd_load_error` tells which).
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
-                                 size_t connection_memory_limit, unsigned int timeout_seconds);
+                                 size_t connection_memory_limit, unsigned int timeout_seconds,
+                                 unsigned int per_ip_limit);
 /// Stops the daemon, closing connections and joining its threads.
 void cly_mhd_stop_daemon(struct MHD_Daemon *daemon);
 /// The port the daemon listens on (useful after binding port 0).

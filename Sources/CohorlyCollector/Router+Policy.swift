@@ -1,0 +1,97 @@
+import Foundation
+
+/// What every request must pass before it is routed, checked in one place as soon as its headers arrived (before
+/// any body is read), for every route present and future:
+///
+/// - `Host` names the listening address, `localhost` or a configured name, with the listening port (else 421):
+///   a web page cannot reach the collector through a name it controls (DNS rebinding).
+/// - On `/api/*` and `/admin/*` (uploads included) an `Origin` header must be this server's (else 403): a web page
+///   cannot read or change what the collector holds.
+/// - Those routes need `Authorization: Bearer <secret>` when the collector has a secret (scheme in any case,
+///   compared in constant time; else 401).
+/// - Every other `POST` (the ingestion routes) must say `Content-Type: application/json` (else 415): a page can
+///   send a cross-site `text/plain` or form POST without asking, but not a JSON one.
+extension Router {
+    /// Nil when `request` may go on, else the answer refusing it.
+    func screen(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
+        if let host = request.header("Host"), !allowsHost(host, port: port) {
+            return .error(
+                421,
+                "unknown Host \(host.prefix(80)) (this collector answers to \(allowedNames.joined(separator: ", ")))")
+        }
+        let guarded = request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/")
+        if guarded {
+            if let origin = request.header("Origin"), !allowsOrigin(origin, port: port) {
+                return .error(403, "cross-origin request refused (Origin \(origin.prefix(80)))")
+            }
+            if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret) {
+                return .error(
+                    401, "missing or wrong credential (Authorization: Bearer <secret>)",
+                    headers: [("WWW-Authenticate", "Bearer")])
+            }
+        } else if request.method == "POST" {
+            let mediaType = request.header("Content-Type")?.split(separator: ";").first
+                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard mediaType == "application/json" else {
+                return .error(415, "content type must be application/json")
+            }
+        }
+        return nil
+    }
+
+    /// The names `Host` may carry: the bind address, `localhost`, and the configured extra names.
+    var allowedNames: [String] {
+        [configuration.bindAddress, "localhost"] + configuration.allowedHosts
+    }
+
+    /// `name[:port]` (or `[v6]:port`) where name is allowed and the port, when given, is ours.
+    func allowsHost(_ host: String, port: UInt16) -> Bool {
+        var name = Substring(host.lowercased())
+        var givenPort: Substring?
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            name = name[...close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return false }
+                givenPort = rest.dropFirst()
+            }
+        } else if let colon = name.lastIndex(of: ":") {
+            givenPort = name[name.index(after: colon)...]
+            name = name[..<colon]
+        }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        if let givenPort, port != 0, UInt16(givenPort) != port { return false }
+        if allowedNames.contains(where: { $0.lowercased() == name }) { return true }
+        // Listening on every interface: any IPv4 literal names this machine, a DNS name may be an attacker's.
+        var address = in_addr()
+        return configuration.bindAddress == "0.0.0.0" && inet_pton(AF_INET, String(name), &address) == 1
+    }
+
+    /// `http://<allowed host>` (a browser's `Origin` for a page this server served).
+    func allowsOrigin(_ origin: String, port: UInt16) -> Bool {
+        let lower = origin.lowercased()
+        guard lower.hasPrefix("http://") else { return false }
+        let host = lower.dropFirst("http://".count)
+        return !host.contains("/") && allowsHost(String(host), port: port)
+    }
+
+    /// `Bearer <secret>` with the scheme in any case (RFC 7235), compared in time independent of where they
+    /// differ. An empty secret never matches.
+    static func credentialMatches(_ header: String?, _ secret: String) -> Bool {
+        guard let header, !secret.isEmpty else { return false }
+        let trimmed = header.drop { $0 == " " }
+        guard let space = trimmed.firstIndex(of: " "), trimmed[..<space].lowercased() == "bearer" else { return false }
+        let credential = trimmed[space...].drop { $0 == " " }
+        return constantTimeEqual(Array(credential.utf8), Array(secret.utf8))
+    }
+
+    /// Equal bytes, in time that depends on the lengths only.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}

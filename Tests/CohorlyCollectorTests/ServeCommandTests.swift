@@ -1,0 +1,159 @@
+import Cohorly
+import Foundation
+import Testing
+
+/// `cohorly serve` as a real process: secrets, warnings, the request log, the data-directory lock, stopping.
+@Suite struct ServeCommandTests {
+    /// A running `cohorly serve`; `stop()` sends SIGTERM and waits (at most 10 s) for the exit.
+    final class Server {
+        let process = Process()
+        let host: String
+        private let errorPipe = Pipe()
+
+        init(_ arguments: [String], environment: [String: String] = [:]) throws {
+            process.executableURL = CLITests.cli
+            process.arguments = ["serve", "--port", "0"] + arguments
+            process.environment = ["PATH": "/usr/bin:/bin", "HOME": testRoot.path].merging(environment) { $1 }
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = errorPipe
+            try process.run()
+            var firstLine = ""
+            while !firstLine.contains("\n") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                firstLine += String(decoding: chunk, as: UTF8.self)
+            }
+            host = firstLine.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init) ?? ""
+        }
+
+        /// Sends SIGTERM; returns the exit status and standard error, or nil when it did not end within 10 s.
+        func stop() -> (status: Int32, error: String)? {
+            kill(process.processIdentifier, SIGTERM)
+            let ended = DispatchSemaphore(value: 0)
+            let process = self.process
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                ended.signal()
+            }
+            guard ended.wait(timeout: .now() + 10) == .success else {
+                kill(process.processIdentifier, SIGKILL)
+                return nil
+            }
+            let error = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, error)
+        }
+
+        func get(_ path: String, headers: [(String, String)] = []) -> Int {
+            guard let url = URL(string: host + path) else { return 0 }
+            let request = TransportRequest(
+                url: url, method: "GET", headers: headers, body: [], timeout: 5, connectTimeout: 5)
+            if case .http(let status, _, _) = CurlTransport().send(request) { return status }
+            return 0
+        }
+    }
+
+    @Test func anEmptySecretIsAUsageError() throws {
+        let flag = try CLITests.run(["serve", "--port", "0", "--auth-token", ""])
+        #expect(flag.status == 2)
+        #expect(flag.error.contains("--auth-token is empty"))
+        let environment = try CLITests.run(["serve", "--port", "0"], environment: ["COHORLY_AUTH_TOKEN": ""])
+        #expect(environment.status == 2)
+        #expect(environment.error.contains("COHORLY_AUTH_TOKEN is set but empty"))
+        let directory = temporaryDirectory()
+        let empty = directory.appendingPathComponent("secret")
+        try Data("\n".utf8).write(to: empty)
+        let file = try CLITests.run(["serve", "--port", "0", "--auth-token-file", empty.path])
+        #expect(file.status == 2)
+        #expect(file.error.contains("is empty"))
+        let fifo = directory.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let pipe = try CLITests.run(["serve", "--port", "0", "--auth-token-file", fifo.path])
+        #expect(pipe.status == 2)
+        #expect(pipe.error.contains("not a regular file"))
+    }
+
+    @Test func withoutASecretServeSaysTheAPIIsOpenToEveryLocalUser() throws {
+        let server = try Server(["--data", temporaryDirectory().path])
+        #expect(server.get("/api/events") == 200)
+        let result = try #require(server.stop())
+        #expect(result.status == 0)
+        #expect(
+            result.error.contains("/api and /admin (events, crashes, uploads, faults) are open to every local user"))
+    }
+
+    @Test func theSecretComesFromAFileAndRefusalsAreLoggedWithoutIt() throws {
+        let directory = temporaryDirectory()
+        let secretFile = directory.appendingPathComponent("secret")
+        try Data("file-s3cret\n".utf8).write(to: secretFile)
+        let server = try Server([
+            "--data", directory.appendingPathComponent("data").path, "--auth-token-file", secretFile.path,
+        ])
+        #expect(server.get("/api/events") == 401)
+        #expect(server.get("/api/events", headers: [("Authorization", "Bearer guess-9f3")]) == 401)
+        #expect(server.get("/api/events", headers: [("Authorization", "bearer file-s3cret")]) == 200)
+        let result = try #require(server.stop())
+        #expect(!result.error.contains("open to every local user"))
+        let refusals = result.error.split(separator: "\n").filter { $0.contains(" 401 GET /api/events from 127.0.0.1") }
+        #expect(refusals.count == 2)
+        #expect(!result.error.contains("s3cret") && !result.error.contains("guess-9f3"))
+    }
+
+    @Test func theSecretComesFromTheEnvironmentAndLogRequestsLogsAll() throws {
+        let server = try Server(
+            ["--data", temporaryDirectory().path, "--log-requests"], environment: ["COHORLY_AUTH_TOKEN": "env-s3cret"])
+        #expect(server.get("/api/events", headers: [("Authorization", "Bearer env-s3cret")]) == 200)
+        let result = try #require(server.stop())
+        #expect(result.error.contains("cohorly: 200 GET /api/events from 127.0.0.1"))
+        #expect(!result.error.contains("env-s3cret"))
+    }
+
+    @Test func twoCollectorsRefuseToShareADataDirectory() throws {
+        let data = temporaryDirectory()
+        let first = try Server(["--data", data.path])
+        let second = try CLITests.run(["serve", "--port", "0", "--data", data.path])
+        #expect(second.status == 1)
+        #expect(second.error.contains("another collector (pid \(first.process.processIdentifier)) is using it"))
+        #expect(first.get("/health") == 200)
+        #expect(first.stop()?.status == 0)
+        // Once the first has stopped, the directory is free again.
+        let third = try Server(["--data", data.path])
+        #expect(third.get("/health") == 200)
+        #expect(third.stop()?.status == 0)
+    }
+
+    @Test func sigtermStopsServeWhateverItsRequestsAreDoing() throws {
+        let server = try Server(["--data", temporaryDirectory().path])
+        // A request held by an injected 10-minute delay, and a client that sent half a body and went quiet.
+        let fault = TransportRequest(
+            url: try #require(URL(string: server.host + "/admin/faults")), method: "POST", headers: [],
+            body: Array(#"{"delay_ms":600000}"#.utf8), timeout: 5, connectTimeout: 5)
+        guard case .http(200, _, _) = CurlTransport().send(fault) else {
+            Issue.record("cannot inject the fault")
+            return
+        }
+        let held = TransportRequest(
+            url: try #require(URL(string: server.host + "/track")), method: "POST",
+            headers: [("Content-Type", "application/json"), ("X-Cohorly-Token", "t")],
+            body: Array(#"{"event":"e","properties":{"distinct_id":"u"}}"#.utf8), timeout: 30, connectTimeout: 5)
+        DispatchQueue.global().async { _ = CurlTransport().send(held) }
+        let port = try #require(URL(string: server.host)?.port)
+        let quiet = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(quiet) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(quiet, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        let half =
+            "POST /track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+        _ = half.withCString { send(quiet, $0, strlen($0), 0) }
+        let result = try #require(server.stop())
+        #expect(result.status == 0)
+    }
+}
