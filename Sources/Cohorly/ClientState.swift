@@ -7,6 +7,8 @@ enum MetaKey {
     static let identified = "identified"
     static let superProperties = "super_properties"
     static let optedOut = "opted_out"
+    /// The destination the queue's records were written for (absent: the Cohorly API).
+    static let destination = "destination"
 }
 
 /// An event as `track` captured it; the persister turns it into JSON (with its `$insert_id`).
@@ -21,7 +23,7 @@ struct PendingEvent: Sendable {
 /// One step for the persister, kept in call order.
 enum PendingOperation: Sendable {
     case event(PendingEvent)
-    case record(Endpoint, CohorlyValue)
+    case profile(ProfileOperation)
     case store(QueueOperation)
 }
 
@@ -112,7 +114,7 @@ final class ClientStateBox: @unchecked Sendable {
         pending.removeAll { operation in
             guard excess > 0 else { return false }
             switch operation {
-            case .event, .record:
+            case .event, .profile:
                 excess -= 1
                 return true
             case .store:

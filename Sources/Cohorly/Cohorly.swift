@@ -1,7 +1,8 @@
 import Foundation
 
-/// The Cohorly client for Linux: identity, super properties, a persisted queue and delivery to the Cohorly
-/// HTTP API under the shared retry contract.
+/// The Cohorly client for Linux: identity, super properties, a persisted queue and delivery to one destination —
+/// the Cohorly HTTP API under the shared retry contract (the default), or PostHog capture V1
+/// (`Cohorly.initialize(posthog:)`).
 ///
 /// ```swift
 /// let cohorly = Cohorly.initialize(apiHost: URL(string: "https://cohorly-service.velloalabs.com")!, token: "TOKEN")
@@ -12,12 +13,13 @@ import Foundation
 /// Every method is safe to call from any thread. `track` only appends to memory; a background thread commits
 /// records to SQLite (WAL) within milliseconds and another delivers them.
 public final class Cohorly: Sendable {
-    /// The server the client sends to.
+    /// The server the client sends to (the Cohorly API host, or the PostHog host).
     public let apiHost: URL
     /// The options it was configured with.
     public let options: CohorlyOptions
-    /// The project token (for the crash sender process; never logged).
+    /// The project token or PostHog project API key (for the crash sender process; never logged).
     let token: String?
+    let destination: any Destination
 
     let state: ClientStateBox
     let store: any QueueStore
@@ -71,7 +73,18 @@ public final class Cohorly: Sendable {
     }
 
     /// A client that is not registered as `shared` (for apps that talk to several projects, and tests).
-    public init(apiHost: URL, token: String? = nil, options: CohorlyOptions = .default) {
+    public convenience init(apiHost: URL, token: String? = nil, options: CohorlyOptions = .default) {
+        self.init(apiHost: apiHost, token: token, options: options) { _ in
+            CohorlyDestination(apiHost: apiHost, token: token)
+        }
+    }
+
+    /// A client whose destination `makeDestination` chooses (it may read the opened queue's settings: the
+    /// detached sender restores the destination the queue was written for).
+    init(
+        apiHost: URL, token: String?, options: CohorlyOptions,
+        makeDestination: (any QueueStore) -> any Destination
+    ) {
         self.apiHost = apiHost
         self.options = options
         self.token = token
@@ -99,11 +112,16 @@ public final class Cohorly: Sendable {
             store = (try? SQLiteQueueStore(path: ":memory:")) ?? MemoryQueueStore()
         }
         self.store = store
+        let destination = makeDestination(store)
+        self.destination = destination
         self.automatic = AutomaticProperties()
         self.state = ClientStateBox(ClientState.load(from: store), maxQueueSize: options.maxQueueSize, log: log)
+        if store.meta(MetaKey.destination) != destination.persistedDescription {
+            state.mutate { _ in [.store(.setMeta(MetaKey.destination, destination.persistedDescription))] }
+        }
         self.delivery = Delivery(
             store: store, transport: options.transport ?? CurlTransport(), options: options,
-            apiHost: apiHost, token: token, lockPath: lockPath, log: log)
+            destination: destination, lockPath: lockPath, log: log)
         delivery.setPaused(state.withLock { $0.optedOut })
         delivery.start()
         let thread = Thread { [self] in runPersister() }
@@ -147,22 +165,41 @@ public final class Cohorly: Sendable {
     /// Records currently in the persisted queue (not counting the few not yet committed).
     public var queuedCount: Int { store.count }
 
-    /// Switches to `distinctId`. The first call after being anonymous also posts `/alias` linking the anonymous
-    /// id (sent once, best effort). No-op when the id is unchanged or empty.
+    /// Switches to `distinctId`. The first call after being anonymous also links the anonymous id (Cohorly: posts
+    /// `/alias`, once, best effort; PostHog: an `$identify` event with `$anon_distinct_id`). No-op when the id is
+    /// unchanged or empty.
     public func identify(_ distinctId: String) {
+        identify(distinctId, set: [:], setOnce: [:])
+    }
+
+    /// `identify(_:)`, also setting profile properties: `set` (`$set`) and `setOnce` (`$set_once`, default none).
+    /// PostHog receives them inside the `$identify` event; Cohorly as `/engage` operations.
+    public func identify(_ distinctId: String, set: Properties, setOnce: Properties = [:]) {
+        let time = Int64(Date().timeIntervalSince1970 * 1000)
         state.mutate { state in
             guard !distinctId.isEmpty, distinctId != state.distinctId else { return [] }
             var operations: [PendingOperation] = []
             if !state.identified, !state.optedOut {
-                let alias: CohorlyValue = [
-                    "alias": .string(state.anonymousId), "distinct_id": .string(distinctId),
-                ]
-                operations.append(.record(.alias, alias))
+                operations.append(
+                    .profile(
+                        .identify(
+                            anonymousId: state.anonymousId, distinctId: distinctId, set: set, setOnce: setOnce,
+                            time: time)))
             }
             state.distinctId = distinctId
             state.identified = true
             operations.append(contentsOf: state.identityMeta())
             return operations
+        }
+    }
+
+    /// Links `alias` to the current distinct id (Cohorly: `/alias`, best effort; PostHog: `$create_alias`).
+    /// No-op when `alias` is empty or is the current id.
+    public func alias(_ alias: String) {
+        let time = Int64(Date().timeIntervalSince1970 * 1000)
+        state.enqueue { state in
+            guard !state.optedOut, !alias.isEmpty, alias != state.distinctId else { return nil }
+            return .profile(.alias(alias: alias, distinctId: state.distinctId, time: time))
         }
     }
 

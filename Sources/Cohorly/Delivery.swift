@@ -12,11 +12,10 @@ final class Delivery: @unchecked Sendable {
     }
 
     private let store: any QueueStore
-    private let transport: any Transport
-    private let options: CohorlyOptions
-    private let apiHost: URL
-    private let token: String?
-    private let log: @Sendable (String) -> Void
+    let transport: any Transport
+    let options: CohorlyOptions
+    private let destination: any Destination
+    private let logLine: @Sendable (String) -> Void
     private let senderLock: SenderLock
     private let signal = ConditionLock()
     private let finished = DispatchSemaphore(value: 0)
@@ -24,6 +23,8 @@ final class Delivery: @unchecked Sendable {
     private var flushRequests: [FlushRequest] = []
     private var stopping = false
     private var paused = false
+    /// Set by `cancelRetries()` (a reset): the batch in flight stops retrying.
+    private var cancelled = false
     private var backoffUntil = 0.0
     private var nextTimerFlush: Double
     // Only touched by the sender thread.
@@ -31,17 +32,15 @@ final class Delivery: @unchecked Sendable {
     private var batchSize: Int
 
     init(
-        store: any QueueStore, transport: any Transport, options: CohorlyOptions, apiHost: URL,
-        token: String?, lockPath: String?,
-        log: @escaping @Sendable (String) -> Void
+        store: any QueueStore, transport: any Transport, options: CohorlyOptions, destination: any Destination,
+        lockPath: String?, log: @escaping @Sendable (String) -> Void
     ) {
         self.senderLock = SenderLock(path: lockPath)
         self.store = store
         self.transport = transport
         self.options = options
-        self.apiHost = apiHost
-        self.token = token
-        self.log = log
+        self.destination = destination
+        self.logLine = log
         self.batchSize = max(1, min(options.maxBatchSize, 500))
         self.nextTimerFlush = Monotonic.now() + options.flushInterval
     }
@@ -73,6 +72,14 @@ final class Delivery: @unchecked Sendable {
                 return
             }
             flushRequests.append(FlushRequest(throughId: throughId, continuation: continuation))
+            signal.broadcast()
+        }
+    }
+
+    /// Stops the retries of the batch in flight (its unfinished records stay queued): `reset()` cleared them.
+    func cancelRetries() {
+        signal.withLock {
+            cancelled = true
             signal.broadcast()
         }
     }
@@ -175,45 +182,37 @@ final class Delivery: @unchecked Sendable {
                 signal.withLock { completeFlushes(all: true) }
                 return
             }
-            let request = request(for: batch)
-            let response = transport.send(request)
-            let outcome = RetryContract.outcome(
-                for: response, count: batch.ids.count, endpoint: batch.endpoint, failures: failures + 1,
-                policy: options.retry)
-            options.attemptObserver?(
-                DeliveryAttempt(
-                    endpoint: batch.endpoint, count: batch.ids.count, bytes: request.body.count, outcome: outcome))
-            switch outcome {
-            case .delivered:
-                log("POST \(batch.endpoint.path): \(batch.ids.count) record(s), \(request.body.count) bytes delivered")
-                failures = 0
-                signal.withLock { backoffUntil = 0 }
-                guard remove(batch) else { return }
-            case .dropped(let reason):
-                log("\(batch.endpoint.path): dropped \(batch.ids.count) record(s): \(reason)")
-                guard remove(batch) else { return }
-            case .halveBatch:
-                batchSize = max(1, batch.ids.count / 2)
+            signal.withLock { cancelled = false }
+            switch destination.deliver(batch, context: self) {
+            case .finished(let delivered):
+                if delivered { signal.withLock { backoffUntil = 0 } }
+                guard remove(batch.ids) else { return }
+            case .halve(let size):
+                batchSize = size
                 log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
-            case .retry(let delay, let reason):
-                failures += 1
+            case .keep(let removable, let delay, let reason):
                 log(
-                    "\(batch.endpoint.path): \(reason); \(batch.ids.count) record(s) kept, retry in \(delay) s"
+                    "\(batch.endpoint.path): \(reason); \(batch.ids.count - removable.count) record(s) kept, retry in \(delay) s"
                 )
+                if !removable.isEmpty { _ = remove(removable) }
                 signal.withLock {
                     backoffUntil = Monotonic.now() + delay
                     completeFlushes(failed: true)
                 }
                 return
+            case .cancelled(let removable):
+                if !removable.isEmpty { _ = remove(removable) }
+                log("\(batch.endpoint.path): retries stopped; \(batch.ids.count - removable.count) record(s) kept")
+                return
             }
         }
     }
 
-    /// Removes a finished batch; on a storage error backs off (the batch is sent again later, and the server
-    /// dedupes it) instead of spinning on it.
-    private func remove(_ batch: QueueBatch) -> Bool {
+    /// Removes finished records; on a storage error backs off (the records are sent again later, and the server
+    /// dedupes them) instead of spinning on them.
+    private func remove(_ ids: [Int64]) -> Bool {
         do {
-            try store.remove(batch.ids)
+            try store.remove(ids)
             signal.withLock { completeFlushes() }
             return true
         } catch {
@@ -225,13 +224,16 @@ final class Delivery: @unchecked Sendable {
             return false
         }
     }
+}
 
-    private func request(for batch: QueueBatch) -> TransportRequest {
-        var headers = [("Content-Type", "application/json")]
-        if let token { headers.append(("X-Cohorly-Token", token)) }
-        return TransportRequest(
-            url: apiHost.appendingPathComponent(batch.endpoint.rawValue), headers: headers,
-            body: batch.body,
-            timeout: options.retry.requestTimeout, connectTimeout: options.retry.connectTimeout)
+extension Delivery: DeliveryContext {
+    func wait(_ seconds: Double) -> Bool {
+        let deadline = Monotonic.now() + max(0, seconds)
+        return signal.withLock {
+            while !stopping && !paused && !cancelled && Monotonic.now() < deadline { signal.wait(until: deadline) }
+            return !(stopping || paused || cancelled)
+        }
     }
+
+    func log(_ message: String) { logLine(message) }
 }

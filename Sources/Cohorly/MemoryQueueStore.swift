@@ -36,11 +36,11 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool {
+    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool {
         lock.withLock {
             guard !records.contains(where: { $0.insertId == insertId }) else { return false }
             records.append(
-                Record(id: nextId, endpoint: .track, insertId: insertId, json: json, prepared: true))
+                Record(id: nextId, endpoint: endpoint, insertId: insertId, json: json, prepared: true))
             nextId += 1
             _ = trim(limit)
             return true
@@ -76,6 +76,7 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
                 if let insertId = record.insertId, !seen.insert(insertId).inserted { break }
                 batch.ids.append(record.id)
                 batch.records.append(record.json)
+                batch.insertIds.append(record.insertId)
                 bytes += size
             }
             return batch

@@ -1,4 +1,7 @@
-/// Profile updates for the current distinct id, queued and sent to `/engage` under the retry contract.
+import Foundation
+
+/// Profile updates for the current distinct id, queued and sent under the destination's rules (Cohorly: `/engage`;
+/// PostHog: `$set` events, see the README for what has no PostHog equivalent).
 public struct People: Sendable {
     let client: Cohorly
 
@@ -27,14 +30,10 @@ public struct People: Sendable {
     public func deleteUser() { send("$delete", .bool(true)) }
 
     private func send(_ operation: String, _ value: CohorlyValue) {
+        let time = Int64(Date().timeIntervalSince1970 * 1000)
         client.state.enqueue { state in
             guard !state.optedOut else { return nil }
-            return .record(
-                .engage, ["distinct_id": .string(state.distinctId), .init(operation): value].asObject)
+            return .profile(.people(operation: operation, value: value, distinctId: state.distinctId, time: time))
         }
     }
-}
-
-extension Dictionary where Key == String, Value == CohorlyValue {
-    fileprivate var asObject: CohorlyValue { .object(self) }
 }

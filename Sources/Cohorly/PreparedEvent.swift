@@ -55,15 +55,14 @@ extension Cohorly {
             return state.optedOut
         }
         if optedOut { return .discardedOptedOut }
-        let json = CohorlyValue.object([
-            "event": .string(event.name), "properties": .object(properties),
-        ]).jsonString
+        let record = destination.encode(prepared: PreparedEvent(name: event.name, properties: properties))
+        let json = record.json
         guard json.utf8.count + 2 <= options.maxRequestBytes else {
             throw CohorlyError.eventTooLarge(bytes: json.utf8.count)
         }
         do {
             let appended = try store.appendPrepared(
-                insertId: insertId, json: json, limit: options.maxQueueSize)
+                record.endpoint, insertId: record.insertId ?? insertId, json: json, limit: options.maxQueueSize)
             delivery.notifyQueued()
             return appended ? .queued : .alreadyQueued
         } catch {

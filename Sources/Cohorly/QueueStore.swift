@@ -1,4 +1,4 @@
-/// The Cohorly endpoint a queued record goes to.
+/// The endpoint a queued record goes to (stored with it, so a detached sender knows where it belongs).
 enum Endpoint: String, Sendable {
     /// `POST /track`: events, batched up to 500.
     case track
@@ -6,6 +6,8 @@ enum Endpoint: String, Sendable {
     case engage
     /// `POST /alias`: one object per request, sent once (best effort).
     case alias
+    /// PostHog capture V1 `POST /i/v1/analytics/events`: batch items, per-event results.
+    case capture = "i/v1/analytics/events"
 
     var path: String { "/" + rawValue }
 }
@@ -25,17 +27,18 @@ struct QueueBatch: Sendable {
     var endpoint: Endpoint
     var ids: [Int64]
     var records: [String]
+    /// Each record's dedupe key (`$insert_id` or PostHog uuid), nil where it has none.
+    var insertIds: [String?] = []
 
-    /// The request body: a JSON array of the records (`/alias` takes its single object as is).
-    var body: [UInt8] {
-        if endpoint == .alias, records.count == 1 { return Array(records[0].utf8) }
-        var text = "["
-        text.reserveCapacity(records.reduce(2) { $0 + $1.utf8.count + 1 })
+    /// `records` joined into one JSON array's text, between `prefix` and `suffix`.
+    func joined(prefix: String = "[", suffix: String = "]") -> [UInt8] {
+        var text = prefix
+        text.reserveCapacity(records.reduce(prefix.utf8.count + suffix.utf8.count) { $0 + $1.utf8.count + 1 })
         for (index, record) in records.enumerated() {
             if index > 0 { text += "," }
             text += record
         }
-        text += "]"
+        text += suffix
         return Array(text.utf8)
     }
 }
@@ -47,7 +50,7 @@ protocol QueueStore: AnyObject, Sendable {
     /// Applies operations atomically and enforces the size bound; returns the number of records dropped.
     func apply(_ operations: [QueueOperation], limit: Int) throws -> Int
     /// Appends one prepared event unless a record with the same insert id is queued; true when appended.
-    func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool
+    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool
     /// The oldest records that fit one request.
     func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch?
     /// Removes records by id.

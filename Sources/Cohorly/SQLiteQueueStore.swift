@@ -89,7 +89,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    func appendPrepared(insertId: String, json: String, limit: Int) throws -> Bool {
+    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool {
         try lock.withLock {
             // Prepared events (crash reports) are deleted at their source once this returns: commit them with a
             // full fsync, so they survive a power loss too, not only a process crash.
@@ -104,7 +104,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                     return false
                 }
                 guard !exists else { return }
-                try insert.run([.text(Endpoint.track.rawValue), .text(insertId), .text(json), .int(1)])
+                try insert.run([.text(endpoint.rawValue), .text(insertId), .text(json), .int(1)])
                 count += 1
                 appended = true
                 cachedLastId = db.lastInsertRowID
@@ -148,13 +148,16 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                     if current.endpoint != endpoint || current.endpoint == .alias || bytes + size > maxBytes {
                         return false
                     }
-                    if let insertId = row.text(2), !seen.insert(insertId).inserted { return false }
+                    let insertId = row.text(2)
+                    if let insertId, !seen.insert(insertId).inserted { return false }
                     current.ids.append(row.int(0))
                     current.records.append(json)
+                    current.insertIds.append(insertId)
                     batch = current
                 } else {
-                    if let insertId = row.text(2) { seen.insert(insertId) }
-                    batch = QueueBatch(endpoint: endpoint, ids: [row.int(0)], records: [json])
+                    let insertId = row.text(2)
+                    if let insertId { seen.insert(insertId) }
+                    batch = QueueBatch(endpoint: endpoint, ids: [row.int(0)], records: [json], insertIds: [insertId])
                 }
                 bytes += size
                 return true
