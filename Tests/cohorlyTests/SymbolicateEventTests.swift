@@ -156,7 +156,7 @@ import Testing
         ("[1, 2]", "no $exception event among the 2 events"),
     ])
     func notACrash(_ json: String, _ reason: String) throws {
-        let path = try SymbolicateCommandTests.temporary("not-a-crash-\(reason.count).json", json)
+        let path = try SymbolicateCommandTests.temporary("not-a-crash-\(json.count)-\(reason.count).json", json)
         let result = try CLI.run(["symbolicate", path])
         #expect(result.status == 1)
         #expect(result.stderr == "cohorly: \(path): \(reason)\n")
