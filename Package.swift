@@ -29,7 +29,7 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
         ),
-        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly"]),
+        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
             name: "CrashDemoSupport", path: "Examples/CrashDemoSupport",
@@ -54,15 +54,19 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Shared below the client and the collector: one JSON value with its parser and writer, one SQLite wrapper.
+        // Private files and directories (0600 / 0700 whatever the umask) for everything that holds user data.
+        .target(name: "CohorlyFiles"),
         .target(name: "CohorlyJSON"),
-        .target(name: "CohorlySQLite", dependencies: ["CSQLite"]),
-        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CohorlyJSON", "CohorlySQLite"]),
+        .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
+        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
         // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CohorlyCollector",
-            dependencies: ["CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols"]),
+            dependencies: [
+                "CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyFiles",
+            ]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, stdc++).
         .systemLibrary(

@@ -32,9 +32,9 @@ static inline uint64_t cly_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/// Calls `visit` with the name of every entry of a directory (cly_dir.c). Signal-safe. Returns 0, or -1
-/// when the directory cannot be opened.
-typedef void (*cly_directory_visitor)(const char *name, void *context);
+/// Calls `visit` with the name of every entry of a directory (cly_dir.c) and whether it is a regular file (a
+/// symlink is not: it is not followed). Signal-safe. Returns 0, or -1 when the directory cannot be opened.
+typedef void (*cly_directory_visitor)(const char *name, bool regular_file, void *context);
 int cly_list_directory(const char *path, cly_directory_visitor visit, void *context);
 
 /// Sleeps on a futex word while it still holds `expected`, at most `timeout_ns` (signal-safe: one syscall).

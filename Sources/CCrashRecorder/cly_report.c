@@ -2,7 +2,7 @@
 //
 // Runs inside the crash handler, after the stacks are captured. Call order and why each call is safe:
 //   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
-//   cly_writer (AS-safe) -> close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink.
+//   cly_writer (AS-safe) -> close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink (regular files only).
 // Sections go in this order, flushed one by one, so a torn file keeps what matters most: header (signal,
 // message), crashed thread, context, other threads, modules. A hard cap (CLY_MAX_REPORT_BYTES) drops
 // frames and modules first; the JSON is always closed.
@@ -149,9 +149,11 @@ typedef struct {
     int count;
 } report_census;
 
-static void count_report(const char *name, void *context) {
+/// Counts committed reports: regular files only, so a directory or symlink named like a report is neither
+/// counted nor removed.
+static void count_report(const char *name, bool regular_file, void *context) {
     report_census *census = context;
-    if (!is_report_name(name) || strlen(name) >= sizeof census->oldest) return;
+    if (!regular_file || !is_report_name(name) || strlen(name) >= sizeof census->oldest) return;
     census->count++;
     if (census->oldest[0] == 0 || strcmp(name, census->oldest) < 0) strcpy(census->oldest, name);
 }

@@ -148,7 +148,8 @@ typedef struct {
 } thread_census;
 
 /// One /proc/self/task entry: a slot for every thread but the crashed one, up to the capacity.
-static void add_thread(const char *name, void *context) {
+static void add_thread(const char *name, bool regular_file, void *context) {
+    (void)regular_file;
     thread_census *census = context;
     pid_t tid = 0;
     if (*name < '0' || *name > '9') return;

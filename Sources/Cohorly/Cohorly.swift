@@ -1,3 +1,4 @@
+import CohorlyFiles
 import Foundation
 
 /// The Cohorly client for Linux: identity, super properties, a persisted queue and delivery to one destination —
@@ -102,7 +103,7 @@ public final class Cohorly: Sendable {
         let store: any QueueStore
         var lockPath: String?
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.makeDirectory(directory.path)
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
             lockPath = directory.appendingPathComponent("queue.lock").path
         } catch {

@@ -1,3 +1,4 @@
+import CohorlyFiles
 import CohorlySQLite
 import Foundation
 
@@ -65,7 +66,7 @@ public final class CollectorStore: @unchecked Sendable {
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
         if let directory {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try PrivateFiles.makeDirectory(directory.path)
             db = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
             try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-8192")
         } else {

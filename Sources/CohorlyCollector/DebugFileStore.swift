@@ -1,3 +1,4 @@
+import CohorlyFiles
 import CohorlySQLite
 import CohorlySymbols
 import Foundation
@@ -58,10 +59,7 @@ public final class DebugFileStore: @unchecked Sendable {
                 "\(Self.temporaryPrefix)\(getpid())-\(UUID().uuidString)")
             ownsRoot = true
         }
-        for sub in ["objects", "tmp"] {
-            try FileManager.default.createDirectory(
-                at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
+        for sub in ["objects", "tmp"] { try PrivateFiles.makeDirectory(root.appendingPathComponent(sub).path) }
         db = try SQLiteDatabase(path: root.appendingPathComponent("index.sqlite").path)
         try db.execute(
             """
@@ -215,7 +213,7 @@ public final class DebugFileStore: @unchecked Sendable {
     ) throws -> StoredDebugFile {
         let object = objectURL(sha256: sha256)
         let directory = object.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try PrivateFiles.makeDirectory(directory.path)
         if FileManager.default.fileExists(atPath: object.path) {
             // Same hash, same bytes: keep the stored copy.
             try? FileManager.default.removeItem(at: temporary)

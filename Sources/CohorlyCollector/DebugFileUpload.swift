@@ -50,7 +50,7 @@ final class DebugFileUpload: RequestBodySink {
                 status: 415, description: "unsupported Content-Encoding \(other) (use deflate, gzip or none)")
         }
         temporary = store.temporaryURL()
-        fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw DebugFileRejection(
                 status: 500, description: "cannot create a temp file: \(String(cString: strerror(errno)))")

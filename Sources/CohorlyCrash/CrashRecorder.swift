@@ -1,4 +1,5 @@
 import CCrashRecorder
+import CohorlyFiles
 import Foundation
 import Synchronization
 
@@ -74,8 +75,11 @@ public enum CrashRecorder {
     /// - Throws: ``InstallError`` when the directory is unusable or the recorder cannot be set up.
     public static func install(_ options: Options = Options()) throws {
         let directory = options.reportDirectory.path
-        if let problem = SystemFiles.makeDirectories(directory, mode: 0o700) {
-            throw InstallError.reportDirectoryUnusable(path: directory, reason: problem)
+        do {
+            try PrivateFiles.makeDirectory(directory, requireOwnerOnly: true)
+        } catch {
+            throw InstallError.reportDirectoryUnusable(
+                path: directory, reason: error.path == directory ? error.reason : error.description)
         }
         var message = [CChar](repeating: 0, count: 512)
         let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)

@@ -1,20 +1,30 @@
+import CCrashRecorder
+import CohorlyFiles
 import Foundation
 
 /// The crash reports on disk: lists, decodes and deletes them, and keeps the directory healthy.
 ///
 /// ``pendingReports()`` first tidies the directory: a report whose decoding was interrupted
-/// ``maximumLoadAttempts`` times (the process died while decoding it, each time — a parser crash loop) is
-/// moved to `quarantine/` and never retried; a torn `*.tmp` is salvaged into a
-/// report with `complete: false` (or removed when nothing usable is left); only the newest
+/// ``maximumLoadAttempts`` times (the process died while decoding it, each time — a parser crash loop) or that
+/// is larger than ``maximumReportBytes`` is moved to `quarantine/` and never retried; a torn `*.tmp` is
+/// salvaged into a report with `complete: false` (or removed when nothing usable is left); only the newest
 /// ``maximumReports`` reports are kept.
+///
+/// Every access goes through the directory's descriptor and never follows a symlink: only regular files of
+/// this user named like reports are read, moved or removed; a directory, symlink, FIFO or another user's file
+/// planted in the directory is left alone. A directory that is group- or world-writable or belongs to another
+/// user is not used at all (it lists no reports).
 public struct CrashReportStore: Sendable {
     /// Reports kept on disk (the recorder's CLY_MAX_REPORTS).
-    public static let maximumReports = 10
+    public static let maximumReports = Int(CLY_MAX_REPORTS)
     /// Interrupted decodes of one report before it is quarantined. More than one, because the app may die
     /// of an unrelated crash while its sender happens to be decoding (a crash loop at startup).
     public static let maximumLoadAttempts = 3
     /// Quarantined reports kept for inspection.
     public static let maximumQuarantined = 10
+    /// The largest report file read: twice the recorder's own cap (CLY_MAX_REPORT_BYTES, 512 KiB), room for
+    /// a salvaged report re-encoded. A larger file is quarantined without being read.
+    public static let maximumReportBytes = 2 * Int(CLY_MAX_REPORT_BYTES)
 
     /// The report directory.
     public let directory: URL
@@ -60,67 +70,74 @@ public struct CrashReportStore: Sendable {
         }
     }
 
-    private var quarantineDirectory: URL { directory.appendingPathComponent("quarantine") }
+    private static let quarantineName = "quarantine"
+    private var quarantineDirectory: URL { directory.appendingPathComponent(Self.quarantineName) }
 
     /// The committed reports, oldest first, after tidying the directory (see the type's documentation).
     public func pendingReports() -> [ReportFile] {
-        withDirectoryLock {
-            quarantineInterruptedLoads()
-            salvageTornFiles()
-            var reports = reportFiles()
-            while reports.count > Self.maximumReports {
-                try? FileManager.default.removeItem(at: reports.removeFirst().url)
-            }
-            return reports.map { ReportFile(url: $0.url) }
+        guard let folder = ReportDirectory(path: directory.path) else { return [] }
+        return folder.withLock {
+            quarantineBadReports(folder)
+            salvageTornFiles(folder)
+            var reports = Self.reportNames(folder, suffix: ".json")
+            while reports.count > Self.maximumReports { folder.remove(reports.removeFirst()) }
+            return reports.map { ReportFile(url: directory.appendingPathComponent($0)) }
         }
     }
 
     /// Decodes a report. Before decoding, the attempt is counted in `<file>.attempts` (removed once decoding
     /// returns): if decoding keeps killing the process, a later launch quarantines the report instead of
-    /// crashing again.
+    /// crashing again. A file larger than ``maximumReportBytes`` is quarantined at once, without being read.
     /// - Throws: ``ReportError`` naming the file.
     public func load(_ file: ReportFile) throws -> CrashReport {
-        let attempts = Self.attemptsFile(for: file.url)
-        let previous = Self.attemptCount(attempts)
-        try? Data(String(previous + 1).utf8).write(to: attempts)
-        defer { try? FileManager.default.removeItem(at: attempts) }
-        let data: Data
-        do {
-            data = try Data(contentsOf: file.url)
-        } catch {
-            throw ReportError.unreadable(file: file.url.path, reason: "\(error)")
+        guard let folder = ReportDirectory(path: directory.path) else {
+            throw ReportError.unreadable(file: file.url.path, reason: "the report directory is missing or not private")
+        }
+        let attempts = file.name + ".attempts"
+        folder.write(attempts, Array(String(Self.attemptCount(folder, attempts) + 1).utf8), exclusive: false)
+        defer { folder.remove(attempts) }
+        let data: [UInt8]
+        switch folder.read(file.name, limit: Self.maximumReportBytes) {
+        case .success(let bytes): data = bytes
+        case .failure(.tooLarge):
+            quarantine(file.name, in: folder)
+            throw ReportError.unreadable(
+                file: file.url.path, reason: "larger than \(Self.maximumReportBytes) bytes (quarantined)")
+        case .failure(.unreadable(let reason)): throw ReportError.unreadable(file: file.url.path, reason: reason)
         }
         do {
-            return try CrashReport.decode(data)
+            return try CrashReport.decode(Data(data))
         } catch let error as ReportError {
             throw error.naming(file.url.path)
         }
     }
 
-    static func attemptsFile(for report: URL) -> URL { URL(fileURLWithPath: report.path + ".attempts") }
-
-    static func attemptCount(_ attempts: URL) -> Int {
-        (try? String(contentsOf: attempts, encoding: .utf8)).flatMap { Int($0) } ?? 0
+    static func attemptCount(_ folder: ReportDirectory, _ name: String) -> Int {
+        guard case .success(let bytes) = folder.read(name, limit: 32) else { return 0 }
+        return Int(String(decoding: bytes, as: UTF8.self)) ?? 0
     }
 
-    /// Removes a report (after its event is durably queued).
+    /// Removes a report (after its event is durably queued). Only a regular file of this user is removed.
     public func delete(_ file: ReportFile) throws {
-        try FileManager.default.removeItem(at: file.url)
+        guard let folder = ReportDirectory(path: directory.path), folder.remove(file.name) else {
+            throw ReportError.unreadable(file: file.url.path, reason: "not a report file of this user")
+        }
     }
 
     /// The quarantined files, oldest first.
     public func quarantinedReports() -> [URL] {
-        let names =
-            (try? FileManager.default.contentsOfDirectory(atPath: quarantineDirectory.path)) ?? []
-        return names.sorted().map { quarantineDirectory.appendingPathComponent($0) }
+        guard let folder = ReportDirectory(path: directory.path),
+            let quarantine = ReportDirectory(subdirectory: Self.quarantineName, of: folder, create: false)
+        else { return [] }
+        return quarantine.names().filter { quarantine.ownedRegularFile($0) != nil }
+            .map { quarantineDirectory.appendingPathComponent($0) }
     }
 
     // MARK: - Tidying
 
-    private func reportFiles() -> [(name: String, url: URL)] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") && Self.looksLikeReport($0) }.sorted()
-            .map { ($0, directory.appendingPathComponent($0)) }
+    /// Regular files of this user named `<16 digits>-…<suffix>`, sorted (oldest first).
+    private static func reportNames(_ folder: ReportDirectory, suffix: String) -> [String] {
+        folder.names().filter { $0.hasSuffix(suffix) && looksLikeReport($0) && folder.ownedRegularFile($0) != nil }
     }
 
     static func looksLikeReport(_ name: String) -> Bool {
@@ -129,32 +146,46 @@ public struct CrashReportStore: Sendable {
             && bytes[..<16].allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 
-    private func quarantineInterruptedLoads() {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasSuffix(".json.attempts") {
-            let attempts = directory.appendingPathComponent(name)
-            let report = directory.appendingPathComponent(String(name.dropLast(".attempts".count)))
-            guard FileManager.default.fileExists(atPath: report.path) else {
-                try? FileManager.default.removeItem(at: attempts)
-                continue
-            }
-            guard Self.attemptCount(attempts) >= Self.maximumLoadAttempts else { continue }
-            try? FileManager.default.createDirectory(
-                at: quarantineDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            _ = rename(report.path, quarantineDirectory.appendingPathComponent(report.lastPathComponent).path)
-            try? FileManager.default.removeItem(at: attempts)
+    /// Moves `name` to `quarantine/` (removing it when the quarantine is unusable — a report that crashes
+    /// its reader must not stay listed) and keeps the newest ``maximumQuarantined`` there.
+    private func quarantine(_ name: String, in folder: ReportDirectory) {
+        guard let quarantine = ReportDirectory(subdirectory: Self.quarantineName, of: folder, create: true),
+            folder.move(name, to: quarantine, as: name)
+        else {
+            folder.remove(name)
+            return
         }
-        let kept = quarantinedReports()
-        for url in kept.dropLast(Self.maximumQuarantined) { try? FileManager.default.removeItem(at: url) }
+        let kept = quarantine.names().filter { quarantine.ownedRegularFile($0) != nil }
+        for old in kept.dropLast(Self.maximumQuarantined) { quarantine.remove(old) }
     }
 
-    private func salvageTornFiles() {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasSuffix(".tmp") && Self.looksLikeReport(name) {
-            let url = directory.appendingPathComponent(name)
-            if isBeingWritten(name: name, url: url) { continue }
-            defer { try? FileManager.default.removeItem(at: url) }
-            guard let data = try? Data(contentsOf: url), let repaired = CrashReportSalvager.repair(data),
+    /// Reports whose decoding was interrupted too often, and reports too large to read.
+    private func quarantineBadReports(_ folder: ReportDirectory) {
+        for name in folder.names() where name.hasSuffix(".json.attempts") {
+            let report = String(name.dropLast(".attempts".count))
+            if folder.ownedRegularFile(report) == nil {
+                folder.remove(name)
+            } else if Self.attemptCount(folder, name) >= Self.maximumLoadAttempts {
+                quarantine(report, in: folder)
+                folder.remove(name)
+            }
+        }
+        for name in Self.reportNames(folder, suffix: ".json") {
+            if let info = folder.ownedRegularFile(name), info.st_size > Self.maximumReportBytes {
+                quarantine(name, in: folder)
+            }
+        }
+    }
+
+    private func salvageTornFiles(_ folder: ReportDirectory) {
+        for name in Self.reportNames(folder, suffix: ".tmp") {
+            if isBeingWritten(name: name, folder: folder) { continue }
+            guard case .success(let data) = folder.read(name, limit: Self.maximumReportBytes) else {
+                quarantine(name, in: folder)  // too large: a recorder never writes that much
+                continue
+            }
+            defer { folder.remove(name) }
+            guard let repaired = CrashReportSalvager.repair(Data(data)),
                 var report = try? CrashReport.decode(repaired.json)
             else { continue }
             report.complete = false
@@ -162,29 +193,20 @@ public struct CrashReportStore: Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             guard let encoded = try? encoder.encode(report) else { continue }
-            let target = directory.appendingPathComponent(String(name.dropLast(4)) + ".json")
-            let staging = directory.appendingPathComponent(".salvage-\(name)")
-            if (try? encoded.write(to: staging)) != nil { _ = rename(staging.path, target.path) }
+            let target = String(name.dropLast(4)) + ".json"
+            let staging = ".salvage-\(name)"
+            folder.remove(staging)
+            if folder.write(staging, [UInt8](encoded), exclusive: true) { folder.move(staging, to: folder, as: target) }
         }
     }
 
     /// A `.tmp` of a process that is still alive — this one included: a thread of a crashing process may still
     /// run while the handler writes — and was written in the last seconds is left alone.
-    private func isBeingWritten(name: String, url: URL) -> Bool {
+    private func isBeingWritten(name: String, folder: ReportDirectory) -> Bool {
         let parts = name.split(separator: "-")
-        guard parts.count > 2, let pid = Int32(parts[1]), kill(pid, 0) == 0 else { return false }
-        let modified = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date
-        return (modified ?? .distantPast).timeIntervalSinceNow > -10
-    }
-
-    /// Serializes tidying between processes sharing the directory (flock on `.lock`).
-    private func withDirectoryLock<T>(_ body: () -> T) -> T {
-        let fd = open(
-            directory.appendingPathComponent(".lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return body() }
-        defer { close(fd) }
-        flock(fd, LOCK_EX)
-        defer { flock(fd, LOCK_UN) }
-        return body()
+        guard parts.count > 2, let pid = Int32(parts[1]), kill(pid, 0) == 0,
+            let info = folder.ownedRegularFile(name)
+        else { return false }
+        return time(nil) - info.st_mtim.tv_sec < 10
     }
 }

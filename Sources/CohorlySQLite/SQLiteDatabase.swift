@@ -1,4 +1,5 @@
 import CSQLite
+import CohorlyFiles
 
 /// A failed SQLite call, with SQLite's message.
 package struct SQLiteError: Error, CustomStringConvertible {
@@ -9,8 +10,17 @@ package struct SQLiteError: Error, CustomStringConvertible {
 package final class SQLiteDatabase {
     package let handle: OpaquePointer
 
-    /// Opens (creating) the database at `path` (`":memory:"` for a private in-memory one).
+    /// Opens (creating) the database at `path` (`":memory:"` for a private in-memory one). A database file is
+    /// created with mode 0600 whatever the umask (SQLite gives its `-wal`, `-shm` and `-journal` files the
+    /// same mode).
     package init(path: String) throws {
+        if path != ":memory:" {
+            do {
+                try PrivateFiles.prepareFile(path)
+            } catch {
+                throw SQLiteError(description: "cannot open \(error)")
+            }
+        }
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &db, flags, nil)

@@ -74,7 +74,8 @@ enum CrashDemoError: Error, CustomStringConvertible {
 func runCrashDemo(
     _ arguments: [String], build: DemoBuild = .debug, executable path: URL? = nil, reportDirectory: URL? = nil,
     backtracer: Bool = false,
-    label: String = "run", withClient: Bool = false, environment extra: [String: String] = [:]
+    label: String = "run", withClient: Bool = false, environment extra: [String: String] = [:],
+    umask: String? = nil
 ) async throws -> CrashDemoRun {
     let executable = path ?? build.executable
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -90,6 +91,10 @@ func runCrashDemo(
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments + ["--report-dir", directory.path] + (withClient ? [] : ["--recorder-only"])
+    if let umask {  // the umask is per process: the shell sets it, then becomes the demo
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", executable.path] + (process.arguments ?? [])
+    }
     var environment = ProcessInfo.processInfo.environment
     environment["SWIFT_BACKTRACE"] = backtracer ? "enable=yes,interactive=no" : "enable=no"
     environment.merge(extra) { _, new in new }
