@@ -79,13 +79,20 @@ let package = Package(
         .target(
             name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod"],
             linkerSettings: [.linkedLibrary("stdc++")]),
+        // libzstd and libcrypto (SHA-512): the PostHog symbol-set upload (`debug-files upload --to posthog`).
+        .systemLibrary(
+            name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The CLI: parsing and printing on top of the libraries.
         .executableTarget(
-            name: "cohorly", dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib"]),
+            name: "cohorly",
+            dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib", "CZstd", "CCrypto"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
-        .testTarget(name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly"]),
+        .testTarget(
+            name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols"]),
     ],

@@ -7,6 +7,8 @@ package final class ZlibStream {
     package enum Mode {
         /// Compress into the zlib format (RFC 1950) at this level.
         case deflate(level: Int32)
+        /// Compress into raw deflate data (RFC 1951, no header or trailer, as a ZIP entry holds) at this level.
+        case rawDeflate(level: Int32)
         /// Decompress zlib or gzip data (the header tells which).
         case inflate
     }
@@ -34,6 +36,9 @@ package final class ZlibStream {
         case .deflate(let level):
             compressing = true
             status = cly_deflate_init(&stream, level)
+        case .rawDeflate(let level):
+            compressing = true
+            status = cly_deflate_init_raw(&stream, level)
         case .inflate:
             compressing = false
             status = cly_inflate_init_auto(&stream)

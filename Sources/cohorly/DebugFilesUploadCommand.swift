@@ -8,6 +8,7 @@ enum DebugFilesUploadCommand: Command {
     static let summary = "Upload executables and debug files to a collector (only what it lacks)."
     static let help = """
         USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token T] [--json]
+               cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--json]
 
         Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
         symbols (or no GNU build id), asks the collector which build ids / contents it already has, and uploads
@@ -21,10 +22,17 @@ enum DebugFilesUploadCommand: Command {
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --auth-token T    The upload secret (`cohorly serve --auth-token`; default COHORLY_AUTH_TOKEN).
           --json            Print a JSON summary (counts, bytes sent, one object per file).
+          --to posthog      Upload to PostHog error tracking instead, as symbol sets: the same files that carry
+                            DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
+                            PostHog's (default POSTHOG_CLI_HOST, else https://us.posthog.com).
+          --project-id ID   The PostHog project (default POSTHOG_CLI_PROJECT_ID).
+          --api-key-file F  Read the personal API key from F's first line (`-`: stdin); default
+                            POSTHOG_CLI_API_KEY. (--api-key KEY works too, but shows the key to `ps`.)
           -h, --help        Show this help.
 
         ENVIRONMENT: COHORLY_RELEASE, COHORLY_HOST, COHORLY_AUTH_TOKEN, COHORLY_RETRY_DELAY_MS (first retry
-        delay, doubled each time; default 250).
+        delay, doubled each time; default 250, with --to posthog 500), POSTHOG_CLI_HOST, POSTHOG_CLI_PROJECT_ID,
+        POSTHOG_CLI_API_KEY.
 
         EXIT STATUS: 0 everything needed is on the collector, 1 something that should have been uploaded was
         not (or the collector could not be reached), 2 usage error.
@@ -34,9 +42,17 @@ enum DebugFilesUploadCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--release", "--host", "--auth-token"])
+                arguments, flags: ["--json"],
+                options: ["--release", "--host", "--auth-token", "--to", "--project-id", "--api-key", "--api-key-file"])
         } catch {
             return Console.usageError(error.reason, command: "debug-files upload")
+        }
+        switch parsed.options["--to"]?.last {
+        case nil, "cohorly": break
+        case "posthog": return PostHogUpload.run(parsed)
+        case let other?:
+            return Console.usageError(
+                "unknown --to \(other) (expected cohorly or posthog)", command: "debug-files upload")
         }
         let environment = ProcessInfo.processInfo.environment
         func option(_ name: String, _ variable: String) -> String? {
@@ -134,30 +150,17 @@ struct UploadRun {
     /// Discover, read, check, upload.
     static func perform(_ uploader: DebugFileUploader, paths: [String]) -> UploadRun {
         var run = UploadRun()
-        let found = DebugFileUploader.discover(paths)
-        run.files = found.skipped
         var items: [(file: Int, item: DebugFileUploader.Item)] = []
-        for path in found.files {
-            var result = DebugFileUploader.FileResult(path: path, status: .skipped)
+        for surveyed in DebugFileUploader.survey(paths) {
+            var result = surveyed.result
             defer { run.files.append(result) }
-            let info: ObjectInfo
-            do {
-                info = try ObjectInfo(path: path)
-            } catch {
-                // An unreadable ELF file is of no use to a symbolicator either: skipped, with the reason.
-                result.reason = "\(error)"
-                continue
-            }
-            result.buildId = info.codeId
-            let (kinds, reason) = DebugFileUploader.kinds(of: info)
-            result.kinds = kinds
-            result.reason = reason
-            guard let buildId = info.codeId, !kinds.isEmpty else { continue }
+            let path = result.path
+            guard let buildId = surveyed.info?.codeId, !result.kinds.isEmpty else { continue }
             do {
                 let (sha, size) = try DebugFileUploader.hash(path)
                 result.size = size
                 result.status = .present
-                for kind in kinds {
+                for kind in result.kinds {
                     items.append(
                         (run.files.count, .init(path: path, kind: kind, buildId: buildId, sha256: sha, size: size)))
                 }

@@ -1,0 +1,209 @@
+import CohorlySymbols
+import Foundation
+
+/// `cohorly debug-files upload PATH… --to posthog`: the files our own upload would take (``DebugFileUploader``'s
+/// survey: the same walk, checks and skip rules) that carry DWARF, packed as PostHog symbol sets
+/// (``PostHogSymbolSet``) and sent through the symbol-set API (``PostHogSymbolSetAPI``), ten per batch as
+/// posthog-cli does. Printed and summed up like the upload to a collector (``UploadRun``).
+enum PostHogUpload {
+    /// Sets per `bulk_start_upload` (posthog-cli's batch size).
+    static let batchSize = 10
+    static let defaultHost = "https://us.posthog.com"
+
+    /// Runs with the already-parsed arguments of `debug-files upload`.
+    static func run(_ parsed: ParsedArguments) -> ExitStatus {
+        let command = "debug-files upload"
+        let environment = ProcessInfo.processInfo.environment
+        func option(_ name: String, _ variable: String) -> String? {
+            parsed.options[name]?.last ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard !parsed.positionals.isEmpty else { return Console.usageError("missing PATH", command: command) }
+        let host = option("--host", "POSTHOG_CLI_HOST") ?? defaultHost
+        guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            return Console.usageError("invalid --host \(host)", command: command)
+        }
+        guard let projectId = option("--project-id", "POSTHOG_CLI_PROJECT_ID") else {
+            return Console.usageError("missing --project-id (or POSTHOG_CLI_PROJECT_ID)", command: command)
+        }
+        guard !projectId.isEmpty, projectId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else { return Console.usageError("invalid --project-id \(projectId)", command: command) }
+        let apiKey: String
+        switch readKey(parsed, environment) {
+        case .success(let key): apiKey = key
+        case .failure(let error): return Console.usageError(error.reason, command: command)
+        }
+        var api = PostHogSymbolSetAPI(host: host, projectId: projectId, apiKey: apiKey)
+        if let delay = environment["COHORLY_RETRY_DELAY_MS"].flatMap(Double.init), delay >= 0 {
+            api.retryDelay = delay / 1000
+        }
+        let run = perform(api, paths: parsed.positionals) { Console.error("cohorly: warning: \($0)") }
+        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
+        for file in run.files where file.status == .failed {
+            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
+        }
+        if parsed.flags.contains("--json") {
+            Console.out(JSON.render(run.json))
+        } else {
+            for file in run.files { Console.out(run.line(file)) }
+            Console.out(run.summary)
+        }
+        return run.succeeded ? .success : .failure
+    }
+
+    /// The key: `--api-key-file FILE` (first line; `-` reads stdin), else `--api-key`, else `POSTHOG_CLI_API_KEY`.
+    static func readKey(_ parsed: ParsedArguments, _ environment: [String: String]) -> Result<String, UsageError> {
+        var key: String?
+        if let file = parsed.options["--api-key-file"]?.last {
+            let bytes: [UInt8]
+            if file == "-" {
+                bytes = Console.readAll()
+            } else {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    return .failure(UsageError(reason: "cannot read --api-key-file \(file)"))
+                }
+                bytes = Array(data)
+            }
+            key = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
+                String($0).trimmingWhitespace()
+            }
+        } else {
+            key = parsed.options["--api-key"]?.last ?? environment["POSTHOG_CLI_API_KEY"]
+        }
+        guard let key, !key.isEmpty else {
+            return .failure(UsageError(reason: "missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)"))
+        }
+        // The key becomes a header line: a control character in it could add headers of its own.
+        guard key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
+            return .failure(UsageError(reason: "the API key holds a control character"))
+        }
+        return .success(key)
+    }
+
+    /// One file that will be packed: its place in the run and its debug id.
+    private struct Candidate {
+        var file: Int
+        var path: String
+        var debugId: String
+        var size: Int64
+    }
+
+    /// Survey, choose, pack, upload in batches; `warn` receives the warnings (split DWARF).
+    static func perform(_ api: PostHogSymbolSetAPI, paths: [String], warn: (String) -> Void) -> UploadRun {
+        var run = UploadRun()
+        var byDebugId: [String: Candidate] = [:]
+        var order: [String] = []
+        for surveyed in DebugFileUploader.survey(paths) {
+            var result = surveyed.result
+            defer { run.files.append(result) }
+            guard let info = surveyed.info else { continue }
+            if info.hasSplitDwarf || result.path.hasSuffix(".dwo") || result.path.hasSuffix(".dwp") {
+                result.reason = "split DWARF (.dwo/.dwp): PostHog reads only DWARF held in the file itself"
+                warn("\(result.path): split DWARF is not supported by PostHog; skipped")
+                continue
+            }
+            guard !result.kinds.isEmpty, let debugId = info.debugId else { continue }
+            guard info.hasDebugInfo else {
+                result.reason = "no debug info; PostHog symbolicates from DWARF"
+                continue
+            }
+            let size = Self.size(of: result.path)
+            result.size = size
+            let candidate = Candidate(file: run.files.count, path: result.path, debugId: debugId, size: size)
+            // Two files with one debug id (a binary and its debug file): the larger is kept, as posthog-cli does.
+            if let other = byDebugId[debugId] {
+                if size > other.size {
+                    byDebugId[debugId] = candidate
+                    run.files[other.file].reason = "debug id \(debugId) also in \(result.path), which is larger"
+                } else {
+                    result.reason = "debug id \(debugId) also in \(other.path), which is larger"
+                }
+                continue
+            }
+            byDebugId[debugId] = candidate
+            order.append(debugId)
+        }
+        let candidates = order.compactMap { byDebugId[$0] }
+        for start in stride(from: 0, to: candidates.count, by: batchSize) {
+            let batch = candidates[start..<min(start + batchSize, candidates.count)]
+            if let fatal = upload(batch, api, &run) {
+                run.fatal = fatal
+                for later in candidates[(start + batch.count)...] {
+                    run.files[later.file].status = .failed
+                    run.files[later.file].reason = "not uploaded (an earlier batch was refused)"
+                }
+                break
+            }
+        }
+        return run
+    }
+
+    /// One batch: pack, announce, upload what PostHog lacks, finish. Returns a reason to stop the whole run
+    /// (PostHog refused the key or the project).
+    private static func upload(_ batch: ArraySlice<Candidate>, _ api: PostHogSymbolSetAPI, _ run: inout UploadRun)
+        -> String?
+    {
+        var packed: [(candidate: Candidate, set: PostHogSymbolSet)] = []
+        for candidate in batch {
+            run.files[candidate.file].reason = "debug id \(candidate.debugId)"
+            do {
+                let set = try PostHogSymbolSet.pack(path: candidate.path)
+                guard set.bytes.count <= PostHogSymbolSet.largestPacked else {
+                    run.files[candidate.file].reason =
+                        "packed to \(set.bytes.count) bytes, over PostHog's limit of 100 MiB"
+                    continue
+                }
+                packed.append((candidate, set))
+            } catch {
+                run.files[candidate.file].status = .failed
+                run.files[candidate.file].reason = error.description
+            }
+        }
+        guard !packed.isEmpty else { return nil }
+        let started: [String: PostHogSymbolSetAPI.Started]
+        do {
+            started = try api.start(
+                packed.map { .init(chunkId: $0.candidate.debugId, contentHash: $0.set.contentHash) })
+        } catch {
+            for entry in packed {
+                run.files[entry.candidate.file].status = .failed
+                run.files[entry.candidate.file].reason = error.description
+            }
+            return error.status == 401 || error.status == 403 ? error.description : nil
+        }
+        var finished: [String: String] = [:]
+        var sent: [(file: Int, symbolSetId: String)] = []
+        for entry in packed {
+            let file = entry.candidate.file
+            guard let target = started[entry.candidate.debugId] else {
+                // Absent from id_map: PostHog has this debug id with this content already.
+                run.files[file].status = .present
+                continue
+            }
+            do {
+                try api.upload(entry.set.bytes, to: target)
+                run.files[file].bytesSent += Int64(entry.set.bytes.count)
+                finished[target.symbolSetId] = entry.set.contentHash
+                sent.append((file, target.symbolSetId))
+            } catch {
+                run.files[file].status = .failed
+                run.files[file].reason = error.description
+            }
+        }
+        guard !finished.isEmpty else { return nil }
+        do {
+            try api.finish(finished)
+            for entry in sent { run.files[entry.file].status = .uploaded }
+        } catch {
+            for entry in sent {
+                run.files[entry.file].status = .failed
+                run.files[entry.file].reason = "uploaded, but not attached: \(error.description)"
+            }
+        }
+        return nil
+    }
+
+    private static func size(of path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+}
