@@ -45,7 +45,7 @@ final class PostHogMock: @unchecked Sendable {
             return HTTPResponse(status: status, body: Array(body.utf8))
         }
         self.server = server
-        port = try server.start(address: "127.0.0.1", port: 0, memoryLimit: 64 << 10, timeout: 10)
+        port = try server.start(address: "127.0.0.1", port: 0, memoryLimit: 64 << 10, timeout: 10, perClient: 16)
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
