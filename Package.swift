@@ -29,7 +29,8 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
         ),
-        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles"]),
+        // CohorlySymbols: crash events are symbolicated on the device at the next launch (libdw, libelf).
+        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlySymbols"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
             name: "CrashDemoSupport", path: "Examples/CrashDemoSupport",

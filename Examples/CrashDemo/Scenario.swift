@@ -11,6 +11,7 @@ enum Scenario {
         "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
         "handler-fault",
         "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
+        "register-then-crash",
     ]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -38,6 +39,13 @@ enum Scenario {
         case "identify-then-crash":
             // The crash-time context follows the client's identity after install.
             Cohorly.shared?.identify("identified-after-install")
+            demo_null_write()
+        case "register-then-crash":
+            // Crash events carry the super properties of the moment of the crash.
+            Cohorly.shared?.register(["plan": "pro", "seats": 3])
+            Cohorly.shared?.register(["plan": "team"])
+            Cohorly.shared?.unregister("seats")
+            Cohorly.shared?.register(["cart": ["items": 2]])
             demo_null_write()
         case "reset-then-crash":
             Cohorly.shared?.reset()

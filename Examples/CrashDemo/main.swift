@@ -21,6 +21,7 @@ import Foundation
 //          --library PATH     a shared library with `cly_fixture_crash` (scenario dlopen-crash)
 //          --storage DIR      the client's queue directory (default: the client's default, or $COHORLY_STORAGE)
 //          --identify ID      identify the user before crashing
+//          --register K=V     register a super property K with the string V (after --identify)
 //          --crash-after-ms N wait N ms after install before crashing
 //          --recorder-only    only the crash recorder: no client, nothing sent
 //          --opt-out          opt the user out before crashing (no report is written)
@@ -38,6 +39,7 @@ struct DemoOptions {
     var library: String?
     var storage: String?
     var identify: String?
+    var register: [String: String] = [:]
     var crashAfterMilliseconds = 0
     var recorderOnly = false
     var optOut = false
@@ -58,6 +60,9 @@ struct DemoOptions {
             case "--library": options.library = iterator.next()
             case "--storage": options.storage = iterator.next()
             case "--identify": options.identify = iterator.next()
+            case "--register":
+                let pair = (iterator.next() ?? "").split(separator: "=", maxSplits: 1).map(String.init)
+                if pair.count == 2 { options.register[pair[0]] = pair[1] }
             case "--crash-after-ms": options.crashAfterMilliseconds = Int(iterator.next() ?? "") ?? 0
             case "--recorder-only": options.recorderOnly = true
             case "--opt-out": options.optOut = true
@@ -103,6 +108,7 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             apiHost: host, token: environment["COHORLY_TOKEN"] ?? "demo-token",
             storageDirectory: (options.storage ?? environment["COHORLY_STORAGE"]).map { URL(fileURLWithPath: $0) })
         if let user = options.identify { cohorly.identify(user) }
+        if !options.register.isEmpty { cohorly.register(options.register.mapValues(CohorlyValue.string)) }
         if options.optOut { cohorly.optOut() }
         return try CohorlyCrash.install(
             cohorly: cohorly, version: options.version,

@@ -78,6 +78,7 @@ final class ClientStateBox: @unchecked Sendable {
     private var stopped = false
     private var pendingRecords = 0
     private var identityObservers: [@Sendable (_ distinctId: String, _ optedOut: Bool) -> Void] = []
+    private var superPropertiesObservers: [@Sendable (Properties) -> Void] = []
     private let maxPendingRecords: Int
     let log: @Sendable (String) -> Void
 
@@ -132,11 +133,24 @@ final class ClientStateBox: @unchecked Sendable {
         defer { lock.unlock() }
         guard !stopped else { return }
         let before = (state.distinctId, state.optedOut)
+        let superBefore = state.superProperties
         pending.append(contentsOf: body(&state))
         lock.broadcast()
         if before != (state.distinctId, state.optedOut) {
             for observer in identityObservers { observer(state.distinctId, state.optedOut) }
         }
+        if superBefore != state.superProperties {
+            for observer in superPropertiesObservers { observer(state.superProperties) }
+        }
+    }
+
+    /// Adds a super-properties observer and calls it once with the current ones (under the lock, so no change
+    /// is missed between the two). Observers must not call back into the client.
+    func addSuperPropertiesObserver(_ observer: @escaping @Sendable (Properties) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        superPropertiesObservers.append(observer)
+        observer(state.superProperties)
     }
 
     /// Adds an identity observer and calls it once with the current state (under the lock, so no change is

@@ -8,6 +8,13 @@ extension Cohorly {
         state.addIdentityObserver(observer)
     }
 
+    /// Calls `observer` now, then after every change of the super properties (`register`, `unregister`,
+    /// `reset`), in order, with all of them. Used by CohorlyCrash so crash events carry the super properties
+    /// of the moment of the crash. Same rules as ``observeIdentity(_:)``.
+    package func observeSuperProperties(_ observer: @escaping @Sendable (Properties) -> Void) {
+        state.addSuperPropertiesObserver(observer)
+    }
+
     /// The directory of the persisted queue.
     package var storageDirectoryPath: String? {
         (options.storageDirectory ?? Self.defaultStorageDirectory()).path

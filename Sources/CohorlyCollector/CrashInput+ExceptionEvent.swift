@@ -6,8 +6,10 @@ extension CrashInput {
     ///
     /// Reads PostHog's native shape (research/posthog.md part C): `$exception_list[0]` with `type`, `value`,
     /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`; `inline: true`
-    /// frames repeat their physical frame's address and are skipped), `$exception_threads`, and `$debug_images`
-    /// (`code_file`, `code_id`, `image_addr`, `image_size`). Addresses are `0x…` strings. A frame
+    /// frames repeat their physical frame's address and are folded under it; the `function`, `filename`, `lineno`
+    /// and `colno` the device resolved are kept as client symbols, shown where nothing here resolves the frame),
+    /// `$exception_threads`, and `$debug_images` (`code_file`, `code_id`, `image_addr`, `image_size`). Addresses
+    /// are `0x…` strings. A frame
     /// whose image is not among `$debug_images` still gets an image from its own `module` and `image_addr`, so it
     /// stays raw with its module named. Events come from the network or from files: nothing in them can trap.
     package init(exceptionEvent properties: CohorlyValue) {
@@ -32,6 +34,8 @@ extension CrashInput {
         let value = exception?["value"]?.stringValue
         let mechanism = exception?["mechanism"]
         switch mechanism?["type"]?.stringValue {
+        case "swift_fatal" where type?.hasPrefix("Swift runtime failure") == true:
+            signalDescription = type  // a release trap named by the device: the frames name it again
         case "swift", "swift_fatal": message = [type, value].compactMap { $0 }.joined(separator: ": ")
         case "cxx", "cxx_exception":
             cxxType = type
@@ -48,13 +52,36 @@ extension CrashInput {
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
     }
 
-    /// A thread from a stacktrace (frames oldest first → innermost first; inline frames dropped).
+    /// A thread from a stacktrace: frames oldest first → physical frames innermost first (`inline: true` frames
+    /// repeat their physical frame's address), each with the symbols the device resolved, its inlined calls
+    /// innermost first, then itself.
     private static func thread(_ stacktrace: CohorlyValue?, tid: Int?, name: String?, crashed: Bool) -> Thread {
-        let frames = stacktrace?["frames"]?.arrayValue ?? []
-        let addresses = frames.reversed().compactMap { frame -> UInt64? in
-            frame["inline"] == .bool(true) ? nil : address(frame["instruction_addr"])
+        var addresses: [UInt64] = []
+        var symbols: [[SymbolicatedCrash.Symbol]] = []
+        for frame in stacktrace?["frames"]?.arrayValue ?? [] {
+            let inlined = frame["inline"] == .bool(true)
+            if !inlined {
+                guard let pc = address(frame["instruction_addr"]) else { continue }
+                addresses.append(pc)
+                symbols.append([])
+            }
+            guard !symbols.isEmpty, let symbol = clientSymbol(frame, inlined: inlined) else { continue }
+            symbols[symbols.count - 1].insert(symbol, at: 0)
         }
-        return Thread(tid: tid, name: name, crashed: crashed, truncated: false, addresses: addresses)
+        return Thread(
+            tid: tid, name: name, crashed: crashed, truncated: false, addresses: addresses.reversed(),
+            clientSymbols: symbols.reversed())
+    }
+
+    /// What the device resolved for one frame (nil when it resolved nothing). Numbers from the network: a line
+    /// or column outside 0…2³¹ is read as unknown.
+    private static func clientSymbol(_ frame: CohorlyValue, inlined: Bool) -> SymbolicatedCrash.Symbol? {
+        let function = frame["function"]?.stringValue
+        let file = frame["filename"]?.stringValue
+        guard function != nil || file != nil else { return nil }
+        let line = frame["lineno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        let column = frame["colno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        return SymbolicatedCrash.Symbol(function: function, file: file, line: line, column: column, inlined: inlined)
     }
 
     /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,

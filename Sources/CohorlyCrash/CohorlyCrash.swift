@@ -22,16 +22,20 @@ public enum CohorlyCrash {
         public var detachedSender: Bool
         /// How long a detached sender keeps trying before it gives up for this launch (default 120 s).
         public var senderTimeout: Duration
+        /// How reports become events: on-device symbolication (on by default), in-app rules, size cap
+        /// (default ``ExceptionEventOptions/default``).
+        public var events: ExceptionEventOptions
 
         /// Options with the documented defaults.
         public init(
             reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, detachedSender: Bool = true,
-            senderTimeout: Duration = .seconds(120)
+            senderTimeout: Duration = .seconds(120), events: ExceptionEventOptions = .default
         ) {
             self.reportDirectory = reportDirectory
             self.chainToPreviousHandlers = chainToPreviousHandlers
             self.detachedSender = detachedSender
             self.senderTimeout = senderTimeout
+            self.events = events
         }
     }
 
@@ -94,14 +98,24 @@ public enum CohorlyCrash {
             CrashRecorder.updateContext { $0.distinctId = distinctId }
             cly_set_enabled(!optedOut)
         }
+        // Crash events carry the super properties registered at the moment of the crash.
+        cohorly.observeSuperProperties { superProperties in
+            CrashRecorder.updateContext { $0.superProperties = superProperties }
+        }
         let delivery = Delivery()
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {
             CrashRecorder.prepareCurrentThread()
-            var summary = deliverPendingReports(from: store, to: cohorly)
-            if summary.queued > 0 && options.detachedSender {
-                summary.senderStarted = CrashEventSender.spawn(for: cohorly, timeout: options.senderTimeout)
-            }
+            let files = store.pendingReports()
+            // The detached sender starts before the reports are turned into events (symbolication takes a
+            // while): if this launch dies first, the sender takes over the reports it was handed, once the
+            // delivery lock held here is released by that death.
+            let handover = !files.isEmpty && options.detachedSender ? CrashEventSender.Handover(for: cohorly) : nil
+            let started = handover?.startSender(
+                for: cohorly, reports: files, directory: store.directory, options: options)
+            var summary = deliver(files, from: store, to: cohorly, options: options.events)
+            summary.senderStarted = started ?? false
+            handover?.release()
             delivery.finish(summary)
         }
         return delivery
@@ -117,10 +131,16 @@ public enum CohorlyCrash {
         return "\(name)@\(version)"
     }
 
-    /// Hands every stored report to the queue; deletes a report once its event is durably queued.
-    static func deliverPendingReports(from store: CrashReportStore, to cohorly: Cohorly) -> DeliverySummary {
+    /// Hands the reports `files` of `store` to the queue, symbolicated on the device unless `options` say not
+    /// to (or the user opted out: the event is discarded anyway); deletes a report once its event is durably
+    /// queued. A report already queued (by the app, or by the sender that took over) counts as queued.
+    static func deliver(
+        _ files: [CrashReportStore.ReportFile], from store: CrashReportStore, to cohorly: Cohorly,
+        options: ExceptionEventOptions = .default
+    ) -> DeliverySummary {
         var summary = DeliverySummary()
-        for file in store.pendingReports() {
+        for file in files where FileManager.default.fileExists(atPath: file.url.path) {
+            defer { SymbolicationGuard.finished(file.url) }
             let report: CrashReport
             do {
                 report = try store.load(file)
@@ -130,7 +150,9 @@ public enum CohorlyCrash {
                 continue
             }
             do {
-                switch try cohorly.enqueuePrepared(ExceptionEvent.make(from: report)) {
+                var options = options
+                if cohorly.isOptedOut { options.symbolicate = false }
+                switch try cohorly.enqueuePrepared(event(for: report, file: file, options: options)) {
                 case .queued, .alreadyQueued: summary.queued += 1
                 case .discardedOptedOut: summary.discarded += 1
                 }
@@ -143,5 +165,16 @@ public enum CohorlyCrash {
             }
         }
         return summary
+    }
+
+    /// The event for a report, symbolicated on the device when `options` allow it and no earlier attempt at
+    /// symbolicating this report ended the process (then it goes raw: a report is never held back).
+    static func event(
+        for report: CrashReport, file: CrashReportStore.ReportFile, options: ExceptionEventOptions
+    ) -> PreparedEvent {
+        guard options.symbolicate,
+            let symbols = SymbolicationGuard.once(file.url, { ExceptionEvent.symbolicate(report, options: options) })
+        else { return ExceptionEvent.make(from: report, options: options) }
+        return ExceptionEvent.make(from: report, symbols: symbols, options: options)
     }
 }

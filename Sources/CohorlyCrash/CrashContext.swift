@@ -8,7 +8,8 @@ import Cohorly
 /// The crash-time context: what a report says about the launch that crashed.
 ///
 /// The app sets ``release``, ``distinctId`` and free-form ``properties`` (CohorlyCrash keeps the distinct id in
-/// step with `identify()` and `reset()`); the device fields — the client's automatic properties (`$os`,
+/// step with `identify()` and `reset()`, and ``superProperties`` in step with `register()`, `unregister()` and
+/// `reset()`); the device fields — the client's automatic properties (`$os`,
 /// `$os_version`, `$kernel_version`, `$arch`, `$lib`, `$lib_version`) plus `$hostname`, `$app_start_ms` and
 /// `$app_name` — are added when the context is handed to the recorder.
 public struct CrashContext: Sendable, Equatable, Codable {
@@ -20,28 +21,41 @@ public struct CrashContext: Sendable, Equatable, Codable {
     public var distinctId: String?
     /// Free-form string pairs (default empty).
     public var properties: [String: String]
+    /// The client's super properties (`register()`), as they are now (default empty): a crash event carries
+    /// the values they had when the crash happened.
+    public var superProperties: Properties
+
+    /// The key of ``properties`` in the serialized context.
+    static let propertiesKey = "properties"
+    /// The key of ``superProperties`` in the serialized context.
+    static let superPropertiesKey = "super_properties"
 
     /// An empty context.
     public init(
-        release: String? = nil, dist: String? = nil, distinctId: String? = nil, properties: [String: String] = [:]
+        release: String? = nil, dist: String? = nil, distinctId: String? = nil, properties: [String: String] = [:],
+        superProperties: Properties = [:]
     ) {
         self.release = release
         self.dist = dist
         self.distinctId = distinctId
         self.properties = properties
+        self.superProperties = superProperties
     }
 
     /// The JSON object the recorder copies into a report's `context` (at most CLY_MAX_CONTEXT bytes: when
-    /// the properties make it larger, they are left out).
+    /// the properties make it larger, the free-form properties are left out, then the super properties).
     func serializedForCrash() -> String {
         var members = DeviceInfo.current.fields
         if let release { members["release"] = .string(release) }
         if let dist { members["dist"] = .string(dist) }
         if let distinctId { members["distinct_id"] = .string(distinctId) }
-        members["properties"] = .object(properties.mapValues(CohorlyValue.string))
-        let json = CohorlyValue.object(members).jsonString
-        if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
-        members["properties"] = .object([:])
+        members[Self.propertiesKey] = .object(properties.mapValues(CohorlyValue.string))
+        members[Self.superPropertiesKey] = .object(superProperties)
+        for dropped in [Self.propertiesKey, Self.superPropertiesKey] {
+            let json = CohorlyValue.object(members).jsonString
+            if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
+            members[dropped] = .object([:])
+        }
         return CohorlyValue.object(members).jsonString
     }
 }

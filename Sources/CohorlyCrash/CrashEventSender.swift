@@ -4,11 +4,11 @@ import Foundation
 
 /// The detached sender: the Linux counterpart of a background URLSession.
 ///
-/// An app that crashes moments after launch never lives long enough to deliver last launch's crash. So once
-/// crash events are durably queued, `install` starts this executable again (`/proc/self/exe`) as a detached
+/// An app that crashes moments after launch never lives long enough to deliver last launch's crash. So when
+/// there are reports, `install` starts this executable again (`/proc/self/exe`) as a detached
 /// process (new session, no inherited descriptors, stdio on /dev/null) with `COHORLY_CRASH_SENDER` set. In that
-/// process a constructor in `CCrashRecorder` runs ``senderMain()`` before `main`: it opens the same persisted
-/// queue, delivers it until it is empty or the timeout passes, and exits — the app's own code never runs there.
+/// process a constructor in `CCrashRecorder` runs ``senderMain()`` before `main`: it takes over the reports the
+/// app did not get to turn into events (see ``Handover``), opens the same persisted queue, delivers it until it is empty or the timeout passes, and exits — the app's own code never runs there.
 /// Senders take turns (`crash-sender.lock`), and the client lets one process at a time send a queue
 /// (`queue.lock`), so the app and its senders never send a record twice.
 enum CrashEventSender {
@@ -19,9 +19,10 @@ enum CrashEventSender {
     static let timeoutVariable = "COHORLY_CRASH_SENDER_TIMEOUT_MS"
 
     /// Starts the sender for `cohorly`'s queue. Returns whether the process started.
-    static func spawn(for cohorly: Cohorly, timeout: Duration) -> Bool {
+    static func spawn(for cohorly: Cohorly, timeout: Duration, extraEnvironment: [String: String] = [:]) -> Bool {
         guard let storage = cohorly.storageDirectoryPath else { return false }
         var environment = ProcessInfo.processInfo.environment
+        environment.merge(extraEnvironment) { _, new in new }
         environment[modeVariable] = "1"
         environment[storageVariable] = storage
         environment[hostVariable] = cohorly.apiHost.absoluteString
@@ -55,6 +56,8 @@ enum CrashEventSender {
             usleep(20_000)
         }
         let token = environment[tokenVariable]
+        // Reports the app handed over (it may have died before turning them into events) first.
+        takeOverReports(storage: storage, host: host, token: token, deadline: deadline)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             _ = await Cohorly.sendQueued(

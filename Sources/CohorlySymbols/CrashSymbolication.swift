@@ -46,14 +46,21 @@ public struct CrashInput: Sendable {
         public var truncated: Bool
         /// Absolute addresses, innermost first.
         public var addresses: [UInt64]
+        /// Per address (same order), the frames the crashed device already resolved (innermost first, the
+        /// physical function last): shown where no debug file here resolves the address. Empty: none.
+        public var clientSymbols: [[SymbolicatedCrash.Symbol]]
 
         /// A thread.
-        public init(tid: Int?, name: String?, crashed: Bool, truncated: Bool, addresses: [UInt64]) {
+        public init(
+            tid: Int?, name: String?, crashed: Bool, truncated: Bool, addresses: [UInt64],
+            clientSymbols: [[SymbolicatedCrash.Symbol]] = []
+        ) {
             self.tid = tid
             self.name = name
             self.crashed = crashed
             self.truncated = truncated
             self.addresses = addresses
+            self.clientSymbols = clientSymbols
         }
     }
 
@@ -152,6 +159,20 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
         /// Offset from the symbol's start (symbol-table names only).
         public var symbolOffset: UInt64?
 
+        /// A symbol.
+        public init(
+            function: String?, rawFunction: String? = nil, file: String?, line: Int, column: Int, inlined: Bool,
+            symbolOffset: UInt64? = nil
+        ) {
+            self.function = function
+            self.rawFunction = rawFunction
+            self.file = file
+            self.line = line
+            self.column = column
+            self.inlined = inlined
+            self.symbolOffset = symbolOffset
+        }
+
         enum CodingKeys: String, CodingKey {
             case function, file, line, column, inlined
             case rawFunction = "raw_function"
@@ -184,7 +205,8 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
 /// Turns a ``CrashInput`` into a ``SymbolicatedCrash`` with one ``ImageSymbolicator`` (each module's index
 /// is built once and reused for every address).
 public enum CrashSymbolicator {
-    /// Symbolicates every thread of `input`, finding debug files with `locator`.
+    /// Symbolicates every thread of `input`, finding debug files with `locator`. Where nothing here resolves an
+    /// address, the thread's client symbols (what the crashed device resolved) stand.
     public static func symbolicate(_ input: CrashInput, locator: DebugFileLocator) -> SymbolicatedCrash {
         let symbolicator = ImageSymbolicator(images: input.images, locator: locator)
         let ordered = input.threads.filter(\.crashed) + input.threads.filter { !$0.crashed }
@@ -192,7 +214,11 @@ public enum CrashSymbolicator {
             SymbolicatedCrash.Thread(
                 tid: thread.tid, name: thread.name, crashed: thread.crashed, truncated: thread.truncated,
                 frames: thread.addresses.enumerated().map { index, address in
-                    frame(index: index, address: address, symbolicator)
+                    var frame = frame(index: index, address: address, symbolicator)
+                    if frame.symbols.isEmpty, index < thread.clientSymbols.count {
+                        frame.symbols = thread.clientSymbols[index]
+                    }
+                    return frame
                 })
         }
         let (reason, source) = reason(input, crashedFrames: threads.first(where: \.crashed)?.frames ?? [])

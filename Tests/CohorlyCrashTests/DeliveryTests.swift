@@ -67,7 +67,11 @@ struct DeliveryTests {
             Issue.record("no debug images")
             return
         }
-        #expect(images.count == report.modules.count)
+        // Only the images the frames use; the crashed thread symbolicated on the device.
+        #expect(!images.isEmpty && images.count < report.modules.count)
+        let frames = properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? []
+        #expect(frames.contains { $0["function"]?.stringValue?.contains("crashFatalError") == true })
+        #expect(EventSchema.violations(properties) == [])
 
         // A further launch sends nothing again.
         let third = try await setup.launch(["run"])
@@ -90,6 +94,23 @@ struct DeliveryTests {
         let resetReport = try #require(try reset.reports().first { $0.insertId != report.insertId })
         #expect(resetReport.context["distinct_id"] == .string(anonymous))
         #expect(anonymous != "before-reset" && anonymous.count == 36)
+    }
+
+    @Test func superPropertiesRegisteredBeforeTheCrashAreOnTheCrashEvent() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        let crash = try await setup.launch(["scenario", "register-then-crash"])
+        #expect(crash.signal == SIGSEGV)
+        let report = try #require(try crash.reports().first)
+        #expect(report.context["super_properties"] == ["plan": "team", "cart": ["items": 2]])
+        // The next launch registers other values: the event keeps the crash-time ones.
+        let next = try await setup.launch(["run", "--register", "plan=enterprise"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        let event = try #require(try setup.exceptions().first)
+        let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
+        #expect(properties["plan"] == "team")
+        #expect(properties["cart"] == ["items": 2])
+        #expect(properties["seats"] == nil)
     }
 
     @Test func optedOutUsersGetNoReportAndPendingReportsAreNotSent() async throws {

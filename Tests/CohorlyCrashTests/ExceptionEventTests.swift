@@ -1,5 +1,6 @@
 import Cohorly
-import CohorlyCrash
+@testable import CohorlyCrash
+import CohorlySymbols
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ struct ExceptionEventTests {
         return try CrashReport.decode(Data(contentsOf: url))
     }
 
-    @Test func signalCrashBecomesAFatalExceptionWithRawFramesAndDebugImages() throws {
+    @Test func signalCrashBecomesAFatalExceptionWithNativeFramesAndTheDebugImagesTheyUse() throws {
         let report = try Self.fixture()
         let event = ExceptionEvent.make(from: report)
         #expect(event.name == "$exception")
@@ -30,20 +31,26 @@ struct ExceptionEventTests {
         #expect(exception["type"] == "SIGSEGV")
         #expect(exception["value"] == "Segmentation fault: address not mapped at 0x0")
         guard case .object(let mechanism)? = exception["mechanism"] else { return }
-        #expect(mechanism["handled"] == false && mechanism["synthetic"] == true)
+        #expect(mechanism["handled"] == false && mechanism["synthetic"] == false)
+        #expect(mechanism["type"] == "signal")
         guard case .object(let stacktrace)? = exception["stacktrace"], case .array(let frames)? = stacktrace["frames"]
         else { return }
         let crashed = try #require(report.crashedThread)
         #expect(frames.count == crashed.frames.count)
-        // Oldest first: the last frame is the crashing instruction, marked exact, in the app.
+        // Oldest first: the last frame is the crashing instruction, in the app, named by the file alone.
         guard case .object(let last)? = frames.last else { return }
         #expect(last["instruction_addr"] == .string(crashed.frames[0].description))
-        #expect(last["addr_mode"] == "exact")
+        #expect(last["platform"] == "native")
+        #expect(last["module"] == "CrashDemo")
         #expect(last["in_app"] == true)
+        #expect(last["function"] == nil)  // no symbols given: raw
         guard case .array(let images)? = p["$debug_images"], case .object(let image)? = images.first else { return }
-        #expect(images.count == report.modules.count)
+        // Only the images the frames use.
+        let used = Set(report.allThreads.flatMap(\.frames).compactMap { report.module(containing: $0)?.path })
+        #expect(images.count == used.count && images.count < report.modules.count)
         #expect(image["code_id"] == .string(report.modules[0].buildId))
         #expect(image["type"] == "elf")
+        #expect(EventSchema.violations(p) == [])
         guard case .array(let threads)? = p["$exception_threads"] else { return }
         #expect(threads.count == report.threads.count)
     }
@@ -64,7 +71,98 @@ struct ExceptionEventTests {
         report.cxx = .init(type: "std::runtime_error", what: "bad")
         #expect(
             ExceptionEvent.describe(report)
-                == .init(type: "std::runtime_error", value: "bad", mechanism: "cxx", synthetic: false))
+                == .init(
+                    type: "std::runtime_error", value: "bad", mechanism: "cxx_exception",
+                    issueName: "std::runtime_error: bad"))
+    }
+
+    @Test func aReleaseTrapIsNamedByTheSwiftRuntimeFailureFrameAtTheCrashSite() throws {
+        let report = try Self.fixture()
+        #expect(ExceptionEvent.describe(report).type == "SIGSEGV")
+        #expect(ExceptionEvent.describe(report).issueName == nil)
+        let site = [
+            SymbolicatedFrame(
+                function: "Swift runtime failure: Index out of range", rawFunction: nil, file: "<compiler-generated>",
+                line: 0, column: 0, isInlined: true, symbolOffset: nil),
+            SymbolicatedFrame(
+                function: "CrashDemo.crashIndexOutOfRange() -> ()",
+                rawFunction: "$s9CrashDemo20crashIndexOutOfRangeyyF",
+                file: "/src/CrashKind.swift", line: 92, column: 30, isInlined: false, symbolOffset: nil),
+        ]
+        let description = ExceptionEvent.describe(report, crashSite: site)
+        #expect(description.type == "Swift runtime failure: Index out of range")
+        #expect(description.mechanism == "swift_fatal")
+        #expect(description.issueName == "Swift runtime failure: Index out of range")
+        // The frames: the physical one first, then the inlined call, same address, crash site last.
+        let crashed = try #require(report.crashedThread)
+        var threads: [[[SymbolicatedFrame]]?] = [crashed.frames.indices.map { $0 == 0 ? site : [] }]
+        threads += report.threads.map { _ in nil }
+        let event = ExceptionEvent.make(from: report, symbols: ReportSymbols(threads: threads))
+        let frames = try #require(
+            event.properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue)
+        #expect(frames.count == crashed.frames.count + 1)
+        let physical = frames[frames.count - 2]
+        let inlined = frames[frames.count - 1]
+        #expect(physical["function"] == "CrashDemo.crashIndexOutOfRange() -> ()")
+        #expect(physical["lineno"] == 92 && physical["colno"] == 30 && physical["lang"] == "swift")
+        #expect(physical["client_resolved"] == true && physical["inline"] == nil)
+        #expect(inlined["function"] == "Swift runtime failure: Index out of range")
+        #expect(inlined["inline"] == true && inlined["lineno"] == nil)
+        #expect(inlined["instruction_addr"] == physical["instruction_addr"])
+        #expect(event.properties["$exception_type"] == "Swift runtime failure: Index out of range")
+        #expect(EventSchema.violations(event.properties) == [])
+    }
+
+    @Test func inAppIsTheExecutableAndItsNeighboursUnlessTheAppSaysOtherwise() {
+        let rules = InAppRules()
+        let exe = "/opt/shop/bin/shop"
+        #expect(rules.isInApp(path: exe, executable: exe))
+        #expect(rules.isInApp(path: "/opt/shop/bin/libShopKit.so", executable: exe))
+        #expect(rules.isInApp(path: "/opt/shop/bin/lib/libShopKit.so", executable: exe))
+        #expect(!rules.isInApp(path: "/opt/shop/bin/libswiftCore.so", executable: exe))
+        #expect(!rules.isInApp(path: "/opt/shop/bin/libFoundationEssentials.so", executable: exe))
+        #expect(!rules.isInApp(path: "/usr/lib/x86_64-linux-gnu/libc.so.6", executable: exe))
+        #expect(!rules.isInApp(path: "/usr/lib/libShopPlugin.so", executable: exe))
+        let custom = InAppRules(include: ["libShopPlugin"], exclude: ["/opt/shop/bin/libVendor"])
+        #expect(custom.isInApp(path: "/usr/lib/libShopPlugin.so", executable: exe))
+        #expect(!custom.isInApp(path: "/opt/shop/bin/libVendor.so", executable: exe))
+        #expect(custom.isInApp(path: exe, executable: exe))
+    }
+
+    @Test func superPropertiesOfTheCrashTimeContextAreOnTheEvent() throws {
+        var report = try Self.fixture()
+        report.context["super_properties"] = ["plan": "pro", "$os": "Custom OS", "distinct_id": "not-this"]
+        report.context["properties"] = ["plan": "free", "screen": "cart"]
+        let p = ExceptionEvent.make(from: report).properties
+        #expect(p["plan"] == "pro")  // super properties win over the free-form crash properties
+        #expect(p["screen"] == "cart")
+        #expect(p["$os"] == "Custom OS")  // and over the device fields, as on every event
+        #expect(p["distinct_id"] == "demo-user")
+        #expect(p["super_properties"] == nil && p["properties"] == nil)
+    }
+
+    @Test func otherThreadsAreTrimmedThenDroppedToFitAndTheCutIsCounted() throws {
+        let report = try Self.fixture()
+        let whole = ExceptionEvent.make(from: report)
+        let size = { (event: PreparedEvent) in CohorlyValue.object(event.properties).jsonString.utf8.count }
+        let crashedOnly = ExceptionEvent.make(
+            from: {
+                var r = report; r.threads = []; return r
+            }(), options: .init(maxEventBytes: 10_000_000))
+        // A cap between "crashed thread alone" and "everything": threads lose frames first.
+        var options = ExceptionEventOptions()
+        options.maxEventBytes = size(crashedOnly) + (size(whole) - size(crashedOnly)) / 2 + ExceptionEvent.sizeMargin
+        let trimmed = ExceptionEvent.make(from: report, options: options)
+        #expect(size(trimmed) <= options.maxEventBytes)
+        #expect((trimmed.properties["$exception_frames_dropped"]?.intValue ?? 0) > 0)
+        #expect(trimmed.properties["$exception_list"] == whole.properties["$exception_list"])
+        // A cap that leaves room for the crashed thread only: every other thread goes, counted.
+        options.maxEventBytes = size(crashedOnly) + ExceptionEvent.sizeMargin + 40
+        let dropped = ExceptionEvent.make(from: report, options: options)
+        #expect(dropped.properties["$exception_threads_dropped"] == .int(report.threads.count))
+        #expect(dropped.properties["$exception_threads"] == [])
+        #expect(dropped.properties["$exception_list"] == whole.properties["$exception_list"])
+        #expect(EventSchema.violations(dropped.properties) == [])
     }
 
     @Test func debugIdFollowsTheByteSwappedGUIDRule() {

@@ -1,0 +1,80 @@
+import Cohorly
+import Foundation
+
+extension CrashEventSender {
+    static let reportsVariable = "COHORLY_CRASH_SENDER_REPORTS"
+    static let reportDirectoryVariable = "COHORLY_CRASH_SENDER_REPORT_DIR"
+    static let eventOptionsVariable = "COHORLY_CRASH_SENDER_EVENT_OPTIONS"
+    static let deliveryLockName = "crash-delivery.lock"
+
+    /// The app's side of handing reports over to the detached sender.
+    ///
+    /// Turning a report into an event (symbolication included) takes long enough that an app in a crash loop
+    /// can die first. So the app holds `crash-delivery.lock` (in the queue's directory) while it does that work,
+    /// and starts the sender beforehand with the names of the reports. The sender waits for the lock: when the
+    /// app finished, the reports are gone and it only sends the queue; when the app died (the kernel releases
+    /// its lock), the sender turns the reports left over into events itself. Either way each report is queued
+    /// once (the queue keeps one record per `$insert_id`).
+    final class Handover {
+        private let lock: Int32
+
+        /// Takes the delivery lock for `cohorly`'s queue (waiting while another process holds it); nil when
+        /// the client has no queue directory or the lock cannot be opened.
+        init?(for cohorly: Cohorly) {
+            guard let storage = cohorly.storageDirectoryPath else { return nil }
+            lock = open(storage + "/" + CrashEventSender.deliveryLockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard lock >= 0 else { return nil }
+            while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        }
+
+        /// Starts the sender, naming the reports it takes over if this process dies. Returns whether it started.
+        func startSender(
+            for cohorly: Cohorly, reports: [CrashReportStore.ReportFile], directory: URL,
+            options: CohorlyCrash.Options
+        ) -> Bool {
+            var extra = [
+                CrashEventSender.reportsVariable: reports.map(\.name).joined(separator: ":"),
+                CrashEventSender.reportDirectoryVariable: directory.path,
+            ]
+            if let json = try? JSONEncoder().encode(options.events) {
+                extra[CrashEventSender.eventOptionsVariable] = String(decoding: json, as: UTF8.self)
+            }
+            return CrashEventSender.spawn(for: cohorly, timeout: options.senderTimeout, extraEnvironment: extra)
+        }
+
+        /// Releases the lock: the reports are handled.
+        func release() { close(lock) }
+    }
+
+    /// The sender's side: once the app's delivery lock is free (the app finished or died), the reports named
+    /// in the environment that are still there become events in the queue, as the app would have made them.
+    static func takeOverReports(storage: String, host: URL, token: String?, deadline: Date) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
+            return
+        }
+        let lock = open(storage + "/" + deliveryLockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            guard Date() < deadline else { return }
+            usleep(20_000)
+        }
+        let files = names.split(separator: ":").map { name in
+            CrashReportStore.ReportFile(url: URL(fileURLWithPath: directory).appendingPathComponent(String(name)))
+        }.filter { FileManager.default.fileExists(atPath: $0.url.path) }
+        guard !files.isEmpty else { return }
+        let options = environment[eventOptionsVariable].flatMap {
+            try? JSONDecoder().decode(ExceptionEventOptions.self, from: Data($0.utf8))
+        }
+        var clientOptions = CohorlyOptions.default
+        clientOptions.storageDirectory = URL(fileURLWithPath: storage)
+        clientOptions.flushInterval = .infinity
+        clientOptions.flushAt = .max
+        let client = Cohorly(apiHost: host, token: token, options: clientOptions)
+        defer { client.shutdown() }
+        _ = CohorlyCrash.deliver(
+            files, from: CrashReportStore(directory: URL(fileURLWithPath: directory)), to: client,
+            options: options ?? .default)
+    }
+}

@@ -1,0 +1,118 @@
+import Cohorly
+import CohorlySymbols
+
+extension ExceptionEvent {
+    /// Turns a report's threads into native frames and its modules into debug images.
+    struct FrameLayout {
+        let report: CrashReport
+        /// Per module of the report: whether it is the app's.
+        let inApp: [Bool]
+        /// Sorted (base, module index) for the address → module lookup.
+        private let sortedBases: [(base: UInt64, index: Int)]
+
+        init(report: CrashReport, rules: InAppRules) {
+            self.report = report
+            inApp = report.modules.map { rules.isInApp(path: $0.path, executable: report.executable) }
+            sortedBases = report.modules.enumerated().map { ($0.element.base.value, $0.offset) }.sorted {
+                $0.base < $1.base
+            }
+        }
+
+        /// The index in `report.modules` of the module holding `address`.
+        func moduleIndex(containing address: Address) -> Int? {
+            var low = 0
+            var high = sortedBases.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sortedBases[middle].base <= address.value { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0 else { return nil }
+            let index = sortedBases[low - 1].index
+            return report.modules[index].contains(address) ? index : nil
+        }
+
+        /// The thread's frames, oldest first (the crash site last), one group per physical frame: the physical
+        /// frame, then its inlined calls from the outermost inward (`inline: true`). `symbols` are the device's
+        /// frames per physical frame, innermost first (nil or empty: raw).
+        func frames(of thread: CrashReport.Thread, symbols: [[SymbolicatedFrame]]?) -> [[CohorlyValue]] {
+            thread.frames.indices.reversed().map { index in
+                let address = thread.frames[index]
+                let module = moduleIndex(containing: address)
+                let found = symbols.flatMap { index < $0.count ? $0[index] : nil } ?? []
+                guard let physical = found.last else { return [frame(address, module, nil, inline: false)] }
+                return [frame(address, module, physical, inline: false)]
+                    + found.dropLast().reversed().map { frame(address, module, $0, inline: true) }
+            }
+        }
+
+        private func frame(_ address: Address, _ module: Int?, _ symbol: SymbolicatedFrame?, inline: Bool)
+            -> CohorlyValue
+        {
+            var frame: Properties = [
+                "platform": "native", "instruction_addr": .string(address.description),
+                "in_app": .bool(module.map { inApp[$0] } ?? false),
+            ]
+            if let module {
+                frame["image_addr"] = .string(report.modules[module].base.description)
+                frame["module"] = .string(InAppRules.fileName(report.modules[module].path))
+            }
+            if let symbol, symbol.function != nil || symbol.file != nil {
+                if let function = symbol.function { frame["function"] = .string(function) }
+                if let file = symbol.file { frame["filename"] = .string(file) }
+                if symbol.line > 0 { frame["lineno"] = .int(symbol.line) }
+                if symbol.column > 0 { frame["colno"] = .int(symbol.column) }
+                if let lang = Self.language(of: symbol) { frame["lang"] = .string(lang) }
+                frame["client_resolved"] = true
+            }
+            if inline { frame["inline"] = true }
+            return .object(frame)
+        }
+
+        /// `swift`, `cpp` or `c`, from the mangling of the name or the source file's extension; nil if unsure.
+        static func language(of symbol: SymbolicatedFrame) -> String? {
+            let raw = symbol.rawFunction ?? ""
+            if raw.hasPrefix("$s") || raw.hasPrefix("_$s") || raw.hasPrefix("$S") || raw.hasPrefix("_T0") {
+                return "swift"
+            }
+            if raw.hasPrefix("_Z") { return "cpp" }
+            if symbol.swiftRuntimeFailure != nil { return "swift" }
+            guard let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
+            switch file[file.index(after: dot)...] {
+            case "swift": return "swift"
+            case "cpp", "cc", "cxx", "hpp", "hh", "hxx": return "cpp"
+            case "c": return "c"
+            default: return nil
+            }
+        }
+
+        /// `$debug_images`: the modules that `frames` reference, in the report's order. A module without a build
+        /// id is left out (PostHog rejects an event with an image lacking a `debug_id`); its frames keep their
+        /// module and address.
+        func debugImages(referencedBy frames: [CohorlyValue]) -> CohorlyValue {
+            var referenced = Set<String>()
+            for frame in frames {
+                if let base = frame["image_addr"]?.stringValue { referenced.insert(base) }
+            }
+            let arch = report.context["$arch"]?.stringValue ?? Self.compiledArch
+            return .array(
+                report.modules.filter {
+                    referenced.contains($0.base.description) && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
+                }.map { module in
+                    [
+                        "type": "elf", "code_file": .string(module.path), "code_id": .string(module.buildId),
+                        "debug_id": .string(ExceptionEvent.debugId(fromBuildId: module.buildId)),
+                        "image_addr": .string(module.base.description),
+                        "image_size": .int(Int(clamping: module.size.value)), "arch": .string(arch),
+                    ]
+                })
+        }
+
+        #if arch(x86_64)
+            static let compiledArch = "x86_64"
+        #elseif arch(arm64)
+            static let compiledArch = "aarch64"
+        #else
+            static let compiledArch = "unknown"
+        #endif
+    }
+}

@@ -1,0 +1,51 @@
+/// Which images of a crashed process are the app's own (`in_app: true` on their frames).
+///
+/// PostHog groups a crash by its in-app frames only, so this decides what an issue is made of. The rule, in
+/// order: an image whose file name or path starts with one of ``include`` is in the app; else one that starts
+/// with one of ``exclude`` is not; else the Swift runtime, Foundation, libdispatch, libc and the other system
+/// libraries (by file name, wherever they were loaded from) are not; else the executable and the libraries in
+/// its directory (or below it) are; everything else is not.
+public struct InAppRules: Sendable, Equatable, Codable {
+    /// File-name or path prefixes of images that are always in the app (default none). Wins over ``exclude``.
+    public var include: [String]
+    /// File-name or path prefixes of images that are never in the app (default none).
+    public var exclude: [String]
+
+    /// Rules with these overrides.
+    public init(include: [String] = [], exclude: [String] = []) {
+        self.include = include
+        self.exclude = exclude
+    }
+
+    /// File-name prefixes of the runtime and system libraries a Swift app on Linux loads.
+    static let systemPrefixes = [
+        "libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime", "libicu", "libc.so",
+        "libc-", "libm.so", "libm-", "libpthread", "libdl.so", "librt.so", "ld-linux", "ld64.so", "linux-vdso",
+        "libstdc++", "libgcc_s", "libunwind", "liblzma", "libz.so", "libcurl", "libssl", "libcrypto", "libxml2",
+        "libsqlite3", "libdw", "libelf", "libsystemd", "libresolv", "libnss_", "libgnutls", "libnghttp",
+    ]
+
+    /// Whether the image at `path` is the app's, for a process whose executable is `executable`.
+    public func isInApp(path: String, executable: String) -> Bool {
+        let name = Self.fileName(path)
+        func matches(_ prefixes: [String]) -> Bool {
+            prefixes.contains { !$0.isEmpty && (name.hasPrefix($0) || path.hasPrefix($0)) }
+        }
+        if matches(include) { return true }
+        if matches(exclude) || Self.systemPrefixes.contains(where: name.hasPrefix) { return false }
+        if path == executable { return true }
+        let directory = Self.directory(executable)
+        return !directory.isEmpty && path.hasPrefix(directory + "/")
+    }
+
+    /// The last path component (`/usr/lib/libc.so.6` → `libc.so.6`).
+    static func fileName(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+    }
+
+    /// The directory part without the trailing slash; empty when there is none.
+    static func directory(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[..<slash])
+    }
+}
