@@ -23,10 +23,10 @@ extension HTTPRequest {
     }
 }
 
-/// The ranges the read API accepts.
-enum QueryLimits {
-    /// `limit=` on every list route.
-    static let limit = 0...100_000
+/// The ranges the read API accepts (the CLI checks its `--limit` against them too).
+public enum QueryLimits {
+    /// `limit=` on every list route: 0...100,000.
+    public static let limit = 0...100_000
     /// `after=` (a row id).
     static let rowId = 0...Int(Int64.max)
 }

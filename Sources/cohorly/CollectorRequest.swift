@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlyCollector
 import Foundation
 
 /// A GET of the collector's read API (`/api/…`), shared by `events list` and `crashes list|show`.
@@ -57,8 +58,10 @@ struct CollectorRequest {
     ) -> ExitStatus {
         var query = query
         if let limit = parsed.options["--limit"]?.last {
-            guard let value = Int(limit), (0...100_000).contains(value) else {
-                return Console.usageError("invalid --limit \(limit) (expected 0 to 100000)", command: command)
+            guard let value = Int(limit), QueryLimits.limit.contains(value) else {
+                let range = QueryLimits.limit
+                return Console.usageError(
+                    "invalid --limit \(limit) (expected \(range.lowerBound) to \(range.upperBound))", command: command)
             }
             query.append(URLQueryItem(name: "limit", value: limit))
         }

@@ -146,6 +146,8 @@ enum JSON {
     indirect enum Value {
         case string(String)
         case int(Int)
+        /// An unsigned 64-bit number (offsets, sizes): written exactly, never converted to `Int`.
+        case uint(UInt64)
         case bool(Bool)
         case null
         case array([Value])
@@ -170,6 +172,7 @@ enum JSON {
         switch value {
         case .string(let text): escape(text, into: &out)
         case .int(let number): out += String(number).utf8
+        case .uint(let number): out += String(number).utf8
         case .bool(let flag): out += (flag ? "true" : "false").utf8
         case .null: out += "null".utf8
         case .array(let items):

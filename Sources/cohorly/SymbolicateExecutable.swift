@@ -122,7 +122,7 @@ enum FrameJSON {
             ("column", .int(frame.column)),
             ("inlined", .bool(frame.isInlined)),
         ]
-        if let offset = frame.symbolOffset { pairs.append(("symbol_offset", .int(Int(offset)))) }
+        if let offset = frame.symbolOffset { pairs.append(("symbol_offset", .uint(offset))) }
         return .object(pairs)
     }
 }
