@@ -80,11 +80,11 @@ let package = Package(
         .target(
             name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod"],
             linkerSettings: [.linkedLibrary("stdc++")]),
-        // libzstd and libcrypto (SHA-512): the PostHog symbol-set upload (`debug-files upload --to posthog`).
-        .systemLibrary(
-            name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-        .systemLibrary(
-            name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
+        // (`debug-files upload --to posthog`). Loaded with dlopen on first use like libcurl: linked, they cost
+        // every CLI start about 1.2 million cycles in the dynamic loader (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
+        .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
+        .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
         // The CLI: parsing and printing on top of the libraries.
         .executableTarget(
             name: "cohorly",

@@ -38,15 +38,18 @@ struct PostHogSymbolSet {
         append32(elfDebugInfo, to: &bytes)
         bytes.append(zstd)
         let header = bytes.count
-        let bound = ZSTD_compressBound(archive.count)
+        if let reason = cly_zstd_load_error() { throw .init(description: String(cString: reason)) }
+        let bound = cly_zstd_compress_bound(archive.count)
         bytes += [UInt8](repeating: 0, count: bound)
+        var error: UnsafePointer<CChar>?
         let written = bytes.withUnsafeMutableBytes { output in
             archive.withUnsafeBytes { input in
-                ZSTD_compress(output.baseAddress.map { $0 + header }, bound, input.baseAddress, input.count, zstdLevel)
+                cly_zstd_compress(
+                    output.baseAddress.map { $0 + header }, bound, input.baseAddress, input.count, zstdLevel, &error)
             }
         }
-        guard ZSTD_isError(written) == 0 else {
-            throw .init(description: "\(path): zstd: \(String(cString: ZSTD_getErrorName(written)))")
+        guard written > 0 else {
+            throw .init(description: "\(path): zstd: \(error.map { String(cString: $0) } ?? "failed")")
         }
         bytes.removeLast(bound - written)
         return PostHogSymbolSet(bytes: bytes, contentHash: try sha512Hex(bytes))
@@ -55,11 +58,11 @@ struct PostHogSymbolSet {
     /// SHA-512 of `bytes` (libcrypto), lowercase hex.
     static func sha512Hex(_ bytes: [UInt8]) throws(DebugFileUploader.Failure) -> String {
         var digest = [UInt8](repeating: 0, count: 64)
-        var length: UInt32 = 0
-        let status = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha512(), nil)
+        let done = bytes.withUnsafeBytes { cly_crypto_sha512($0.baseAddress, $0.count, &digest) }
+        guard done == 1 else {
+            throw .init(
+                description: "SHA-512 failed: \(cly_crypto_load_error().map { String(cString: $0) } ?? "libcrypto")")
         }
-        guard status == 1, length == 64 else { throw .init(description: "SHA-512 failed (libcrypto)") }
         return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 

@@ -190,8 +190,7 @@ final class PostHogMock: @unchecked Sendable {
     /// SHA-512, lowercase hex (libcrypto).
     static func sha512(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 64)
-        var length: UInt32 = 0
-        _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha512(), nil) }
+        _ = bytes.withUnsafeBytes { cly_crypto_sha512($0.baseAddress, $0.count, &digest) }
         return digest.map { String(format: "%02x", $0) }.joined()
     }
 }

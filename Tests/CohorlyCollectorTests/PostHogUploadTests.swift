@@ -46,13 +46,16 @@ import Testing
         try #require(bytes.count > 31 && Array(bytes[0..<22]) == magic)
         #expect(Array(bytes[22..<31]) == [2, 0, 0, 0, 6, 0, 0, 0, 1])  // version 2, ElfDebugInfo, zstd
         let payload = Array(bytes[31...])
-        let size = payload.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        let size = payload.withUnsafeBytes { cly_zstd_frame_content_size($0.baseAddress, $0.count) }
         let known = try #require(Int(exactly: size).flatMap { $0 < 1 << 30 ? $0 : nil }, "no content size")
         var archive = [UInt8](repeating: 0, count: known)
+        var error: UnsafePointer<CChar>?
         let written = archive.withUnsafeMutableBytes { output in
-            payload.withUnsafeBytes { ZSTD_decompress(output.baseAddress, output.count, $0.baseAddress, $0.count) }
+            payload.withUnsafeBytes {
+                cly_zstd_decompress(output.baseAddress, output.count, $0.baseAddress, $0.count, &error)
+            }
         }
-        try #require(ZSTD_isError(written) == 0 && written == known)
+        try #require(written == known, "\(error.map { String(cString: $0) } ?? "")")
         let directory = SplitProgram.scratch("unzip")
         try Data(archive).write(to: URL(fileURLWithPath: directory + "/set.zip"))
         let listing = try SplitProgram.run(

@@ -3,9 +3,9 @@
 // libcurl, libmicrohttpd and libdebuginfod pull in about thirty more libraries (TLS, Kerberos, LDAP, IDN, …);
 // linked normally, every process using Cohorly — and every run of the `cohorly` CLI, even one that only reads
 // ELF files — pays to map and relocate them at exec (`cohorly --version`: 14.3 ms linked, 6.4 ms without them
-// on the reference machine). Each wrapper target (CCurl, CMicroHTTPD, CDebuginfod) loads its library through
-// this once, when a function of it is first called, and reports a missing library as an error instead of
-// failing to start.
+// on the reference machine). Each wrapper target (CCurl, CMicroHTTPD, CDebuginfod, CZstd, CCrypto) loads its
+// library through this once, when a function of it is first called, and reports a missing library as an error
+// instead of failing to start.
 #ifndef CLY_LIBRARY_LOADER_H
 #define CLY_LIBRARY_LOADER_H
 

@@ -1,2 +1,0 @@
-// libzstd for Swift (Debian libzstd-dev): the PostHog symbol-set payload is zstd-compressed.
-#include <zstd.h>
