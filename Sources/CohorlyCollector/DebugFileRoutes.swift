@@ -15,8 +15,12 @@ import Foundation
 enum DebugFileHeader {
     /// SHA-256 (hex) of the uncompressed file; when present the collector checks it.
     static let sha256 = "X-Cohorly-Content-SHA256"
-    /// Size in bytes of the uncompressed file; when present the collector checks it.
+    /// Size in bytes of the uncompressed file; when present the collector checks it, and stops the upload as soon
+    /// as the body passes it.
     static let size = "X-Cohorly-Content-Size"
+    /// `1`: replace a stored file of this build id and kind that has other bytes (needs the collector's secret;
+    /// `cohorly debug-files upload --force`). Also `?force=1`.
+    static let replace = "X-Cohorly-Replace"
 }
 
 extension Router {
@@ -36,8 +40,12 @@ extension Router {
             return RejectedUpload(fault.dropConnection ? nil : .error(fault.status ?? 503, "injected fault"))
         }
         do {
+            // Replacing a stored file with other bytes needs the secret and an explicit force.
+            let force = request.header(DebugFileHeader.replace) == "1" || request.query["force"] == "1"
             return try DebugFileUpload(
-                store: debugFiles, buildId: buildId, kind: kind, request: request)
+                store: debugFiles, buildId: buildId, kind: kind, request: request,
+                limits: .init(
+                    maxBytes: configuration.maxUploadBytes, mayReplace: configuration.adminToken != nil && force))
         } catch {
             return RejectedUpload(.error(error.status, error.description))
         }

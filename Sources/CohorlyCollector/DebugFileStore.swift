@@ -96,8 +96,8 @@ public final class DebugFileStore: @unchecked Sendable {
         }
     }
 
-    /// The stored file for `buildId` (hex, any case) and `kind`, or nil when none was uploaded. The newest
-    /// upload wins. (`cohorly debug-files upload` records an unstripped binary under both kinds.)
+    /// The stored file for `buildId` (hex, any case) and `kind`, or nil when none was uploaded. Other bytes for a
+    /// stored pair are refused unless replaced on purpose (then the newest wins). (`cohorly debug-files upload` records an unstripped binary under both kinds.)
     public func debugFile(buildId: String, kind: DebugFileKind) -> URL? {
         guard let id = Self.normalizedBuildId(buildId), let sha = latestSHA(buildId: id, kind: kind) else {
             return nil
@@ -188,8 +188,11 @@ public final class DebugFileStore: @unchecked Sendable {
                 fileName: known.name)
             return true
         }
-        // Same content as another stored pair (an unstripped binary is both executable and debuginfo).
-        guard (try? Self.verify(path: object.path, buildId: buildId, kind: kind)) != nil else { return false }
+        // Same content as another stored pair (an unstripped binary is both executable and debuginfo), unless the
+        // pair already has other bytes (never replaced by a check).
+        guard replacementRefusal(buildId: buildId, kind: kind, sha256: sha256) == nil,
+            (try? Self.verify(path: object.path, buildId: buildId, kind: kind)) != nil
+        else { return false }
         var info = stat()
         let size = stat(object.path, &info) == 0 ? Int64(info.st_size) : 0
         let name = try lock.withLock {
@@ -206,11 +209,40 @@ public final class DebugFileStore: @unchecked Sendable {
         return true
     }
 
-    /// Moves a verified, fsynced temp file into place under its hash and records it.
+    /// Bytes free for uploads where they are written (nil when unknown).
+    func freeBytes() -> Int64? {
+        var info = statvfs()
+        guard statvfs(root.appendingPathComponent("tmp").path, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(
+            by: Int64(clamping: info.f_frsize))
+        return overflow ? Int64.max : bytes
+    }
+
+    /// The refusal (409) when (build id, kind) is stored with other bytes than `sha256`: a stored file is replaced
+    /// only when the uploader may (`Limits.mayReplace`). Nil when nothing or the same bytes are stored.
+    func replacementRefusal(buildId: String, kind: DebugFileKind, sha256: String) -> DebugFileRejection? {
+        guard let current = latestSHA(buildId: buildId, kind: kind), current != sha256 else { return nil }
+        return Self.replacementRejection(buildId: buildId, kind: kind, current: current)
+    }
+
+    private static func replacementRejection(buildId: String, kind: DebugFileKind, current: String)
+        -> DebugFileRejection
+    {
+        DebugFileRejection(
+            status: 409,
+            description: "build id \(buildId) already has a \(kind.rawValue) with other bytes (sha256 \(current)); "
+                + "replacing it needs the collector's secret and --force")
+    }
+
+    /// Moves a verified, fsynced temp file into place under its hash and records it; refuses (409) to replace a
+    /// stored file of the same build id and kind with other bytes unless `mayReplace`.
     func commit(
         temporary: URL, buildId: String, kind: DebugFileKind, sha256: String, size: Int64, release: String,
-        fileName: String
+        fileName: String, mayReplace: Bool = false
     ) throws -> StoredDebugFile {
+        if !mayReplace, let refusal = replacementRefusal(buildId: buildId, kind: kind, sha256: sha256) {
+            throw refusal  // before the bytes are moved in (the insert checks again, under its lock)
+        }
         let object = objectURL(sha256: sha256)
         let directory = object.deletingLastPathComponent()
         try PrivateFiles.makeDirectory(directory.path)
@@ -223,7 +255,9 @@ public final class DebugFileStore: @unchecked Sendable {
             }
             Self.fsyncDirectory(directory)
         }
-        try record(buildId: buildId, kind: kind, sha256: sha256, size: size, release: release, fileName: fileName)
+        try record(
+            buildId: buildId, kind: kind, sha256: sha256, size: size, release: release, fileName: fileName,
+            unlessReplacing: !mayReplace)
         return StoredDebugFile(
             buildId: buildId, kind: kind, sha256: sha256, size: size, releases: release.isEmpty ? [] : [release],
             fileName: fileName, uploadedAt: Self.now())
@@ -295,10 +329,16 @@ public final class DebugFileStore: @unchecked Sendable {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    /// Records (build id, kind, sha256, release); with `unlessReplacing`, throws the refusal instead when the pair
+    /// holds other bytes, checked under the same lock as the insert (two racing uploads cannot both pass).
     private func record(
-        buildId: String, kind: DebugFileKind, sha256: String, size: Int64, release: String, fileName: String
+        buildId: String, kind: DebugFileKind, sha256: String, size: Int64, release: String, fileName: String,
+        unlessReplacing: Bool = false
     ) throws {
         try lock.withLock {
+            if unlessReplacing, let current = latestSHAUnlocked(buildId: buildId, kind: kind), current != sha256 {
+                throw Self.replacementRejection(buildId: buildId, kind: kind, current: current)
+            }
             try db.prepare(
                 "INSERT OR IGNORE INTO debug_files(build_id, kind, sha256, size, release, file_name, uploaded_at) VALUES (?,?,?,?,?,?,?)"
             ).run([
@@ -309,15 +349,17 @@ public final class DebugFileStore: @unchecked Sendable {
     }
 
     private func latestSHA(buildId: String, kind: DebugFileKind) -> String? {
-        lock.withLock {
-            var sha: String?
-            let sql = "SELECT sha256 FROM debug_files WHERE build_id = ? AND kind = ? ORDER BY rowid DESC LIMIT 1"
-            try? db.prepare(sql).rows([.text(buildId), .text(kind.rawValue)]) { row in
-                sha = row.text(0)
-                return false
-            }
-            return sha
+        lock.withLock { latestSHAUnlocked(buildId: buildId, kind: kind) }
+    }
+
+    private func latestSHAUnlocked(buildId: String, kind: DebugFileKind) -> String? {
+        var sha: String?
+        let sql = "SELECT sha256 FROM debug_files WHERE build_id = ? AND kind = ? ORDER BY rowid DESC LIMIT 1"
+        try? db.prepare(sql).rows([.text(buildId), .text(kind.rawValue)]) { row in
+            sha = row.text(0)
+            return false
         }
+        return sha
     }
 
     private final class Counters: @unchecked Sendable {

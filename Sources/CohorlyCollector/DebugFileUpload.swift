@@ -3,8 +3,22 @@ import Foundation
 /// One `PUT /api/debug-files/<build_id>/<kind>` in progress: inflates the body while it arrives (when the
 /// client sent `Content-Encoding: deflate` or `gzip`), hashes and writes it to a temp file, then checks it
 /// (complete, checksum, ELF, build id, kind) and commits it to the store, or refuses it and removes the file.
-/// Memory stays bounded whatever the size. Runs on the connection's thread only.
+/// Memory stays bounded whatever the size. Disk too: a declared size (or `Content-Length`) over the limit or over
+/// the free space is refused before the body is read, and writing stops as soon as the body passes its declared
+/// size or the limit. Runs on the connection's thread only.
 final class DebugFileUpload: RequestBodySink {
+    /// What an upload may do.
+    struct Limits {
+        /// Largest file, as stored (inflated).
+        var maxBytes: Int64
+        /// Whether it may replace a stored file of its build id and kind that has other bytes.
+        var mayReplace: Bool
+    }
+
+    /// After a refusal, the body is still read (so the client gets the answer) for this many more bytes: 64 MiB;
+    /// past that the connection is dropped.
+    static let drainLimit: Int64 = 64 << 20
+
     private let store: DebugFileStore
     private let buildId: String
     private let kind: DebugFileKind
@@ -12,7 +26,9 @@ final class DebugFileUpload: RequestBodySink {
     private let fileName: String
     private let expectedSHA: String?
     private let expectedSize: Int64?
+    private let limits: Limits
     private let temporary: URL
+    private var receivedAtFailure: Int64 = 0
     private var fd: Int32
     private let hash = SHA256()
     private var inflater: ZlibStream?
@@ -22,8 +38,11 @@ final class DebugFileUpload: RequestBodySink {
     private var committed = false
     private var finished = false
 
-    init(store: DebugFileStore, buildId: String, kind: DebugFileKind, request: HTTPRequest) throws(DebugFileRejection) {
+    init(store: DebugFileStore, buildId: String, kind: DebugFileKind, request: HTTPRequest, limits: Limits)
+        throws(DebugFileRejection)
+    {
         self.store = store
+        self.limits = limits
         self.buildId = buildId
         self.kind = kind
         release = request.query["release"] ?? ""
@@ -37,7 +56,26 @@ final class DebugFileUpload: RequestBodySink {
         } else {
             expectedSize = nil
         }
-        switch request.header("Content-Encoding")?.lowercased() ?? "identity" {
+        let encoding = request.header("Content-Encoding")?.lowercased() ?? "identity"
+        // The stored size when known before the body: the declared one, else an uncompressed body's length.
+        let declared =
+            expectedSize ?? (encoding == "identity" ? request.header("Content-Length").flatMap { Int64($0) } : nil)
+        if let declared {
+            guard declared <= limits.maxBytes else {
+                throw DebugFileRejection(
+                    status: 413, description: "upload too large: \(declared) bytes (limit \(limits.maxBytes))")
+            }
+            if let free = store.freeBytes(), declared > free {
+                throw DebugFileRejection(
+                    status: 413, description: "not enough free space: \(declared) bytes needed, \(free) available")
+            }
+        }
+        if let expectedSHA, !limits.mayReplace,
+            let refusal = store.replacementRefusal(buildId: buildId, kind: kind, sha256: expectedSHA)
+        {
+            throw refusal
+        }
+        switch encoding {
         case "identity", "": inflater = nil
         case "deflate", "gzip", "x-gzip":
             do {
@@ -66,7 +104,7 @@ final class DebugFileUpload: RequestBodySink {
 
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         received += Int64(bytes.count)
-        guard failure == nil else { return true }
+        guard failure == nil else { return received - receivedAtFailure <= Self.drainLimit }
         if let inflater {
             do {
                 try inflater.process(bytes) { write($0) }
@@ -117,7 +155,7 @@ final class DebugFileUpload: RequestBodySink {
         do {
             let stored = try store.commit(
                 temporary: temporary, buildId: buildId, kind: kind, sha256: sha, size: written, release: release,
-                fileName: fileName)
+                fileName: fileName, mayReplace: limits.mayReplace)
             committed = true
             return .json(
                 201,
@@ -135,6 +173,13 @@ final class DebugFileUpload: RequestBodySink {
 
     private func write(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil, let base = bytes.baseAddress else { return }
+        let after = written + Int64(bytes.count)
+        if let expectedSize, after > expectedSize {
+            return fail(413, "the body inflates past its declared \(DebugFileHeader.size) of \(expectedSize) bytes")
+        }
+        if after > limits.maxBytes {
+            return fail(413, "upload too large: more than \(limits.maxBytes) bytes")
+        }
         hash.update(bytes)
         var offset = 0
         while offset < bytes.count {
@@ -151,6 +196,10 @@ final class DebugFileUpload: RequestBodySink {
     }
 
     private func fail(_ status: Int, _ reason: String) {
-        if failure == nil { failure = DebugFileRejection(status: status, description: reason) }
+        guard failure == nil else { return }
+        failure = DebugFileRejection(status: status, description: reason)
+        receivedAtFailure = received
+        // Nothing more is written: what was is dropped now, not when the body ends.
+        if fd >= 0 { _ = ftruncate(fd, 0) }
     }
 }

@@ -36,6 +36,8 @@ struct DebugFileUploader {
     let host: String
     let release: String
     let authToken: String?
+    /// Asks the collector to replace a stored file of the same build id and kind that has other bytes.
+    var force = false
     /// Transient failures are retried this many times (so `retries + 1` attempts), waiting `retryDelay`, then
     /// twice as long each time.
     var retries = 3
@@ -210,6 +212,7 @@ struct DebugFileUploader {
             "X-Cohorly-Content-SHA256: \(item.sha256)", "X-Cohorly-Content-Size: \(item.size)", "Expect:",
         ]
         if let authToken { list.append("Authorization: Bearer \(authToken)") }
+        if force { list.append("X-Cohorly-Replace: 1") }
         return list
     }
 

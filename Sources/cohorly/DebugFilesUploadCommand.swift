@@ -2,12 +2,12 @@ import CohorlyCollector
 import CohorlySymbols
 import Foundation
 
-/// `cohorly debug-files upload PATH… --release R [--host URL] [--auth-token T] [--json]`.
+/// `cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--json]`.
 enum DebugFilesUploadCommand: Command {
     static let words = ["debug-files", "upload"]
     static let summary = "Upload executables and debug files to a collector (only what it lacks)."
     static let help = """
-        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token T] [--json]
+        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--json]
                cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--json]
 
         Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
@@ -20,7 +20,10 @@ enum DebugFilesUploadCommand: Command {
         OPTIONS:
           --release R       The release the files belong to (default COHORLY_RELEASE; required).
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token T    The upload secret (`cohorly serve --auth-token`; default COHORLY_AUTH_TOKEN).
+          --auth-token-file F  The upload secret, from a file (`cohorly serve --auth-token-file`; default
+                            COHORLY_AUTH_TOKEN). `--auth-token T` also works, but shows it in `ps`.
+          --force           Replace a file the collector holds for the same build id with other bytes (needs
+                            the secret; a collector without one never replaces a stored file).
           --json            Print a JSON summary (counts, bytes sent, one object per file).
           --to posthog      Upload to PostHog error tracking instead, as symbol sets: the same files that carry
                             DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
@@ -42,8 +45,9 @@ enum DebugFilesUploadCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"],
-                options: ["--release", "--host", "--auth-token", "--to", "--project-id", "--api-key", "--api-key-file"])
+                arguments, flags: ["--json", "--force"],
+                options: Set(["--release", "--host", "--to", "--project-id", "--api-key", "--api-key-file"]).union(
+                    SecretOption.options))
         } catch {
             return Console.usageError(error.reason, command: "debug-files upload")
         }
@@ -68,8 +72,13 @@ enum DebugFilesUploadCommand: Command {
         guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             return Console.usageError("invalid --host \(host)", command: "debug-files upload")
         }
-        var uploader = DebugFileUploader(
-            host: host, release: release, authToken: option("--auth-token", "COHORLY_AUTH_TOKEN"))
+        let secret: String?
+        switch SecretOption.resolve(parsed) {
+        case .failure(let error): return Console.usageError(error.reason, command: "debug-files upload")
+        case .success(let value): secret = value
+        }
+        var uploader = DebugFileUploader(host: host, release: release, authToken: secret)
+        uploader.force = parsed.flags.contains("--force")
         if let delay = environment["COHORLY_RETRY_DELAY_MS"].flatMap(Double.init), delay >= 0 {
             uploader.retryDelay = delay / 1000
         }

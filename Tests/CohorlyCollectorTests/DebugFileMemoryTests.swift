@@ -16,15 +16,23 @@ import Testing
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom")?.readData(ofLength: Self.extra))
         try (Data(contents(program.debug)) + random).write(to: URL(fileURLWithPath: big))
 
-        let server = try ServeProcess(data: directory + "/data")
+        // `big` has the same build id and other bytes: replacing `small` needs the secret and --force.
+        let secret = directory + "/secret"
+        try Data("memory-secret\n".utf8).write(to: URL(fileURLWithPath: secret))
+        let server = try ServeProcess(data: directory + "/data", arguments: ["--auth-token-file", secret])
         defer { server.stop() }
         let smallRun = try spawnMeasuringMemory(
-            CLITests.cli.path, ["debug-files", "upload", small, "--release", "a", "--host", server.host])
+            CLITests.cli.path,
+            ["debug-files", "upload", small, "--release", "a", "--host", server.host, "--auth-token-file", secret])
         #expect(smallRun.status == 0)
         let serverAfterSmall = try server.peakMemoryKB()
         // Another release: `big` has other content, so it is sent in full.
         let bigRun = try spawnMeasuringMemory(
-            CLITests.cli.path, ["debug-files", "upload", big, "--release", "b", "--host", server.host])
+            CLITests.cli.path,
+            [
+                "debug-files", "upload", big, "--release", "b", "--host", server.host, "--auth-token-file", secret,
+                "--force",
+            ])
         #expect(bigRun.status == 0)
         let serverAfterBig = try server.peakMemoryKB()
         let limit = 8 << 10  // KiB

@@ -165,11 +165,22 @@ import Testing
         #expect(after.body?["missing"]?.arrayValue?.first?["kind"]?.stringValue == "executable")
         #expect(try collector.debugFiles.list().first?.releases == ["prog@1.0", "r2"])
 
-        // An unstripped binary is both: uploaded once as executable, the debuginfo check finds its content.
+        // The binary as executable; as debuginfo the build id already has other bytes (the split debug file):
+        // a check never replaces them, so it reports the binary's debuginfo missing (and its upload gets 409).
         #expect(try Self.upload(collector, full, buildId: program.buildId, kind: "executable").status == 201)
-        let both = check([("debuginfo", SHA256.hex(full))], release: "r3")
+        let other = check([("debuginfo", SHA256.hex(full))], release: "r3")
+        #expect(other.body?["missing"]?.arrayValue?.count == 1)
+        #expect(Self.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest == debug.digest)
+        // An unstripped binary is both: uploaded once as executable, the debuginfo check finds its content.
+        let fresh = try Self.collector()
+        #expect(try Self.upload(fresh, full, buildId: program.buildId, kind: "executable").status == 201)
+        let both = send(
+            fresh, "/api/debug-files/check",
+            body:
+                #"{"release":"r3","files":[{"build_id":"\#(program.buildId)","kind":"debuginfo","sha256":"\#(full.digest)"}]}"#,
+            headers: [("Authorization", "Bearer \(Self.secret)")])
         #expect(both.body?["present"]?.arrayValue?.count == 1)
-        #expect(Self.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest == full.digest)
+        #expect(Self.get(fresh, "/buildid/\(program.buildId)/debuginfo").bytes.digest == full.digest)
 
         #expect(check([("debuginfo", "zz")], release: "r").status == 400)
         // The hash names a file in the store: nothing but 64 hex digits is taken.
