@@ -114,7 +114,16 @@ private final class RequestBody {
     var sink: (any RequestBodySink)?
     /// An answer was queued from the headers alone; the body (if any) is dropped.
     var answered = false
+    /// A refusal decided from the headers, sent once the body was read and dropped (see `drainLimit`).
+    var refusal: HTTPResponse?
+    /// Body bytes dropped so far for `refusal`.
+    var drained = 0
 }
+
+/// A request refused from its headers is answered at once when the client waits for `100 Continue` or sends no
+/// body; otherwise its body is read and dropped first (a client still sending would see a reset instead of the
+/// answer), up to 64 MiB: past that the connection is dropped.
+private let drainLimit = 64 << 20
 
 /// Collects key/value pairs from libmicrohttpd iterators.
 private final class Pairs {
@@ -186,6 +195,12 @@ private func httpAccessHandler(
             early = answer
         }
         guard let early else { return .YES }
+        let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
+        let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
+        guard request.header("Expect")?.lowercased() == "100-continue" || (length == 0 && !chunked) else {
+            body.refusal = early
+            return .YES
+        }
         // Refused from its headers: answered now, the body is never read (the connection closes after).
         body.answered = true
         server.log.record(request, early)
@@ -195,6 +210,19 @@ private func httpAccessHandler(
     if body.answered {
         uploadDataSize.pointee = 0
         return .YES
+    }
+    if let refusal = body.refusal {
+        body.drained += uploadDataSize.pointee
+        guard body.drained <= drainLimit else {
+            server.log.record(head(), nil)
+            return .NO
+        }
+        guard uploadDataSize.pointee == 0 else {
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+        server.log.record(head(), refusal)
+        return queue(refusal, on: connection)
     }
     if uploadDataSize.pointee > 0 {
         let count = uploadDataSize.pointee

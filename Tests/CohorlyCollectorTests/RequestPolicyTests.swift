@@ -93,7 +93,7 @@ import Testing
         #expect(!Router.constantTimeEqual([], Array("a".utf8)))
     }
 
-    @Test func anUploadWithoutTheSecretIsRefusedBeforeItsBodyIsRead() throws {
+    @Test func anUploadWithoutTheSecretIsRefusedAndNothingIsStored() throws {
         let collector = try startCollector { $0.adminToken = "s3cret" }
         defer { collector.stop() }
         let body = [UInt8](repeating: 0, count: 8 << 20)

@@ -36,14 +36,14 @@ import Testing
         #expect(DebugFileStoreTests.files(collector).temp == 0)
     }
 
-    @Test func uploadsOverTheLimitAreRefusedBeforeTheBodyIsRead() throws {
+    @Test func uploadsOverTheLimitAreRefusedFromTheirDeclaredSize() throws {
         let collector = try startCollector { $0.maxUploadBytes = 1 << 20 }
         defer { collector.stop() }
         let declared = Self.put(collector, [1, 2, 3], [("X-Cohorly-Content-Size", String(2 << 20))])
         #expect(declared.status == 413)
         #expect(
             declared.body?["error"]?.stringValue?.contains("upload too large: 2097152 bytes (limit 1048576)") == true)
-        // Uncompressed, its length says it: refused from the headers, the 2 MiB never read.
+        // Uncompressed, its length says it: refused from the headers, nothing stored.
         let plain = Self.put(collector, [UInt8](repeating: 7, count: 2 << 20), [])
         #expect(plain.status == 413)
         #expect(collector.debugFiles.statistics.bytesReceived == 0)
