@@ -15,7 +15,8 @@ public enum CrashRecorder {
     /// What ``install(_:)`` sets up.
     public struct Options: Sendable, Equatable {
         /// Where reports are written. Default: `$XDG_STATE_HOME/cohorly/crashes`, else
-        /// `~/.local/state/cohorly/crashes`. Created with mode 0700 when missing.
+        /// `~/.local/state/cohorly/crashes`. Created with mode 0700 (parents too) when missing, whatever the
+        /// umask; an existing one must belong to this user and not be group- or world-writable.
         public var reportDirectory: URL
         /// After a report is written: `true` (default) calls the handlers that were installed before ours
         /// (the Swift runtime's backtracer prints its backtrace); `false` restores the default action.
@@ -49,7 +50,8 @@ public enum CrashRecorder {
 
     /// Why ``install(_:)`` failed. The process is left as it was.
     public enum InstallError: Error, Equatable, CustomStringConvertible {
-        /// The report directory could not be created or is not writable.
+        /// The report directory could not be created, is not writable, belongs to another user or is group- or
+        /// world-writable (`reason` says which).
         case reportDirectoryUnusable(path: String, reason: String)
         /// The recorder could not be set up (libunwind missing, sigaction failed…).
         case recorderUnavailable(reason: String)

@@ -4,15 +4,21 @@ import Testing
 
 /// `cohorly serve` as a real process: secrets, warnings, the request log, the data-directory lock, stopping.
 @Suite struct ServeCommandTests {
-    /// A running `cohorly serve`; `stop()` sends SIGTERM and waits (at most 10 s) for the exit.
+    /// A running `cohorly serve` (under `umask` when given); `stop()` sends SIGTERM and waits (at most 10 s)
+    /// for the exit.
     final class Server {
         let process = Process()
         let host: String
         private let errorPipe = Pipe()
 
-        init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        init(_ arguments: [String], environment: [String: String] = [:], umask: String? = nil) throws {
             process.executableURL = CLITests.cli
             process.arguments = ["serve", "--port", "0"] + arguments
+            if let umask {  // the umask is per process: the shell sets it, then becomes the server
+                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                process.arguments =
+                    ["-c", "umask \(umask) && exec \"$0\" \"$@\"", CLITests.cli.path] + (process.arguments ?? [])
+            }
             process.environment = ["PATH": "/usr/bin:/bin", "HOME": testRoot.path].merging(environment) { $1 }
             let output = Pipe()
             process.standardOutput = output
@@ -45,9 +51,14 @@ import Testing
         }
 
         func get(_ path: String, headers: [(String, String)] = []) -> Int {
+            send("GET", path, headers: headers)
+        }
+
+        /// The status of one request (0 when it failed).
+        func send(_ method: String, _ path: String, body: String = "", headers: [(String, String)] = []) -> Int {
             guard let url = URL(string: host + path) else { return 0 }
             let request = TransportRequest(
-                url: url, method: "GET", headers: headers, body: [], timeout: 5, connectTimeout: 5)
+                url: url, method: method, headers: headers, body: Array(body.utf8), timeout: 5, connectTimeout: 5)
             if case .http(let status, _, _) = CurlTransport().send(request) { return status }
             return 0
         }
