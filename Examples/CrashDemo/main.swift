@@ -10,6 +10,7 @@ import Foundation
 //   CrashDemo scenario <name> [options]      (test scenarios: see Scenario.swift)
 //   CrashDemo reports [--report-dir DIR]     (the reports waiting to be sent)
 //   CrashDemo run                            (a clean launch: sends pending reports, then exits)
+//   CrashDemo symbolicate-report FILE [--crashed-only]   (benchmarks: times the next launch's work on a report)
 //
 // Like a real app, CrashDemo uses the Cohorly client (COHORLY_HOST, default http://127.0.0.1:4000, and
 // COHORLY_TOKEN) and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
@@ -40,6 +41,7 @@ struct DemoOptions {
     var storage: String?
     var identify: String?
     var register: [String: String] = [:]
+    var crashedOnly = false
     var crashAfterMilliseconds = 0
     var recorderOnly = false
     var optOut = false
@@ -66,6 +68,7 @@ struct DemoOptions {
             case "--crash-after-ms": options.crashAfterMilliseconds = Int(iterator.next() ?? "") ?? 0
             case "--recorder-only": options.recorderOnly = true
             case "--opt-out": options.optOut = true
+            case "--crashed-only": options.crashedOnly = true
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             default:
@@ -154,6 +157,30 @@ case "run":
         "reports queued: \(summary?.queued ?? 0), unreadable: \(summary?.unreadable ?? 0), kept: \(summary?.kept ?? 0), delivered: \(delivered)"
     )
     exit(delivered ? 0 : 1)
+case "symbolicate-report":
+    // What the next launch does with one report, timed in this fresh process: symbolication (the crashed
+    // thread only with --crashed-only), then the event. scripts/bench-crash reads the line printed.
+    do {
+        let report = try CrashReport.decode(Data(contentsOf: URL(fileURLWithPath: options.word)))
+        var eventOptions = ExceptionEventOptions()
+        eventOptions.symbolicationBudget = options.crashedOnly ? .zero : .seconds(600)
+        if options.crashedOnly { eventOptions.maxEventBytes = Int.max }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let symbols = ExceptionEvent.symbolicate(
+            options.crashedOnly ? onlyCrashed(report) : report, options: eventOptions)
+        let symbolicated = clock.now
+        let event = ExceptionEvent.make(from: report, symbols: symbols, options: .init())
+        let made = clock.now
+        let frames = symbols.threads.compactMap { $0 }.joined()
+        let bytes = CohorlyValue.object(["event": "$exception", "properties": .object(event.properties)]).jsonString
+            .utf8.count
+        print(
+            "symbolicate_ms \(milliseconds(symbolicated - start)) event_ms \(milliseconds(made - symbolicated))"
+                + " frames \(frames.count) resolved \(frames.filter { !$0.isEmpty }.count) event_bytes \(bytes)")
+    } catch {
+        usage("cannot read report \(options.word): \(error)")
+    }
 case "reports":
     // Lists the reports waiting in the report directory (what the next launch would send).
     let directory =
@@ -192,6 +219,19 @@ case "scenario":
     Scenario.run(options.word, options: options)
 default:
     usage(options.command.isEmpty ? "missing command" : "unknown command '\(options.command)'")
+}
+
+/// The report with its crashed thread only (what `symbolicate-report --crashed-only` times).
+func onlyCrashed(_ report: CrashReport) -> CrashReport {
+    var copy = report
+    copy.threads = []
+    return copy
+}
+
+/// A duration in milliseconds, 3 decimals.
+func milliseconds(_ duration: Duration) -> String {
+    let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    return String(format: "%.3f", value)
 }
 
 /// Resident set size from /proc/self/statm.
