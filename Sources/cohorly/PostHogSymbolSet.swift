@@ -2,10 +2,7 @@ import CCrypto
 import CZlib
 import CZstd
 import CohorlyCollector
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import CohorlySymbols
 
 /// One ELF file packed as a PostHog symbol set (research/posthog.md part C2, PostHog's
 /// `rust/common/symbol_data`): a ZIP archive whose one entry `dwarf` is the whole file, deflated; the archive
@@ -73,32 +70,41 @@ struct PostHogSymbolSet {
     /// ZIP64 records are needed.
     static func zip(path: String) throws(DebugFileUploader.Failure) -> [UInt8] {
         func failure(_ reason: String) -> DebugFileUploader.Failure { .init(description: "\(path): \(reason)") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
-        defer { close(fd) }
         let deflater: ZlibStream
-        do { deflater = try ZlibStream(.rawDeflate(level: 6)) } catch { throw failure("\(error)") }
+        let file: RegularFile
+        do {
+            file = try RegularFile(path: path)
+            deflater = try ZlibStream(.rawDeflate(level: 6))
+        } catch {
+            throw .init(description: "\(error)")
+        }
+        guard file.size <= largestInput else { throw failure("larger than 1 GiB") }
         var data: [UInt8] = []
         var crc = crc32(0, nil, 0)
         var size: Int64 = 0
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var problem: String?
         do {
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count >= 0 else { throw failure(String(cString: strerror(errno))) }
-                if count == 0 { break }
-                size += Int64(count)
-                guard size <= largestInput else { throw failure("larger than 1 GiB") }
-                try buffer.withUnsafeBytes { raw in
-                    let piece = UnsafeRawBufferPointer(rebasing: raw[..<count])
-                    crc = crc32(crc, piece.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(count))
-                    try deflater.process(piece) { data.append(contentsOf: $0) }
+            try file.forEachChunk { piece in
+                size += Int64(piece.count)
+                guard size <= largestInput else {
+                    problem = "larger than 1 GiB"
+                    return false
                 }
+                crc = crc32(crc, piece.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(piece.count))
+                do {
+                    try deflater.process(piece) { data.append(contentsOf: $0) }
+                } catch {
+                    problem = "deflate: \(error)"
+                    return false
+                }
+                return true
             }
+            if let problem { throw failure(problem) }
             try deflater.finish { data.append(contentsOf: $0) }
         } catch let error as DebugFileUploader.Failure {
             throw error
+        } catch let error as SymbolsError {
+            throw .init(description: "\(error)")
         } catch {
             throw failure("deflate: \(error)")
         }

@@ -58,10 +58,11 @@ enum PostHogUpload {
             if file == "-" {
                 bytes = Console.readAll()
             } else {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    return .failure(UsageError(reason: "cannot read --api-key-file \(file)"))
+                do {
+                    bytes = try RegularFile(path: file).readAll(limit: 64 << 10)
+                } catch {
+                    return .failure(UsageError(reason: "--api-key-file: \(error)"))
                 }
-                bytes = Array(data)
             }
             key = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
                 String($0).trimmingWhitespace()

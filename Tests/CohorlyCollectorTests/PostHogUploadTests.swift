@@ -197,6 +197,9 @@ import Testing
             [program.full, "--api-key-file", file], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
         #expect(fromFile.status == 0, "\(fromFile.error)")
 
+        let unreadable = try Self.upload([program.full, "--api-key-file", file + ".gone"], mock)
+        #expect(unreadable.status == 2)
+        #expect(unreadable.error.hasPrefix("cohorly: --api-key-file: \(file).gone: cannot open"), "\(unreadable.error)")
         let missing = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
         #expect(missing.status == 2)
         #expect(missing.error.hasPrefix("cohorly: missing the personal API key"))
