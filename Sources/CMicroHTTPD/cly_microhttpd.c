@@ -36,14 +36,15 @@ typedef struct MHD_Daemon *(*start_function)(unsigned int, uint16_t, MHD_AcceptP
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
                                  size_t connection_memory_limit, unsigned int timeout_seconds,
-                                 unsigned int per_ip_limit) {
+                                 unsigned int per_ip_limit, MHD_NotifyConnectionCallback notify,
+                                 void *notify_context) {
     if (!ready()) return NULL;
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     return ((start_function)slots[START_DAEMON])(
         flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context, MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context, MHD_OPTION_END);
 }
 
 void cly_mhd_stop_daemon(struct MHD_Daemon *daemon) { ((void (*)(struct MHD_Daemon *))slots[STOP_DAEMON])(daemon); }
@@ -100,4 +101,12 @@ const char *cly_mhd_client_ip(struct MHD_Connection *connection, char *buffer, s
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, (socklen_t)size);
     }
     return buffer;
+}
+
+int cly_mhd_connection_fd(struct MHD_Connection *connection) {
+    typedef const union MHD_ConnectionInfo *(*info_function)(struct MHD_Connection *, enum MHD_ConnectionInfoType,
+                                                             ...);
+    const union MHD_ConnectionInfo *info =
+        ((info_function)slots[GET_CONNECTION_INFO])(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
 }

@@ -52,7 +52,8 @@ public final class Collector: Sendable {
         let port = try server.start(
             address: configuration.bindAddress, port: configuration.port,
             memoryLimit: configuration.connectionMemoryLimit,
-            timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient)
+            timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient,
+            headerDeadline: configuration.headerDeadline)
         portBox.set(port)
         return port
     }

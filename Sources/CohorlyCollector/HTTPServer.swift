@@ -20,6 +20,8 @@ final class HTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var daemon: OpaquePointer?
     private var listeningPort: UInt16 = 0
+    /// The request-header deadline, when `start` was given one.
+    private(set) var headerDeadline: HeaderDeadline?
 
     init(
         maxBodyBytes: Int, log: RequestLog = RequestLog(level: .none, handler: nil), screener: Screener? = nil,
@@ -37,8 +39,12 @@ final class HTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Binds and starts serving; returns the port.
-    func start(address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32) throws -> UInt16 {
+    /// Binds and starts serving; returns the port. `perClient` caps connections per client address (0: none);
+    /// `headerDeadline` (seconds, 0: none) closes connections whose request headers take longer.
+    func start(
+        address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32,
+        headerDeadline seconds: Double = 0
+    ) throws -> UInt16 {
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
@@ -46,11 +52,18 @@ final class HTTPServer: @unchecked Sendable {
             throw CollectorError.invalidAddress(address)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
+        if seconds > 0 {
+            let deadline = HeaderDeadline(seconds: seconds)
+            lock.withLock { headerDeadline = deadline }
+            deadline.start()
+        }
         let started = withUnsafePointer(to: &socketAddress) { pointer in
             cly_mhd_start(
-                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient)
+                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient,
+                httpConnectionNotified, context)
         }
         guard let started else {
+            headerDeadline?.stop()
             if let reason = cly_mhd_load_error() { throw CollectorError.libraryUnavailable(String(cString: reason)) }
             throw CollectorError.cannotListen(address: address, port: port)
         }
@@ -70,6 +83,7 @@ final class HTTPServer: @unchecked Sendable {
             return current
         }
         if let running { cly_mhd_stop_daemon(running) }
+        lock.withLock { headerDeadline }?.stop()
     }
 }
 
@@ -179,6 +193,7 @@ private func httpAccessHandler(
             headers: values(connection, .HEADER_KIND, lowercaseKeys: true), clientAddress: clientAddress(connection))
     }
     guard let stored = connectionContext.pointee else {
+        if let connection { server.headerDeadline?.headersArrived(UnsafeMutableRawPointer(connection)) }
         let body = RequestBody()
         connectionContext.pointee = Unmanaged.passRetained(body).toOpaque()
         let request = head()
@@ -283,12 +298,34 @@ private func makeResponse(_ answer: HTTPResponse) -> OpaquePointer? {
     return response  // owns `fd` now: libmicrohttpd closes it with the response
 }
 
-/// Frees the per-request body when libmicrohttpd is done with the request.
+/// Tells the header deadline when connections open and close.
+private func httpConnectionNotified(
+    _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+) {
+    guard let context, let connection else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    guard let deadline = server.headerDeadline else { return }
+    let key = UnsafeMutableRawPointer(connection)
+    if code == .CONNECTION_NOTIFY_STARTED {
+        deadline.expectHeaders(key, fd: cly_mhd_connection_fd(connection))
+    } else {
+        deadline.closed(key)
+    }
+}
+
+/// Frees the per-request body when libmicrohttpd is done with the request; on a connection kept alive, the next
+/// request's headers are due from now.
 private func httpRequestCompleted(
     _ context: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ connectionContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     _ reason: MHD_RequestTerminationCode
 ) {
+    if reason == .REQUEST_TERMINATED_COMPLETED_OK, let context, let connection {
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        server.headerDeadline?.expectHeaders(
+            UnsafeMutableRawPointer(connection), fd: cly_mhd_connection_fd(connection))
+    }
     guard let connectionContext, let stored = connectionContext.pointee else { return }
     Unmanaged<RequestBody>.fromOpaque(stored).release()
     connectionContext.pointee = nil

@@ -18,12 +18,13 @@ const char *cly_mhd_load_error(void);
 
 /// Starts a daemon on `address` (IPv4, port 0 = any free port) with a thread per connection, the given
 /// per-connection memory limit (bounds request headers), idle timeout, connections per client address (0: no
-/// limit) and a completion callback to free contexts. NULL when it cannot listen or libmicrohttpd cannot be
-/// loaded (`cly_mhd_load_error` tells which).
+/// limit), a completion callback to free contexts and a callback told when each connection starts and closes.
+/// NULL when it cannot listen or libmicrohttpd cannot be loaded (`cly_mhd_load_error` tells which).
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
                                  size_t connection_memory_limit, unsigned int timeout_seconds,
-                                 unsigned int per_ip_limit);
+                                 unsigned int per_ip_limit, MHD_NotifyConnectionCallback notify,
+                                 void *notify_context);
 /// Stops the daemon, closing connections and joining its threads.
 void cly_mhd_stop_daemon(struct MHD_Daemon *daemon);
 /// The port the daemon listens on (useful after binding port 0).
@@ -43,5 +44,8 @@ int cly_mhd_get_connection_values(struct MHD_Connection *connection, enum MHD_Va
                                   MHD_KeyValueIterator iterator, void *context);
 /// The client's IP address as text in `buffer` (empty when unknown). Returns `buffer`.
 const char *cly_mhd_client_ip(struct MHD_Connection *connection, char *buffer, size_t size);
+
+/// The connection's socket (-1 when unknown).
+int cly_mhd_connection_fd(struct MHD_Connection *connection);
 
 #endif

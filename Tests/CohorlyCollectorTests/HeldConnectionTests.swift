@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import CohorlyCollector
+
+/// Slow or many connections from one client cannot lock the others out.
+@Suite struct HeldConnectionTests {
+    /// A TCP connection to the collector from `source` (a loopback address), with a 5 s receive timeout.
+    final class RawConnection {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+
+        init(_ collector: Collector, from source: String = "127.0.0.1") throws {
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = collector.port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0, connected == 0 else { throw FixtureError(reason: "cannot connect from \(source)") }
+        }
+
+        deinit { close(fd) }
+
+        func write(_ text: String) {
+            _ = text.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        }
+
+        /// What the server sends until it closes the connection; nil when it neither answers nor closes in 5 s.
+        func readToEnd() -> String? {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += buffer[..<count]
+                    if String(decoding: received, as: UTF8.self).contains("\r\n\r\n") {
+                        return String(decoding: received, as: UTF8.self)
+                    }
+                    continue
+                }
+                if count == 0 || errno == ECONNRESET { return String(decoding: received, as: UTF8.self) }
+                return nil  // timed out: still held open
+            }
+        }
+    }
+
+    @Test func headersThatTakeTooLongCloseTheConnection() throws {
+        let collector = try startCollector { $0.headerDeadline = 0.3 }
+        defer { collector.stop() }
+        let slow = try RawConnection(collector)
+        slow.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+        // Closed by the deadline (after 0.3 s), not held until the 30 s idle timeout.
+        #expect(slow.readToEnd() == "")
+        let quick = try RawConnection(collector)
+        quick.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(quick.readToEnd()?.hasPrefix("HTTP/1.1 200") == true)
+    }
+
+    @Test func oneClientCannotHoldEveryConnection() throws {
+        let collector = try startCollector {
+            $0.connectionsPerClient = 4
+            $0.headerDeadline = 60
+        }
+        defer { collector.stop() }
+        let held = try (0..<4).map { _ in try RawConnection(collector) }
+        // The same client's fifth connection is closed at once…
+        let fifth = try RawConnection(collector)
+        fifth.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(fifth.readToEnd() == "")
+        // …while another client is served.
+        let other = try RawConnection(collector, from: "127.0.0.2")
+        other.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(other.readToEnd()?.hasPrefix("HTTP/1.1 200") == true)
+        withExtendedLifetime(held) {}
+    }
+}
