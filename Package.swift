@@ -95,6 +95,7 @@ let package = Package(
         .testTarget(
             name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
+        .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols"]),
     ],
     swiftLanguageModes: [.v6]

@@ -61,8 +61,12 @@ struct DebugFileUploader {
         func consider(_ path: String, named: Bool) {
             let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
             var info = stat()
-            guard stat(resolved, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            guard stat(resolved, &info) == 0 else {
                 if named { skipped.append(FileResult(path: path, status: .failed, reason: "no such file")) }
+                return
+            }
+            guard info.st_mode & S_IFMT == S_IFREG else {  // a FIFO, socket or device: never opened
+                if named { skipped.append(FileResult(path: path, status: .failed, reason: "not a regular file")) }
                 return
             }
             guard isELF(resolved) else {

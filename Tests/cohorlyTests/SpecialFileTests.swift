@@ -8,6 +8,7 @@ import Testing
         ("check", { ["debug-files", "check", $0] }),
         ("exe", { ["symbolicate", "--exe", $0, "0x1000"] }),
         ("report", { ["symbolicate", $0] }),
+        ("upload", { ["debug-files", "upload", $0, "--release", "r@1", "--host", "http://127.0.0.1:1"] }),
     ]
 
     @Test(arguments: 0..<commands.count)
