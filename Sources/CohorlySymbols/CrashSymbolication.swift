@@ -92,6 +92,9 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
     public var threads: [Thread]
     /// Images with frames whose debug file was not found (they stay raw).
     public var unsymbolicatedModules: [MissingModule]
+    /// Images with frames named from their symbol table only (no debug file with DWARF was found: no files,
+    /// lines or inlined calls). Nil when the answer came from a symbolicator that did not say.
+    public var modulesWithoutDebugInfo: [MissingModule]?
 
     /// The signal.
     public struct Signal: Codable, Sendable, Equatable {
@@ -199,6 +202,7 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
         case reason, signal, mechanism, executable, complete, threads
         case reasonSource = "reason_source"
         case unsymbolicatedModules = "unsymbolicated_modules"
+        case modulesWithoutDebugInfo = "modules_without_debug_info"
     }
 }
 
@@ -227,6 +231,11 @@ public enum CrashSymbolicator {
                 path: failure.image.path, buildId: failure.image.buildId.map(DebugId.codeId),
                 error: failure.error.description)
         }
+        let withoutDebugInfo = symbolicator.modulesWithoutDebugInfo.map { image in
+            SymbolicatedCrash.MissingModule(
+                path: image.path, buildId: image.buildId.map(DebugId.codeId),
+                error: "no debug file found: symbol names only")
+        }
         let signal =
             input.signalName == nil && input.signalNumber == nil
             ? nil
@@ -236,7 +245,7 @@ public enum CrashSymbolicator {
         return SymbolicatedCrash(
             reason: reason, reasonSource: source, signal: signal, mechanism: input.mechanism,
             executable: input.executable, complete: input.complete, threads: threads,
-            unsymbolicatedModules: missing)
+            unsymbolicatedModules: missing, modulesWithoutDebugInfo: withoutDebugInfo)
     }
 
     static func frame(index: Int, address: UInt64, _ symbolicator: ImageSymbolicator) -> SymbolicatedCrash.Frame {
@@ -256,13 +265,21 @@ public enum CrashSymbolicator {
     /// The reason, most specific first: the Swift fatal-error message, the uncaught C++ exception, a
     /// `Swift runtime failure:` inline frame at the crash site, then the signal.
     static func reason(_ input: CrashInput, crashedFrames: [SymbolicatedCrash.Frame]) -> (String, String) {
+        reason(input, crashSiteFunctions: crashedFrames.first?.symbols.map(\.function) ?? [])
+    }
+
+    /// The reason of `input` as ``SymbolicatedCrash/reason`` gives it, and its source, from the function names
+    /// at the crash site (frame 0 of the crashed thread, innermost inlined call first; empty when unknown).
+    public static func reason(_ input: CrashInput, crashSiteFunctions: [String?]) -> (
+        reason: String, source: String
+    ) {
         if let message = input.message?.trimmingTrailingNewlines(), !message.isEmpty { return (message, "message") }
         if let type = input.cxxType {
             return ("uncaught C++ exception \(type)" + (input.cxxWhat.map { ": \($0)" } ?? ""), "cxx_exception")
         }
-        let runtimeFailure = crashedFrames.first?.symbols.lazy.compactMap { symbol -> String? in
+        let runtimeFailure = crashSiteFunctions.lazy.compactMap { function -> String? in
             let prefix = "Swift runtime failure: "
-            guard let function = symbol.function, function.hasPrefix(prefix) else { return nil }
+            guard let function, function.hasPrefix(prefix) else { return nil }
             return String(function.dropFirst(prefix.count))
         }.first
         if let runtimeFailure { return ("Swift runtime failure: \(runtimeFailure)", "dwarf") }
@@ -273,84 +290,6 @@ public enum CrashSymbolicator {
     }
 
     static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
-}
-
-extension SymbolicatedCrash {
-    /// The crash printed like a Swift backtrace: reason first, then each thread, `#N 0xADDR module function at
-    /// file:line:col`, inlined frames indented under their frame, and a line naming the modules left raw.
-    /// `header` lines (release, user, time…) go right after the reason.
-    public func text(header: [String] = []) -> String {
-        var lines: [String] = ["Crash: \(reason)"]
-        lines += header
-        if let signal {
-            var text = "Signal: \(signal.name ?? "?") (\(signal.number ?? 0)), code \(signal.code ?? 0)"
-            if let address = signal.address { text += ", address \(address)" }
-            lines.append(text)
-        }
-        if let executable { lines.append("Executable: \(executable)") }
-        if !complete { lines.append("Note: the report is incomplete (salvaged from a torn file).") }
-        for thread in threads {
-            lines.append("")
-            var title = "Thread \(thread.tid.map(String.init) ?? "?")"
-            if let name = thread.name, !name.isEmpty { title += " \"\(name)\"" }
-            if thread.crashed { title += " crashed" }
-            lines.append(title + ":")
-            if thread.frames.isEmpty { lines.append("  (no frames: the thread did not answer)") }
-            // Runs of one repeated frame (deep recursion) are folded into one line after their first frame.
-            var index = 0
-            while index < thread.frames.count {
-                let frame = thread.frames[index]
-                lines += Self.lines(of: frame)
-                var next = index + 1
-                while next < thread.frames.count && thread.frames[next].instructionAddr == frame.instructionAddr {
-                    next += 1
-                }
-                if next - index > 2 {
-                    lines.append(
-                        "    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(next - 1))")
-                    index = next
-                } else {
-                    index += 1
-                }
-            }
-            if thread.truncated { lines.append("  … (truncated)") }
-        }
-        if !unsymbolicatedModules.isEmpty {
-            lines.append("")
-            let names = unsymbolicatedModules.map { $0.path + ($0.buildId.map { " (build id \($0))" } ?? "") }
-            lines.append("Unsymbolicated modules (no usable debug file found): " + names.joined(separator: ", "))
-        }
-        return lines.joined(separator: "\n")
-    }
-
-    private static func lines(of frame: Frame) -> [String] {
-        let number = "#\(frame.index)"
-        let padded = number + String(repeating: " ", count: max(1, 4 - number.count))
-        let digits = String(frame.instructionAddr.dropFirst(2))
-        let address = "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-        let module = frame.module.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "???"
-        let head = "\(padded)\(address) \(module)"
-        guard let physical = frame.symbols.last else {
-            if let offset = frame.fileAddress { return ["\(head) + \(offset)"] }
-            return [head]
-        }
-        var lines = ["\(head) \(describe(physical))"]
-        // Inlined frames indented under their physical frame, from the outermost call inward.
-        for (depth, inlined) in frame.symbols.dropLast().reversed().enumerated() {
-            lines.append(String(repeating: " ", count: 6 + 2 * depth) + "[inlined] " + describe(inlined))
-        }
-        return lines
-    }
-
-    private static func describe(_ symbol: Symbol) -> String {
-        var text = symbol.function ?? "??"
-        if let offset = symbol.symbolOffset { text += " + \(offset)" }
-        if let file = symbol.file {
-            text += " at \(file)"
-            if symbol.line > 0 { text += ":\(symbol.line)" + (symbol.column > 0 ? ":\(symbol.column)" : "") }
-        }
-        return text
-    }
 }
 
 extension String {

@@ -5,7 +5,38 @@ import CDwarf
 #endif
 
 /// Turns linkage names into readable ones: Swift via the runtime's `swift_demangle`, C++ via `__cxa_demangle`.
+/// ``simplified(_:)`` gives the Swift backtracer's shorter form.
 public enum Demangler {
+    /// How names are printed: ``full`` (`CrashDemo.crash(on: Swift.String, _: () -> ()) -> Swift.Never`, the
+    /// default of JSON output and `symbolicate --exe`) or ``simplified`` (`crash(on:_:)`, as the Swift runtime's
+    /// backtracer prints it).
+    public enum Style: Sendable {
+        /// Every module, argument and result type.
+        case full
+        /// The runtime's simplified options: no module names, no argument types, sugared types (`Int?`, `[A]`),
+        /// `specialized` for generic specializations.
+        case simplified
+    }
+
+    /// The Swift backtracer's form of a linkage name (libswiftCore's `_swift_backtrace_demangle`: simplified
+    /// and sugared Swift names; C++ names as `__cxa_demangle` gives them), or nil when `name` is not mangled or
+    /// the runtime lacks that entry point.
+    public static func simplified(_ name: String) -> String? {
+        let demangled = name.withCString { cly_simplified_demangle($0, strlen($0)) }
+        guard let demangled else { return nil }
+        defer { free(demangled) }
+        return String(cString: demangled)
+    }
+
+    /// A frame's name in `style`: `function` (the full readable name) or, simplified, the simplified form of
+    /// `rawFunction` (the linkage name) when it has one.
+    public static func name(function: String?, rawFunction: String?, style: Style) -> String? {
+        guard style == .simplified, let rawFunction, let simplified = simplified(rawFunction),
+            !simplified.hasSuffix(" in ")  // a closure of top-level code: the simplified form names no context
+        else { return function }
+        return simplified
+    }
+
     /// The readable form of `name`, or `name` unchanged when it is not a Swift or Itanium C++ mangled name.
     public static func demangle(_ name: String) -> String {
         name.withCString { withReadable($0) { String(cString: $0) } }

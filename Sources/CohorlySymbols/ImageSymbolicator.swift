@@ -68,6 +68,14 @@ public final class ImageSymbolicator {
         }
     }
 
+    /// Images opened so far whose symbols come from a symbol table only (no DWARF was found for them).
+    public var modulesWithoutDebugInfo: [LoadedImage] {
+        opened.sorted { $0.key < $1.key }.compactMap { entry in
+            if case .success(let module) = entry.value, !module.hasDWARF { return images[entry.key] }
+            return nil
+        }
+    }
+
     /// The open module for an image (nil when it has no usable symbols).
     public func module(at index: Int) -> ModuleSymbolicator? {
         try? symbolicator(for: index).get()

@@ -1,0 +1,130 @@
+extension SymbolicatedCrash {
+    /// How ``text(header:options:)`` prints a crash.
+    public struct TextOptions: Sendable {
+        /// How function names are printed (default ``Demangler/Style/simplified``, as the Swift backtracer
+        /// prints them).
+        public var names: Demangler.Style
+        /// The advice printed when some frames stay raw or without lines (default: nil, no advice), e.g. which
+        /// option or command adds the missing debug files.
+        public var missingDebugFilesAdvice: String?
+
+        /// Options; by default simplified names and no advice.
+        public init(names: Demangler.Style = .simplified, missingDebugFilesAdvice: String? = nil) {
+            self.names = names
+            self.missingDebugFilesAdvice = missingDebugFilesAdvice
+        }
+    }
+
+    /// Functions of the crash recorder itself (the C++ terminate hook and the report writer): frames at the
+    /// top of the crashed thread that name one of them are hidden from the text, as the Swift backtracer hides
+    /// its own frames. JSON output keeps them.
+    static func isRecorderFrame(_ frame: Frame) -> Bool {
+        guard let symbol = frame.symbols.last else { return false }
+        let raw = symbol.rawFunction ?? symbol.function ?? ""
+        return raw.hasPrefix("cly_") || raw == "_ZN12_GLOBAL__N_114terminate_hookEv"
+            || symbol.function == "(anonymous namespace)::terminate_hook()"
+    }
+
+    /// The crash printed like a Swift backtrace: reason first, then each thread, `#N 0xADDR module function at
+    /// file:line:col`, inlined frames indented under their frame, and lines naming the modules left raw or
+    /// without lines. `header` lines (release, user, time…) go right after the reason. Text that came from the
+    /// crashed process or its files (reason, names, paths) has its control characters escaped.
+    public func text(header: [String] = [], options: TextOptions = TextOptions()) -> String {
+        var lines: [String] = ["Crash: \(TerminalText.escaped(reason))"]
+        lines += header
+        if let signal {
+            var text =
+                "Signal: \(TerminalText.escaped(signal.name ?? "?")) (\(signal.number ?? 0)), code \(signal.code ?? 0)"
+            if let address = signal.address { text += ", address \(TerminalText.escaped(address))" }
+            lines.append(text)
+        }
+        if let executable { lines.append("Executable: \(TerminalText.escaped(executable))") }
+        if !complete { lines.append("Note: the report is incomplete (salvaged from a torn file).") }
+        for thread in threads {
+            lines.append("")
+            var title = "Thread \(thread.tid.map(String.init) ?? "?")"
+            if let name = thread.name, !name.isEmpty { title += " \"\(TerminalText.escaped(name))\"" }
+            if thread.crashed { title += " crashed" }
+            lines.append(title + ":")
+            if thread.frames.isEmpty { lines.append("  (no frames: the thread did not answer)") }
+            var frames = thread.frames[...]
+            if thread.crashed {
+                let hidden = frames.prefix(while: Self.isRecorderFrame).count
+                if hidden < frames.count { frames = frames.dropFirst(hidden) }
+            }
+            lines += Self.lines(of: frames, options)
+            if thread.truncated { lines.append("  … (truncated)") }
+        }
+        lines += footer(options)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Frames, with runs of one repeated frame (deep recursion) folded into one line after their first frame.
+    private static func lines(of frames: ArraySlice<Frame>, _ options: TextOptions) -> [String] {
+        var lines: [String] = []
+        var index = frames.startIndex
+        while index < frames.endIndex {
+            let frame = frames[index]
+            lines += Self.lines(of: frame, options)
+            var next = index + 1
+            while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }
+            if next - index > 2 {
+                lines.append(
+                    "    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(frames[next - 1].index))"
+                )
+                index = next
+            } else {
+                index += 1
+            }
+        }
+        return lines
+    }
+
+    /// The lines naming the modules left raw or without lines, and the advice on adding their debug files.
+    private func footer(_ options: TextOptions) -> [String] {
+        var lines: [String] = []
+        func describe(_ modules: [MissingModule]) -> String {
+            modules.map { TerminalText.escaped($0.path) + ($0.buildId.map { " (build id \($0))" } ?? "") }
+                .joined(separator: ", ")
+        }
+        if !unsymbolicatedModules.isEmpty {
+            lines.append("Unsymbolicated modules (no usable debug file found): " + describe(unsymbolicatedModules))
+        }
+        let withoutLines = modulesWithoutDebugInfo ?? []
+        if !withoutLines.isEmpty {
+            lines.append("Symbol names only, no files or lines (no debug file found): " + describe(withoutLines))
+        }
+        if !lines.isEmpty, let advice = options.missingDebugFilesAdvice { lines.append(advice) }
+        return lines.isEmpty ? [] : [""] + lines
+    }
+
+    private static func lines(of frame: Frame, _ options: TextOptions) -> [String] {
+        let number = "#\(frame.index)"
+        let padded = number + String(repeating: " ", count: max(1, 4 - number.count))
+        let digits = String(frame.instructionAddr.dropFirst(2))
+        let address = "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+        let module = frame.module.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "???"
+        let head = "\(padded)\(address) \(TerminalText.escaped(module))"
+        guard let physical = frame.symbols.last else {
+            if let offset = frame.fileAddress { return ["\(head) + \(offset)"] }
+            return [head]
+        }
+        var lines = ["\(head) \(describe(physical, options))"]
+        // Inlined frames indented under their physical frame, from the outermost call inward.
+        for (depth, inlined) in frame.symbols.dropLast().reversed().enumerated() {
+            lines.append(String(repeating: " ", count: 6 + 2 * depth) + "[inlined] " + describe(inlined, options))
+        }
+        return lines
+    }
+
+    private static func describe(_ symbol: Symbol, _ options: TextOptions) -> String {
+        let name = Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: options.names)
+        var text = TerminalText.escaped(name ?? "??")
+        if let offset = symbol.symbolOffset { text += " + \(offset)" }
+        if let file = symbol.file {
+            text += " at \(TerminalText.escaped(file))"
+            if symbol.line > 0 { text += ":\(symbol.line)" + (symbol.column > 0 ? ":\(symbol.column)" : "") }
+        }
+        return text
+    }
+}

@@ -1,0 +1,35 @@
+/// Text that came from outside (a crash report, an event, a debug file) made safe to print on a terminal:
+/// control characters are escaped, so no raw ESC, BEL, CR or other C0/C1 control (nor DEL) reaches the
+/// terminal to move the cursor, retitle the window or hide a line. JSON output does not use this: it stays
+/// exact (its encoder escapes controls as `\u00XX`).
+public enum TerminalText {
+    /// `text` with each control character written as an escape: `\n`, `\r`, `\t`, and `\x1b`-style hex for
+    /// the rest of C0 and DEL, `\u{9b}`-style for C1. A backslash stays as it is. Printable text, including
+    /// non-ASCII letters, is unchanged.
+    public static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar.value {
+            case 0x0a: result += "\\n"
+            case 0x0d: result += "\\r"
+            case 0x09: result += "\\t"
+            case 0x80...0x9f: result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default:
+                let digits = String(scalar.value, radix: 16)
+                result += "\\x" + (digits.count < 2 ? "0" : "") + digits
+            }
+        }
+        return result
+    }
+
+    /// Whether `scalar` is a C0 control, DEL or a C1 control.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
+    }
+}
