@@ -6,6 +6,9 @@ final class SymbolTable {
     struct Symbol {
         let address: UInt64
         let size: UInt64
+        /// The first address past what the symbol may cover: `address + size`, or for a sizeless symbol the end
+        /// of its section (never an address past its section, however far the next symbol is).
+        let end: UInt64
         /// The name's bytes in the file's string table (alive as long as `file`).
         let name: UnsafePointer<CChar>
         /// The source file named by the `STT_FILE` symbol before a local symbol (as llvm-symbolizer reports it).
@@ -27,6 +30,12 @@ final class SymbolTable {
         else { return }
         let count = Int(
             clamping: min(section.header.sh_size / section.header.sh_entsize, UInt64(Int32.max)))
+        // Section index → end address, for sizeless symbols.
+        var sectionEnds: [Int: UInt64] = [:]
+        for section in sections where section.header.sh_flags & UInt64(SHF_ALLOC) != 0 {
+            let (end, overflow) = section.header.sh_addr.addingReportingOverflow(section.header.sh_size)
+            sectionEnds[elf_ndxscn(section.scn)] = overflow ? UInt64.max : end
+        }
         var result: [Symbol] = []
         result.reserveCapacity(count)
         var currentFile: UnsafePointer<CChar>?
@@ -46,9 +55,17 @@ final class SymbolTable {
             guard let name = elf_strptr(file.elf, Int(section.header.sh_link), Int(sym.st_name)) else {
                 continue
             }
+            let end: UInt64
+            if sym.st_size > 0 {
+                let (sum, overflow) = sym.st_value.addingReportingOverflow(sym.st_size)
+                end = overflow ? UInt64.max : sum
+            } else {
+                // A sizeless symbol outside any known section covers its own address only.
+                end = sectionEnds[Int(sym.st_shndx)] ?? sym.st_value &+ 1
+            }
             result.append(
                 Symbol(
-                    address: sym.st_value, size: sym.st_size, name: UnsafePointer(name),
+                    address: sym.st_value, size: sym.st_size, end: end, name: UnsafePointer(name),
                     file: isLocal ? currentFile : nil))
         }
         // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
@@ -69,12 +86,10 @@ final class SymbolTable {
     }
 
     /// The position in ``symbols`` of the symbol containing `address` (a sizeless symbol covers up to the next
-    /// symbol).
+    /// symbol or the end of its section, whichever comes first).
     func lookup(_ address: UInt64) -> Int? {
         let low = partitionPoint(0..<symbols.count) { symbols[$0].address <= address }
         guard low > 0 else { return nil }
-        let symbol = symbols[low - 1]
-        if symbol.size > 0 { return address - symbol.address < symbol.size ? low - 1 : nil }
-        return low - 1
+        return address < symbols[low - 1].end ? low - 1 : nil
     }
 }
