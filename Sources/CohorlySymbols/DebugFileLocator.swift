@@ -98,6 +98,9 @@ public final class DebugFileLocator {
         if case .codeId(let hex) = identifier, let buildId = DebugId.bytes(fromHex: hex) {
             for path in buildIdPaths(buildId) { consider(path, .buildIdDirectory) }
         }
+        if case .debugId(let guid) = identifier, let prefix = DebugId.codeIdPrefix(debugId: guid) {
+            for path in buildIdPaths(codeIdPrefix: prefix) { consider(path, .buildIdDirectory) }
+        }
         for paths in scan().values { for path in paths { consider(path, .searchPath) } }
         if case .codeId(let hex) = identifier, let buildId = DebugId.bytes(fromHex: hex), let debuginfod {
             if !results.contains(where: { $0.info.hasDebugInfo }),
@@ -149,6 +152,24 @@ public final class DebugFileLocator {
             for base in [Paths.join(root, ".build-id"), root] {
                 result.append(Paths.join(base, "\(head)/\(rest).debug"))
                 result.append(Paths.join(base, "\(head)/\(rest)"))
+            }
+        }
+        return result.filter { Paths.exists($0) }
+    }
+
+    /// The files under `ROOT/.build-id/xx/` (and `ROOT/xx/`) of every root whose name starts with the rest of
+    /// `codeIdPrefix` (hex): a debug id names only the first 16 bytes of a build id.
+    private func buildIdPaths(codeIdPrefix: String) -> [String] {
+        guard codeIdPrefix.count > 2 else { return [] }
+        let head = String(codeIdPrefix.prefix(2))
+        let rest = String(codeIdPrefix.dropFirst(2))
+        var result: [String] = []
+        for root in searchPaths + debugRoots {
+            for base in [Paths.join(root, ".build-id"), root] {
+                let directory = Paths.join(base, head)
+                for name in Paths.names(in: directory) where name.hasPrefix(rest) {
+                    result.append(Paths.join(directory, name))
+                }
             }
         }
         return result.filter { Paths.exists($0) }

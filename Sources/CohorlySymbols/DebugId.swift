@@ -58,6 +58,18 @@ public enum DebugId {
         }
     }
 
+    /// The build id's first 16 bytes (as hex) that a little-endian file's `debug_id` GUID stands for: the
+    /// GUID with its first three fields swapped back. Nil when `debugId` is not a GUID.
+    public static func codeIdPrefix(debugId: String) -> String? {
+        guard case .debugId(let guid)? = parse(debugId),
+            var bytes = bytes(fromHex: guid.split(separator: "-").joined()), bytes.count == 16
+        else { return nil }
+        bytes[0..<4].reverse()
+        bytes[4..<6].reverse()
+        bytes[6..<8].reverse()
+        return hex(bytes)
+    }
+
     /// Build id bytes from a hex string (upper or lower case), or nil when it is not an even number of hex digits.
     public static func buildId(hex text: String) -> [UInt8]? {
         guard let bytes = bytes(fromHex: text), !bytes.isEmpty else { return nil }

@@ -26,6 +26,20 @@ enum Paths {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// The names in a directory but `.` and `..`, sorted (empty when it cannot be read).
+    static func names(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     /// Calls `body` for every regular file at or under `path`, following symlinks, each directory once
     /// (by device and inode, so symlink loops end).
     static func walk(_ path: String, visited: inout Set<String>, _ body: (String) -> Void) {
@@ -35,18 +49,8 @@ enum Paths {
         case S_IFREG:
             body(path)
         case S_IFDIR:
-            guard visited.insert("\(info.st_dev):\(info.st_ino)").inserted, let dir = opendir(path) else {
-                return
-            }
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(dir)
-            for name in names.sorted() { walk(join(path, name), visited: &visited, body) }
+            guard visited.insert("\(info.st_dev):\(info.st_ino)").inserted else { return }
+            for name in names(in: path) { walk(join(path, name), visited: &visited, body) }
         default:
             return
         }

@@ -130,3 +130,26 @@ import Testing
         #expect(found?.source == .debugLink)
     }
 }
+
+/// `debug-files find DEBUG_ID`: a debug id names only the first 16 bytes of a build id, yet the
+/// `.build-id/xx/rest.debug` layout of a debug root (the `/usr/lib/debug` role) is searched by it.
+@Suite struct DebugIdLookupTests {
+    @Test func aDebugIdFindsTheBuildIdDirectoryOfADebugRoot() throws {
+        let fixtures = try Fixtures.get()
+        let root = try DebugFileLocatorTests.scratch("debug-id")
+        let info = try ObjectInfo(path: fixtures.path("shop_release"))
+        let hex = try #require(info.codeId)
+        let debugId = try #require(info.debugId)
+        let target = root + "/.build-id/" + hex.prefix(2) + "/" + hex.dropFirst(2) + ".debug"
+        try DebugFileLocatorTests.copy(fixtures.path("shop_release.debug"), target)
+        #expect(DebugId.codeIdPrefix(debugId: debugId) == String(hex.prefix(32)))
+        let locator = DebugFileLocator(searchPaths: [], debugRoots: [root], debuginfod: nil)
+        let found = locator.find(.debugId(debugId))
+        #expect(found.map(\.path) == [target])
+        #expect(found.first?.source == .buildIdDirectory)
+        // Another debug id with the same first byte finds nothing.
+        var other = Array(debugId)
+        other[other.count - 1] = other.last == "0" ? "1" : "0"
+        #expect(locator.find(.debugId(String(other))).isEmpty)
+    }
+}
