@@ -5,10 +5,20 @@ struct ModuleOpener {
     let locator: DebugFileLocator
 
     init(debugDirs: [String]) {
-        locator = DebugFileLocator(searchPaths: debugDirs)
+        locator = .cli(searchPaths: debugDirs)
     }
 
     func open(codeFile: String?, buildId: [UInt8]?) throws(SymbolsError) -> ModuleSymbolicator {
         try ModuleSymbolicator.open(codeFile: codeFile, buildId: buildId, locator: locator)
+    }
+}
+
+extension DebugFileLocator {
+    /// The CLI's locator: the debuginfod servers of `DEBUGINFOD_URLS` with their shared time budget
+    /// (`COHORLY_DEBUGINFOD_TIMEOUT`), each fetch announced on stderr.
+    static func cli(searchPaths: [String]) -> DebugFileLocator {
+        let client = DebuginfodClient.fromEnvironment()
+        client?.log = { Console.error("cohorly: " + $0) }
+        return DebugFileLocator(searchPaths: searchPaths, debuginfod: client)
     }
 }

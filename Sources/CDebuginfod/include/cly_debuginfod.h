@@ -11,6 +11,9 @@ const char *cly_debuginfod_load_error(void);
 /// `debuginfod_begin`, or NULL when the library cannot be loaded.
 debuginfod_client *cly_debuginfod_begin(void);
 void cly_debuginfod_end(debuginfod_client *client);
+/// Makes every transfer of `client` still running `milliseconds` from now give up (libdebuginfod checks about
+/// once a second, whether data arrives or not). Replaces any earlier deadline. Returns 0 when out of memory.
+int cly_debuginfod_set_deadline(debuginfod_client *client, long long milliseconds);
 int cly_debuginfod_find_debuginfo(debuginfod_client *client, const unsigned char *build_id, int build_id_length,
                                   char **path);
 int cly_debuginfod_find_executable(debuginfod_client *client, const unsigned char *build_id, int build_id_length,
