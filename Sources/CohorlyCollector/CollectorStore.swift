@@ -42,6 +42,8 @@ public struct EventQuery: Sendable {
     public var limit: Int = 1000
     /// Newest first (and `afterId` then means "before this id"). Default false: oldest first.
     public var newestFirst = false
+    /// Only events whose `$insert_id` starts with this (`cohorly crashes show` takes a unique prefix).
+    public var insertIdPrefix: String?
 
     /// A query matching every event (first 1000, oldest first).
     public init(
@@ -165,6 +167,10 @@ public final class CollectorStore: @unchecked Sendable {
         if let afterId = query.afterId {
             clauses.append(query.newestFirst ? "id < ?" : "id > ?")
             values.append(.int(afterId))
+        }
+        if let prefix = query.insertIdPrefix {
+            clauses.append("substr(insert_id, 1, ?) = ?")
+            values += [.int(Int64(prefix.unicodeScalars.count)), .text(prefix)]
         }
         let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         let order = query.newestFirst ? "DESC" : ""

@@ -15,7 +15,9 @@ extension CrashInput {
     package init(exceptionEvent properties: CohorlyValue) {
         let exception = properties["$exception_list"]?.arrayValue?.first
         var threads = [
-            Self.thread(exception?["stacktrace"], tid: exception?["thread_id"]?.intValue, name: nil, crashed: true)
+            Self.thread(
+                exception?["stacktrace"], tid: exception?["thread_id"]?.intValue,
+                name: properties["$exception_thread_name"]?.stringValue, crashed: true)
         ]
         for other in properties["$exception_threads"]?.arrayValue ?? [] {
             // A producer may list the crashed thread again among all threads.

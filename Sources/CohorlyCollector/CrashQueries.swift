@@ -17,12 +17,14 @@ struct CrashQueries: Sendable {
     func list(limit: Int, after: Int64? = nil) throws -> HTTPResponse {
         var page = JSONPage(key: "crashes")
         let query = EventQuery(event: "$exception", afterId: after, limit: limit, newestFirst: true)
-        try store.forEachEvent(matching: query) { event in page.add(Self.summary(event), id: event.id) }
+        // The reason `show` gives (a release trap's `Swift runtime failure: …` needs the crash site looked up).
+        let reasons = CrashReasons { buildId in locator(for: [buildId]) }
+        try store.forEachEvent(matching: query) { event in page.add(Self.summary(event, reasons), id: event.id) }
         return page.response()
     }
 
     /// One line of `GET /api/crashes`.
-    static func summary(_ event: StoredEvent) -> JSONValue {
+    static func summary(_ event: StoredEvent, _ reasons: CrashReasons) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
         let exception = properties["$exception_list"]?.arrayValue?.first
         return [
@@ -30,29 +32,54 @@ struct CrashQueries: Sendable {
             "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
             "release": properties["release"] ?? .null,
             "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
+            "reason": .string(reasons.reason(input(from: properties))),
+            "thread_name": properties["$exception_thread_name"] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]
     }
 
-    /// `GET /api/crashes/<insert_id>`: nil when there is no such crash.
-    func show(insertId: String) throws -> JSONValue? {
-        guard
-            let event = try store.events(matching: EventQuery(event: "$exception", insertId: insertId, limit: 1))
-                .first
-        else { return nil }
-        let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let input = Self.input(from: properties)
-        // The uploaded files of the crash's modules come first (as files to try), then the extra directories.
-        let uploaded = input.images.compactMap(\.buildId).flatMap { buildId in
+    /// A locator over the uploaded files of `buildIds` (as files to try) and the extra directories. Only the
+    /// store's files and what lies in the trusted directories are opened: never any path an event names.
+    func locator(for buildIds: [[UInt8]]) -> DebugFileLocator {
+        let uploaded = buildIds.flatMap { buildId in
             [DebugFileKind.debuginfo, .executable].compactMap {
                 debugFiles.debugFile(buildId: DebugId.codeId(buildId), kind: $0)?.path
             }
         }
-        // Only the store's files and what lies in the trusted directories are opened: never any path an event names.
         let locator = DebugFileLocator(searchPaths: uploaded + extraDirectories, debugRoots: [], debuginfod: nil)
         let trusted = TrustedDirectories(extraDirectories)
         locator.mayOpenCodeFile = { trusted.contains($0) }
-        let crash = CrashSymbolicator.symbolicate(input, locator: locator)
+        return locator
+    }
+
+    /// A prefix of an insert id that more than one crash has.
+    struct AmbiguousPrefix: Error, CustomStringConvertible {
+        let prefix: String
+        let matches: [String]
+        var description: String {
+            "insert id prefix '\(prefix)' is ambiguous: it matches \(matches.prefix(5).joined(separator: ", "))"
+                + (matches.count > 5 ? ", …" : "")
+        }
+    }
+
+    /// The crash whose insert id is `insertId`, else the only one whose insert id starts with it.
+    private func event(insertId: String) throws -> StoredEvent? {
+        let exact = EventQuery(event: "$exception", insertId: insertId, limit: 1)
+        if let event = try store.events(matching: exact).first { return event }
+        var query = EventQuery(event: "$exception", limit: 6)
+        query.insertIdPrefix = insertId
+        let matches = try store.events(matching: query)
+        guard matches.count < 2 else { throw AmbiguousPrefix(prefix: insertId, matches: matches.compactMap(\.insertId)) }
+        return matches.first
+    }
+
+    /// `GET /api/crashes/<insert_id>` (or a unique prefix of it): nil when there is no such crash; throws
+    /// ``AmbiguousPrefix`` when several crashes match the prefix.
+    func show(insertId: String) throws -> JSONValue? {
+        guard let event = try event(insertId: insertId), let insertId = event.insertId else { return nil }
+        let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
+        let input = Self.input(from: properties)
+        let crash = CrashSymbolicator.symbolicate(input, locator: locator(for: input.images.compactMap(\.buildId)))
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
             "insert_id": .string(insertId), "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),

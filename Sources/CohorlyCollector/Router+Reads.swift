@@ -6,7 +6,8 @@ extension Router {
             event: request.query["event"], distinctId: request.query["distinct_id"],
             insertId: request.query["insert_id"],
             afterId: try request.integer("after", in: QueryLimits.rowId).map(Int64.init),
-            limit: try request.integer("limit", in: QueryLimits.limit, absent: 1000))
+            limit: try request.integer("limit", in: QueryLimits.limit, absent: 1000),
+            newestFirst: request.query["order"] == "newest")
         var page = JSONPage(key: "events")
         try store.forEachEvent(matching: query) { event in
             page.add(

@@ -95,9 +95,13 @@ struct Router: Sendable {
     }
 
     private func crash(_ insertId: String) throws -> HTTPResponse {
-        guard let crash = try crashes.show(insertId: insertId) else {
-            return .error(404, "no crash with insert_id \(insertId)")
+        do {
+            guard let crash = try crashes.show(insertId: insertId) else {
+                return .error(404, "no crash with insert_id \(insertId)")
+            }
+            return .json(200, crash)
+        } catch let error as CrashQueries.AmbiguousPrefix {
+            return .error(409, error.description)
         }
-        return .json(200, crash)
     }
 }

@@ -50,6 +50,7 @@ public enum ExceptionEvent {
         ]
         properties["$exception_pid"] = .int(Int(report.pid))
         properties["$exception_executable"] = .string(report.executable)
+        if let name = report.crashedThread?.name, !name.isEmpty { properties["$exception_thread_name"] = .string(name) }
         if report.stackOverflow { properties["$exception_stack_overflow"] = true }
         if !report.complete { properties["$exception_report_complete"] = false }
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }

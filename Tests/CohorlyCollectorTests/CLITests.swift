@@ -9,6 +9,8 @@ import Testing
             .appendingPathComponent("cohorly")
     }
 
+    static let emptyDirectory = temporaryDirectory()
+
     /// Runs `cohorly`; with `environment`, the child sees only it (plus PATH), else the test's environment.
     static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> (
         status: Int32, output: String, error: String
@@ -16,6 +18,8 @@ import Testing
         let process = Process()
         process.executableURL = cli
         process.arguments = arguments
+        // An empty working directory: `debug-files find` searches the current directory by default.
+        process.currentDirectoryURL = emptyDirectory
         if let environment { process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 } }
         let output = Pipe()
         let error = Pipe()

@@ -66,8 +66,15 @@ struct SymbolicatedCrashTests {
             withClient: true, environment: environment)
         #expect(next.exitStatus == 0)
 
-        // The release pipeline uploads the separate debug file (the binary that crashed has no DWARF).
+        // Before the debug file is uploaded, the frames stay raw and the text says how to fix it.
         let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
+        let raw = try Self.tool(
+            cli, ["crashes", "show", report.insertId, "--host", host, "--auth-token", "upload-secret"])
+        #expect(raw.output.contains("\(binary.path) (build id"), "\(raw.output)")
+        #expect(
+            raw.output.contains("\nHint: upload their debug files to the collector with `cohorly debug-files upload"))
+
+        // The release pipeline uploads the separate debug file (the binary that crashed has no DWARF).
         let upload = try Self.tool(
             cli,
             [
@@ -97,11 +104,38 @@ struct SymbolicatedCrashTests {
         #expect(location == "\(physical.file ?? "?"):\(physical.line):\(physical.column)")
         #expect(top.symbols.count == lines.count / 2)  // same inline depth
 
-        // The text form names the reason first.
+        // The text form names the reason first, with the names as the Swift backtracer prints them.
         let text = try Self.tool(
             cli, ["crashes", "show", report.insertId, "--host", host, "--auth-token", "upload-secret"])
         #expect(text.output.hasPrefix("Crash: Swift runtime failure: Index out of range"))
         #expect(text.output.contains("Release: CrashDemo@1.0.0"))
+        #expect(text.output.contains(" CrashDemo crashIndexOutOfRange() at "), "\(text.output)")
+        #expect(text.output.contains(" CrashDemo specialized crash(on:_:) at "))
+        #expect(!text.output.contains(binary.path + " (build id"))
+
+        // The list gives the same reason as `show`, and the crashed thread's name.
+        let list = try Self.tool(cli, ["crashes", "list", "--host", host, "--auth-token", "upload-secret"])
+        let row = try #require(list.output.split(separator: "\n").first { $0.contains(report.insertId) })
+        #expect(row.hasSuffix(" Swift runtime failure: Index out of range"), "\(row)")
+        let threadName = try #require(report.crashedThread?.name)
+        #expect(!threadName.isEmpty)
+        #expect(row.contains(" " + threadName + " "))
+    }
+
+    /// The C++ terminate hook and the report writer are the recorder's own frames: the text starts below them.
+    @Test func theRecordersFramesAreHiddenFromTheText() async throws {
+        let crash = try await runCrashDemo(["crash", "cxx-exception"])
+        defer { try? FileManager.default.removeItem(at: crash.reportDirectory) }
+        let path = try #require(crash.reportFiles.first).path
+        let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
+        let text = try Self.tool(cli, ["symbolicate", path])
+        let lines = text.output.split(separator: "\n").map(String.init)
+        let title = try #require(lines.firstIndex { $0.hasSuffix(" crashed:") })
+        let top = lines[title + 1]
+        #expect(!top.contains("cly_") && !top.contains("terminate_hook"), "\(text.output)")
+        #expect(lines.contains { $0.contains("demo::Widget<int>::explode(char const*)") })
+        let json = try Self.tool(cli, ["symbolicate", path, "--json"])
+        #expect(json.output.contains("\"raw_function\" : \"cly_handle_crash\""))
     }
 
     struct Shown: Decodable {
