@@ -69,7 +69,9 @@ struct CrashQueries: Sendable {
         var query = EventQuery(event: "$exception", limit: 6)
         query.insertIdPrefix = insertId
         let matches = try store.events(matching: query)
-        guard matches.count < 2 else { throw AmbiguousPrefix(prefix: insertId, matches: matches.compactMap(\.insertId)) }
+        guard matches.count < 2 else {
+            throw AmbiguousPrefix(prefix: insertId, matches: matches.compactMap(\.insertId))
+        }
         return matches.first
     }
 

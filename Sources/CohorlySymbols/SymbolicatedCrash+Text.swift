@@ -28,10 +28,10 @@ extension SymbolicatedCrash {
     /// The crash printed like a Swift backtrace: reason first, then each thread, `#N 0xADDR module function at
     /// file:line:col`, inlined frames indented under their frame, and lines naming the modules left raw or
     /// without lines. `header` lines (release, user, time…) go right after the reason. Text that came from the
-    /// crashed process or its files (reason, names, paths) has its control characters escaped.
+    /// crashed process or its files (reason, header, names, paths) has its control characters escaped.
     public func text(header: [String] = [], options: TextOptions = TextOptions()) -> String {
         var lines: [String] = ["Crash: \(TerminalText.escaped(reason))"]
-        lines += header
+        lines += header.map(TerminalText.escaped)
         if let signal {
             var text =
                 "Signal: \(TerminalText.escaped(signal.name ?? "?")) (\(signal.number ?? 0)), code \(signal.code ?? 0)"

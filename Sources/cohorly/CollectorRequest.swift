@@ -1,5 +1,6 @@
 import Cohorly
 import CohorlyCollector
+import CohorlySymbols
 import Foundation
 
 /// A GET of the collector's read API (`/api/…`), shared by `events list` and `crashes list|show`.
@@ -43,7 +44,9 @@ struct CollectorRequest {
         case .http(let status, _, let body):
             let text = String(decoding: body, as: UTF8.self)
             guard status == 200 else {
-                Console.error("cohorly: \(host) answered \(status): \(text)")
+                // The collector's errors are `{"status":0,"error":"…"}`: print the reason alone.
+                let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
+                Console.error("cohorly: \(host) answered \(status): \(TerminalText.escaped(reason))")
                 return .failure(.failed)
             }
             return .success(text)

@@ -37,16 +37,20 @@ enum CrashesListCommand: Command {
             print(
                 [
                     "TIME (UTC)".padded(24), "RELEASE".padded(20), "DISTINCT ID".padded(36), "INSERT ID".padded(36),
-                    "CRASH",
+                    "THREAD".padded(16), "CRASH",
                 ]
                 .joined(separator: " "))
             for crash in list.crashes {
-                let reason = [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
-                print(
-                    [
-                        Timestamp.iso8601(milliseconds: crash.time).padded(24), (crash.release ?? "-").padded(20),
-                        crash.distinctId.padded(36), (crash.insertId ?? "-").padded(36), reason,
-                    ].joined(separator: " "))
+                // The collector's `reason` is the one `crashes show` gives; older collectors only send type/value.
+                let reason = crash.reason ?? [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
+                let columns = [
+                    Timestamp.iso8601(milliseconds: crash.time).padded(24),
+                    TerminalText.escaped(crash.release ?? "-").padded(20),
+                    TerminalText.escaped(crash.distinctId).padded(36),
+                    TerminalText.escaped(crash.insertId ?? "-").padded(36),
+                    TerminalText.escaped(crash.threadName ?? "-").padded(16), TerminalText.escaped(reason),
+                ]
+                print(columns.joined(separator: " "))
             }
             return .success
         }
@@ -63,11 +67,14 @@ enum CrashesListCommand: Command {
         var release: String?
         var type: String?
         var value: String?
+        var reason: String?
+        var threadName: String?
 
         enum CodingKeys: String, CodingKey {
-            case time, release, type, value
+            case time, release, type, value, reason
             case insertId = "insert_id"
             case distinctId = "distinct_id"
+            case threadName = "thread_name"
         }
     }
 }
@@ -77,15 +84,18 @@ enum CrashesShowCommand: Command {
     static let words = ["crashes", "show"]
     static let summary = "Show one crash, symbolicated, like a Swift backtrace."
     static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--json]
+        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--full-names] [--json]
 
         The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
         the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
-        the signal), then every thread; modules whose debug file is missing stay raw and are named at the end.
+        the signal), then every thread, names simplified as the Swift backtracer prints them; modules whose
+        debug file is missing stay raw and are named at the end. INSERT_ID may be a unique prefix of the id.
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
+          --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json.
+          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
 
@@ -96,7 +106,8 @@ enum CrashesShowCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--host", "--auth-token", "--auth-token-file"])
+                arguments, flags: ["--json", "--full-names", "--simplified"],
+                options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
         }
@@ -110,18 +121,30 @@ enum CrashesShowCommand: Command {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
             }
-            var header = ["Insert id: \(id)", "Time: \(Timestamp.iso8601(milliseconds: shown.time))"]
+            let escaped = TerminalText.escaped
+            var header = [
+                "Insert id: \(escaped(shown.insertId ?? id))", "Time: \(Timestamp.iso8601(milliseconds: shown.time))",
+            ]
             if let release = shown.release {
-                header.append("Release: \(release)" + (shown.dist.map { " (\($0))" } ?? ""))
+                header.append("Release: \(escaped(release))" + (shown.dist.map { " (\(escaped($0)))" } ?? ""))
             }
-            header.append("User: \(shown.distinctId)")
-            if let os = shown.os { header.append("OS: \(os) \(shown.osVersion ?? "") \(shown.arch ?? "")") }
-            print(shown.crash.text(header: header))
+            header.append("User: \(escaped(shown.distinctId))")
+            if let os = shown.os {
+                header.append("OS: \(escaped(os)) \(escaped(shown.osVersion ?? "")) \(escaped(shown.arch ?? ""))")
+            }
+            let names: Demangler.Style = parsed.flags.contains("--full-names") ? .full : .simplified
+            print(shown.crash.text(header: header, options: .init(names: names, missingDebugFilesAdvice: advice)))
             return .success
         }
     }
 
+    /// What to do when frames stay raw or without lines.
+    static let advice =
+        "Hint: upload their debug files to the collector with `cohorly debug-files upload PATH… --release R`"
+        + " (system libraries: from their -dbgsym packages, in /usr/lib/debug)."
+
     struct ShownCrash: Decodable {
+        var insertId: String?
         var time: Int64
         var distinctId: String
         var release: String?
@@ -133,6 +156,7 @@ enum CrashesShowCommand: Command {
 
         enum CodingKeys: String, CodingKey {
             case time, release, dist, os, arch, crash
+            case insertId = "insert_id"
             case distinctId = "distinct_id"
             case osVersion = "os_version"
         }
@@ -141,7 +165,13 @@ enum CrashesShowCommand: Command {
 
 /// Unix milliseconds as `2026-11-30T08:39:20.763Z`.
 enum Timestamp {
-    static func iso8601(milliseconds: Int64) -> String {
+    /// The times printed as dates: years 1 to 9999.
+    static let printable: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// The time as ISO 8601; `-` when unknown, `invalid (N)` outside years 1 to 9999 (an event's time is input).
+    static func iso8601(milliseconds: Int64?) -> String {
+        guard let milliseconds else { return "-" }
+        guard printable.contains(milliseconds) else { return "invalid (\(milliseconds))" }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))

@@ -23,6 +23,8 @@ struct DebugFileUploader {
             case present = "already present"
             case skipped
             case failed
+            /// `--dry-run`: found, checked and hashed, but the collector was not asked.
+            case wouldUpload = "would upload"
         }
         var path: String
         var status: Status

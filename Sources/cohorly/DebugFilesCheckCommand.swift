@@ -11,7 +11,8 @@ enum DebugFilesCheckCommand: Command {
         GNU build id), debug_id (its first 16 bytes as a GUID), features (symtab, debug, unwind), the
         .gnu_debuglink target, compressed debug sections, and problems (no build id, no debug info, debug file
         without unwind info, zstd sections, split DWARF). A file that cannot be read gets a one-line error;
-        the other files are still checked.
+        the other files are still checked. With several files, a last line sums them up
+        (`3 files checked: 1 usable, 1 with problems, 1 unreadable`).
 
         OPTIONS:
           --json       Print a JSON array (one object per PATH; failures have an "error" key).
@@ -33,15 +34,15 @@ enum DebugFilesCheckCommand: Command {
         let json = parsed.flags.contains("--json")
         var status = ExitStatus.success
         // Files are read, and their output made, on every core; it is printed in the order given.
-        let results = Parallel.map(parsed.positionals) { path -> (output: [UInt8], error: String?) in
+        let results = Parallel.map(parsed.positionals) { path -> (output: [UInt8], error: String?, usable: Bool) in
             do throws(SymbolsError) {
                 let info = try ObjectInfo(path: path)
                 return json
-                    ? (JSON.bytes(ObjectInfoOutput.json(info)), nil)
-                    : (Array((ObjectInfoOutput.text(info) + "\n").utf8), nil)
+                    ? (JSON.bytes(ObjectInfoOutput.json(info)), nil, info.problems.isEmpty)
+                    : (Array((ObjectInfoOutput.text(info) + "\n").utf8), nil, info.problems.isEmpty)
             } catch {
                 let item = JSON.Value.object([("path", .string(path)), ("error", .string(error.description))])
-                return (json ? JSON.bytes(item) : [], "cohorly: \(error)")
+                return (json ? JSON.bytes(item) : [], "cohorly: \(error)", false)
             }
         }
         var output = ByteOutput()
@@ -57,6 +58,13 @@ enum DebugFilesCheckCommand: Command {
         }
         if json { output.append("]\n") }
         output.flush()
+        if !json && results.count > 1 {
+            let unreadable = results.filter { $0.error != nil }.count
+            let usable = results.filter(\.usable).count
+            Console.out(
+                "\(results.count) files checked: \(usable) usable, \(results.count - usable - unreadable) with problems, "
+                    + "\(unreadable) unreadable")
+        }
         return status
     }
 }

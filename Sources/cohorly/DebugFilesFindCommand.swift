@@ -8,12 +8,12 @@ enum DebugFilesFindCommand: Command {
         USAGE: cohorly debug-files find ID… [--path DIR]… [--json]
 
         ID is a code_id (GNU build id in hex) or a debug_id (GUID). Looks in every --path (files, or
-        directories searched recursively, including .build-id/xx/rest.debug layouts), in
-        /usr/lib/debug/.build-id, and (for code ids) on the debuginfod servers in DEBUGINFOD_URLS. A file is
-        reported only when its own build id matches.
+        directories searched recursively, including .build-id/xx/rest.debug layouts; the current directory
+        when no --path is given), in /usr/lib/debug/.build-id, and (for code ids) on the debuginfod servers in
+        DEBUGINFOD_URLS. A file is reported only when its own build id matches.
 
         OPTIONS:
-          --path DIR   Search here too (repeatable).
+          --path DIR   Search here instead of the current directory (repeatable; must exist).
           --json       Print a JSON array (one object per ID).
           -h, --help   Show this help.
 
@@ -39,7 +39,11 @@ enum DebugFilesFindCommand: Command {
             identifiers.append((text, identifier))
         }
         let json = parsed.flags.contains("--json")
-        let locator = DebugFileLocator(searchPaths: parsed.options["--path"] ?? [])
+        let paths = parsed.options["--path"] ?? ["."]
+        if let missing = DirectoryArguments.firstMissing(paths) {
+            return Console.usageError("--path \(missing): no such directory", command: "debug-files find")
+        }
+        let locator = DebugFileLocator.cli(searchPaths: paths)
         var status = ExitStatus.success
         var items: [JSON.Value] = []
         for (text, identifier) in identifiers {

@@ -7,7 +7,7 @@ enum DebugFilesUploadCommand: Command {
     static let words = ["debug-files", "upload"]
     static let summary = "Upload executables and debug files to a collector (only what it lacks)."
     static let help = """
-        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--json]
+        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--json]
                cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--json]
 
         Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
@@ -24,6 +24,8 @@ enum DebugFilesUploadCommand: Command {
                             COHORLY_AUTH_TOKEN). `--auth-token T` also works, but shows it in `ps`.
           --force           Replace a file the collector holds for the same build id with other bytes (needs
                             the secret; a collector without one never replaces a stored file).
+          --dry-run         Find, check and hash the files and list what would be uploaded; send nothing
+                            (the collector is not contacted; --release is not needed).
           --json            Print a JSON summary (counts, bytes sent, one object per file).
           --to posthog      Upload to PostHog error tracking instead, as symbol sets: the same files that carry
                             DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
@@ -45,7 +47,7 @@ enum DebugFilesUploadCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--force"],
+                arguments, flags: ["--json", "--force", "--dry-run"],
                 options: Set(["--release", "--host", "--to", "--project-id", "--api-key", "--api-key-file"]).union(
                     SecretOption.options))
         } catch {
@@ -53,7 +55,12 @@ enum DebugFilesUploadCommand: Command {
         }
         switch parsed.options["--to"]?.last {
         case nil, "cohorly": break
-        case "posthog": return PostHogUpload.run(parsed)
+        case "posthog":
+            guard !parsed.flags.contains("--dry-run") else {
+                return Console.usageError(
+                    "--dry-run works with our collector only, not --to posthog", command: "debug-files upload")
+            }
+            return PostHogUpload.run(parsed)
         case let other?:
             return Console.usageError(
                 "unknown --to \(other) (expected cohorly or posthog)", command: "debug-files upload")
@@ -65,7 +72,8 @@ enum DebugFilesUploadCommand: Command {
         guard !parsed.positionals.isEmpty else {
             return Console.usageError("missing PATH", command: "debug-files upload")
         }
-        guard let release = option("--release", "COHORLY_RELEASE") else {
+        let dryRun = parsed.flags.contains("--dry-run")
+        guard let release = option("--release", "COHORLY_RELEASE") ?? (dryRun ? "" : nil) else {
             return Console.usageError("missing --release (or COHORLY_RELEASE)", command: "debug-files upload")
         }
         let host = option("--host", "COHORLY_HOST") ?? "http://127.0.0.1:4000"
@@ -86,7 +94,7 @@ enum DebugFilesUploadCommand: Command {
         uploader.progress = { path, done, total in progressLine.show(path: path, done: done, total: total) }
         let json = parsed.flags.contains("--json")
 
-        let run = UploadRun.perform(uploader, paths: parsed.positionals)
+        let run = UploadRun.perform(uploader, paths: parsed.positionals, dryRun: dryRun)
         progressLine.clear()
         if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
         for file in run.files where file.status == .failed && run.fatal == nil {
@@ -107,12 +115,16 @@ struct UploadRun {
     var files: [DebugFileUploader.FileResult] = []
     var fatal: String?
 
-    var count: (uploaded: Int, present: Int, skipped: Int, failed: Int) {
+    var count: (uploaded: Int, present: Int, skipped: Int, failed: Int, wouldUpload: Int) {
         (
             files.filter { $0.status == .uploaded }.count, files.filter { $0.status == .present }.count,
-            files.filter { $0.status == .skipped }.count, files.filter { $0.status == .failed }.count
+            files.filter { $0.status == .skipped }.count, files.filter { $0.status == .failed }.count,
+            files.filter { $0.status == .wouldUpload }.count
         )
     }
+
+    /// Whether this was a `--dry-run` (nothing sent).
+    var dryRun = false
 
     var bytesSent: Int64 { files.reduce(0) { $0 + $1.bytesSent } }
 
@@ -121,6 +133,10 @@ struct UploadRun {
     /// `N uploaded (X bytes sent), M already present, K skipped[, F failed]`.
     var summary: String {
         let count = self.count
+        if dryRun {
+            return "dry run: \(count.wouldUpload) would be uploaded (if the collector lacks them), "
+                + "\(count.skipped) skipped; nothing was sent"
+        }
         var text =
             "\(count.uploaded) uploaded (\(bytesSent) bytes sent), \(count.present) already present, "
             + "\(count.skipped) skipped"
@@ -150,6 +166,7 @@ struct UploadRun {
         var pairs: [(String, JSON.Value)] = [
             ("uploaded", .int(count.uploaded)), ("already_present", .int(count.present)),
             ("skipped", .int(count.skipped)), ("failed", .int(count.failed)), ("bytes_sent", .int(Int(bytesSent))),
+            ("dry_run", .bool(dryRun)), ("would_upload", .int(count.wouldUpload)),
             ("files", .array(list)),
         ]
         if let fatal { pairs.append(("error", .string(fatal))) }
@@ -157,8 +174,9 @@ struct UploadRun {
     }
 
     /// Discover, read, check, upload.
-    static func perform(_ uploader: DebugFileUploader, paths: [String]) -> UploadRun {
+    static func perform(_ uploader: DebugFileUploader, paths: [String], dryRun: Bool = false) -> UploadRun {
         var run = UploadRun()
+        run.dryRun = dryRun
         var items: [(file: Int, item: DebugFileUploader.Item)] = []
         for surveyed in DebugFileUploader.survey(paths) {
             var result = surveyed.result
@@ -177,6 +195,12 @@ struct UploadRun {
                 result.status = .failed
                 result.reason = "\(error)"
             }
+        }
+        if dryRun {
+            for index in Set(items.map(\.file)) where run.files[index].status != .failed {
+                run.files[index].status = .wouldUpload
+            }
+            return run
         }
         let missing: [DebugFileUploader.Item]
         do {

@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlySymbols
 import Foundation
 
 /// `cohorly events list`: prints the events a collector stored (a table, or the server's JSON with `--json`).
@@ -12,7 +13,7 @@ enum EventsListCommand: Command {
           --host URL          The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --event NAME        Only events with this name.
           --distinct-id ID    Only events of this user.
-          --limit N           At most N events (newest first).
+          --limit N           At most N events, the newest (listed newest first; default 1000).
           --auth-token-file F The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json              Print the collector's JSON answer.
           -h, --help          Show this help.
@@ -33,7 +34,7 @@ enum EventsListCommand: Command {
             return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "events list")
         }
         func option(_ name: String) -> String? { parsed.options[name]?.last }
-        var query: [URLQueryItem] = []
+        var query = [URLQueryItem(name: "order", value: "newest")]
         if let event = option("--event") { query.append(URLQueryItem(name: "event", value: event)) }
         if let id = option("--distinct-id") { query.append(URLQueryItem(name: "distinct_id", value: id)) }
         return CollectorRequest.read(parsed, command: "events list", path: "/api/events", query: query) {
@@ -52,9 +53,10 @@ enum EventsListCommand: Command {
             ["TIME (UTC)".padded(24), "EVENT".padded(24), "DISTINCT ID".padded(38), "INSERT ID"].joined(separator: " "))
         for event in events {
             let columns = [
-                Timestamp.iso8601(milliseconds: Int64(event["time"]?.intValue ?? 0)).padded(24),
-                (event["event"]?.stringValue ?? "").padded(24), (event["distinct_id"]?.stringValue ?? "").padded(38),
-                event["insert_id"]?.stringValue ?? "-",
+                Timestamp.iso8601(milliseconds: event["time"]?.intValue.map(Int64.init)).padded(24),
+                TerminalText.escaped(event["event"]?.stringValue ?? "").padded(24),
+                TerminalText.escaped(event["distinct_id"]?.stringValue ?? "").padded(38),
+                TerminalText.escaped(event["insert_id"]?.stringValue ?? "-"),
             ]
             print(columns.joined(separator: " "))
         }

@@ -11,12 +11,13 @@ enum SymbolicateCommand: Command {
     static let summary =
         "Turn a crash report's (or an executable's) addresses into functions and lines."
     static let help = """
-        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--json]
-               cohorly symbolicate --exe FILE [--debug-dir DIR]… [--json] [ADDR…]
+        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--json]
+               cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
 
-        With a crash report (format cohorly-crash/1): prints the crash reason, then every thread's frames as
-        `#N 0xADDR module function at file:line:col`, inlined frames indented under their frame. Debug files
-        are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
+        With a crash report (format cohorly-crash/1; `-` reads it from standard input): prints the crash
+        reason, then every thread's frames as `#N 0xADDR module function at file:line:col`, inlined frames
+        indented under their frame, names simplified as the Swift backtracer prints them (`crash(on:_:)`).
+        Debug files are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
         /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
 
         The file may also hold `$exception` events instead of a report (told apart automatically): one event,
@@ -29,7 +30,10 @@ enum SymbolicateCommand: Command {
 
         OPTIONS:
           --exe FILE        Symbolicate addresses of this ELF file instead of a report.
-          --debug-dir DIR   Also look for debug files here (recursive; repeatable).
+          --debug-dir DIR   Also look for debug files here (recursive; repeatable; must exist).
+          --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`) in text output;
+                            the default for --exe, and always in --json (`function`; `raw_function` mangled).
+          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`); the default for a report.
           --json            Print JSON instead of text.
           -h, --help        Show this help.
 
@@ -41,19 +45,27 @@ enum SymbolicateCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--exe", "--debug-dir"])
+                arguments, flags: ["--json", "--full-names", "--simplified"], options: ["--exe", "--debug-dir"])
         } catch {
             return Console.usageError(error.reason, command: "symbolicate")
         }
         let json = parsed.flags.contains("--json")
         let debugDirs = parsed.options["--debug-dir"] ?? []
+        if let missing = DirectoryArguments.firstMissing(debugDirs) {
+            return Console.usageError("--debug-dir \(missing): no such directory", command: "symbolicate")
+        }
+        if parsed.flags.contains("--full-names") && parsed.flags.contains("--simplified") {
+            return Console.usageError("--full-names and --simplified exclude each other", command: "symbolicate")
+        }
         if let executables = parsed.options["--exe"] {
             guard executables.count == 1, let executable = executables.first else {
                 return Console.usageError("--exe takes exactly one file", command: "symbolicate")
             }
             let input: SymbolicateExecutable.Input =
                 parsed.positionals.isEmpty ? .lines(Console.readAll()) : .arguments(parsed.positionals)
-            return SymbolicateExecutable.run(executable: executable, input: input, debugDirs: debugDirs, json: json)
+            let names: Demangler.Style = parsed.flags.contains("--simplified") ? .simplified : .full
+            return SymbolicateExecutable.run(
+                executable: executable, input: input, debugDirs: debugDirs, json: json, names: names)
         }
         guard parsed.positionals.count == 1, let report = parsed.positionals.first else {
             let reason =
@@ -61,6 +73,7 @@ enum SymbolicateCommand: Command {
                 ? "missing REPORT.json (or --exe FILE)" : "expected one REPORT.json"
             return Console.usageError(reason, command: "symbolicate")
         }
-        return SymbolicateReport.run(path: report, debugDirs: debugDirs, json: json)
+        let names: Demangler.Style = parsed.flags.contains("--full-names") ? .full : .simplified
+        return SymbolicateReport.run(path: report, debugDirs: debugDirs, json: json, names: names)
     }
 }

@@ -34,7 +34,9 @@ enum SymbolicateExecutable {
         }
     }
 
-    static func run(executable: String, input: Input, debugDirs: [String], json: Bool) -> ExitStatus {
+    static func run(
+        executable: String, input: Input, debugDirs: [String], json: Bool, names: Demangler.Style = .full
+    ) -> ExitStatus {
         let symbolicator: ModuleSymbolicator
         do {
             symbolicator = try ModuleOpener(debugDirs: debugDirs).open(codeFile: executable, buildId: nil)
@@ -71,7 +73,16 @@ enum SymbolicateExecutable {
         var pieces = ByteOutput(descriptor: nil, capacity: batch.groups.count * 128)
         var pieceEnds: [Int] = []
         pieceEnds.reserveCapacity(batch.groups.count)
+        // --simplified: the runtime's simplified form of each linkage name, made once per name.
+        var simplifiedNames: [Int32: [UInt8]] = [:]
         symbolicator.text.withView { text in
+            func simplified(_ raw: Int32) -> [UInt8]? {
+                guard names == .simplified, raw >= 0 else { return nil }
+                if let known = simplifiedNames[raw] { return known }
+                let name = Demangler.simplified(String(decoding: text[raw], as: UTF8.self)).map { Array($0.utf8) }
+                simplifiedNames[raw] = name ?? []
+                return name
+            }
             batch.records.withUnsafeBufferPointer { records in
                 for group in batch.groups {
                     pieces.appendHex(group.address)
@@ -81,7 +92,13 @@ enum SymbolicateExecutable {
                         pieces.append("??\n??:0:0\n")
                     }
                     for frame in records[group.frames] {
-                        if frame.function >= 0 { pieces.append(text[frame.function]) } else { pieces.append("??") }
+                        if let name = simplified(frame.rawFunction), !name.isEmpty {
+                            name.withUnsafeBufferPointer { pieces.append($0) }
+                        } else if frame.function >= 0 {
+                            pieces.append(text[frame.function])
+                        } else {
+                            pieces.append("??")
+                        }
                         if let offset = frame.symbolOffset {
                             pieces.append(" + ")
                             pieces.appendDecimal(offset)

@@ -10,15 +10,25 @@ import CohorlySymbols
 /// Swift backtrace, crash reason first. The symbolication and the rendering are the library's
 /// (`CrashSymbolicator`), the same the collector uses for `cohorly crashes show`.
 enum SymbolicateReport {
-    static func run(path: String, debugDirs: [String], json: Bool) -> ExitStatus {
+    /// What to do when frames stay raw or without lines.
+    static let advice =
+        "Hint: give the directory holding their debug files with --debug-dir DIR (system libraries: install their"
+        + " -dbgsym packages into /usr/lib/debug), or upload them with `cohorly debug-files upload` and read the"
+        + " crash with `cohorly crashes show`."
+
+    /// Symbolicates the report or events in `path` (`-`: standard input).
+    static func run(path: String, debugDirs: [String], json: Bool, names: Demangler.Style) -> ExitStatus {
         let found: (crashes: [SymbolicateInput.Crash], isList: Bool)
         do {
-            found = try SymbolicateInput.crashes(try readFile(path), name: path)
+            found =
+                path == "-"
+                ? try SymbolicateInput.crashes(Console.readAll(), name: "standard input")
+                : try SymbolicateInput.crashes(try readFile(path), name: path)
         } catch {
             Console.error("cohorly: \(error.reason)")
             return .failure
         }
-        let locator = DebugFileLocator(searchPaths: debugDirs)
+        let locator = DebugFileLocator.cli(searchPaths: debugDirs)
         let crashes = found.crashes.map {
             (header: $0.header, crash: CrashSymbolicator.symbolicate($0.input, locator: locator))
         }
@@ -30,7 +40,8 @@ enum SymbolicateReport {
             guard let data = encoded else { return .failure }
             Console.out(String(decoding: data, as: UTF8.self))
         } else {
-            Console.out(crashes.map { $0.crash.text(header: $0.header) }.joined(separator: "\n\n"))
+            let options = SymbolicatedCrash.TextOptions(names: names, missingDebugFilesAdvice: advice)
+            Console.out(crashes.map { $0.crash.text(header: $0.header, options: options) }.joined(separator: "\n\n"))
         }
         return .success
     }

@@ -34,7 +34,7 @@ let commands: [any Command.Type] = [
     text += """
 
         OPTIONS:
-          -h, --help              Show help (also: cohorly <command> --help).
+          -h, --help              Show help (also: cohorly <command> --help, cohorly help <command>).
           --version               Show the version.
 
         ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_AUTH_TOKEN, DEBUGINFOD_URLS
@@ -51,6 +51,10 @@ let commands: [any Command.Type] = [
     guard let first = arguments.first else {
         Console.error(topLevelHelp())
         return .usage
+    }
+    if first == "help" && arguments.count > 1 {
+        // `cohorly help COMMAND…` is `cohorly COMMAND… --help`.
+        return dispatch(Array(arguments.dropFirst()) + ["--help"])
     }
     if first == "--help" || first == "-h" || first == "help" {
         Console.out(topLevelHelp())

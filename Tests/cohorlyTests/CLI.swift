@@ -24,13 +24,15 @@ enum CLI {
 
     static func run(
         _ arguments: [String], input: String = "", environment: [String: String]? = nil,
-        executable: String? = nil
+        executable: String? = nil, directory: String? = nil
     )
         throws -> Result
     {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable ?? path)
         process.arguments = arguments
+        // The scratch directory by default: `debug-files find` searches the current directory.
+        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? Scratch.emptyDirectory)
         // Hermetic by default: no debuginfod servers from the developer's environment (Debian sets one).
         var inherited = ProcessInfo.processInfo.environment
         inherited["DEBUGINFOD_URLS"] = nil

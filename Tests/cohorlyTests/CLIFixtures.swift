@@ -127,6 +127,13 @@ enum Scratch {
         return path
     }()
 
+    /// An empty directory: the commands' working directory (`debug-files find` searches it by default).
+    static let emptyDirectory: String = {
+        let path = root + "/empty"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
     /// `root/name`.
     static func path(_ name: String) -> String { root + "/" + name }
 }

@@ -27,6 +27,7 @@ import Testing
               features:   symtab, debug
               usable:     with problems
                 - debug file without unwind info (upload the executable too)
+            2 files checked: 1 usable, 1 with problems, 0 unreadable
 
             """
         #expect(result.stdout == expected)

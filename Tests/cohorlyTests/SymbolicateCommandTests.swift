@@ -25,13 +25,13 @@ import Testing
         #expect(lines.contains("Thread 4242 \"shop\" crashed:"))
         let frame0 = try #require(lines.first { $0.hasPrefix("#0  0x") })
         // At -O, checkout is inlined into run: the physical frame is run, at the inlined call.
-        #expect(frame0.contains(" shop shop.run(Swift.Array<Swift.String>) -> Swift.Int at "))
+        #expect(frame0.contains(" shop run(_:) at "))
         #expect(frame0.contains("fixtures/symbols/shop.swift:28:"))
         // The inlined frames are indented under frame 0, outermost call first, down to the trap.
         let index0 = try #require(lines.firstIndex(of: frame0))
         #expect(
             lines[index0 + 1].hasPrefix(
-                "      [inlined] shop.Cart.checkout(discount: Swift.Int) -> Swift.Int at "))
+                "      [inlined] Cart.checkout(discount:) at "))
         #expect(lines[index0 + 1].contains("fixtures/symbols/shop.swift:13:"))
         #expect(
             lines[index0 + 2].hasPrefix("        [inlined] Swift runtime failure: Division by zero"))
@@ -44,9 +44,11 @@ import Testing
         #expect(lines.contains("  … (truncated)"))
         #expect(lines.contains("  (no frames: the thread did not answer)"))
         #expect(
-            lines.last(where: { !$0.isEmpty })?.hasPrefix(
-                "Unsymbolicated modules (no usable debug file found): /usr/lib/cohorly-missing/libgone.so.1"
-            ) == true)
+            lines.contains {
+                $0.hasPrefix(
+                    "Unsymbolicated modules (no usable debug file found): /usr/lib/cohorly-missing/libgone.so.1")
+            })
+        #expect(lines.last(where: { !$0.isEmpty })?.hasPrefix("Hint: give the directory holding their debug") == true)
     }
 
     @Test func reportAsJSON() throws {
@@ -87,7 +89,7 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("Crash: Swift runtime failure: Division by zero"))
         #expect(
-            result.stdout.contains("shop.stripped shop.run(Swift.Array<Swift.String>) -> Swift.Int at "))
+            result.stdout.contains("shop.stripped run(_:) at "))
     }
 
     @Test func debugDirFindsAMovedDebugFile() throws {
