@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CohorlyCollector", targets: ["CohorlyCollector"]),
         .library(name: "CohorlySymbols", targets: ["CohorlySymbols"]),
         .executable(name: "cohorly", targets: ["cohorly"]),
+        .executable(name: "posthog-compliance-adapter", targets: ["PostHogComplianceAdapter"]),
     ],
     targets: [
         // libunwind headers only. The library itself is never linked: Debian's libunwind.so.8 exports
@@ -59,7 +60,8 @@ let package = Package(
         .target(name: "CohorlyFiles"),
         .target(name: "CohorlyJSON"),
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
-        .target(name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
+        .target(
+            name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
         // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -91,7 +93,13 @@ let package = Package(
             dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib", "CZstd", "CCrypto"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
-        .testTarget(name: "CohorlyTests", dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp"]),
+        // PostHog's SDK test harness drives this HTTP adapter around the client (research/posthog.md part B).
+        .executableTarget(
+            name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyCollector"],
+            path: "Examples/PostHogComplianceAdapter"),
+        .testTarget(
+            name: "CohorlyTests",
+            dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp", "PostHogComplianceAdapter"]),
         .testTarget(
             name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),

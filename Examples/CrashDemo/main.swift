@@ -13,7 +13,8 @@ import Foundation
 //   CrashDemo symbolicate-report FILE [--crashed-only]   (benchmarks: times the next launch's work on a report)
 //
 // Like a real app, CrashDemo uses the Cohorly client (COHORLY_HOST, default http://127.0.0.1:4000, and
-// COHORLY_TOKEN) and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
+// COHORLY_TOKEN; COHORLY_DESTINATION=posthog sends PostHog capture V1 to that host, with COHORLY_TOKEN as the
+// project API key) and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
 //
 // Options: --report-dir DIR   where reports go (default: the recorder's default, or $COHORLY_CRASH_DIR)
 //          --no-chain         do not call the Swift backtracer after the report
@@ -106,10 +107,18 @@ func installRecorder() -> CohorlyCrash.Delivery? {
                     context: CrashContext(release: "CrashDemo@1.0.0", distinctId: "demo-user")))
             return nil
         }
-        let host = URL(string: environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000") ?? URL(fileURLWithPath: "/")
-        let cohorly = Cohorly.initialize(
-            apiHost: host, token: environment["COHORLY_TOKEN"] ?? "demo-token",
-            storageDirectory: (options.storage ?? environment["COHORLY_STORAGE"]).map { URL(fileURLWithPath: $0) })
+        let host = environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
+        let token = environment["COHORLY_TOKEN"] ?? "demo-token"
+        let storage = (options.storage ?? environment["COHORLY_STORAGE"]).map { URL(fileURLWithPath: $0) }
+        let cohorly: Cohorly
+        if environment["COHORLY_DESTINATION"] == "posthog" {
+            // PostHog capture V1 (the host may be PostHog or `cohorly serve`, which speaks it too).
+            cohorly = Cohorly.initialize(
+                posthog: try PostHogConfiguration(host: host, apiKey: token), storageDirectory: storage)
+        } else {
+            cohorly = Cohorly.initialize(
+                apiHost: URL(string: host) ?? URL(fileURLWithPath: "/"), token: token, storageDirectory: storage)
+        }
         if let user = options.identify { cohorly.identify(user) }
         if !options.register.isEmpty { cohorly.register(options.register.mapValues(CohorlyValue.string)) }
         if options.optOut { cohorly.optOut() }

@@ -12,6 +12,11 @@ static inline int cly_deflate_init_raw(z_stream *stream, int level) {
     return deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
 }
 
+/// Starts a gzip-format (RFC 1952) deflate stream at `level` (request bodies sent with `Content-Encoding: gzip`).
+static inline int cly_deflate_init_gzip(z_stream *stream, int level) {
+    return deflateInit2(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+}
+
 /// Starts an inflate stream that accepts both zlib (RFC 1950) and gzip (RFC 1952) headers.
 static inline int cly_inflate_init_auto(z_stream *stream) {
     return inflateInit2(stream, 15 + 32);

@@ -13,7 +13,11 @@ extension Cohorly {
         options.storageDirectory = storageDirectory
         options.flushInterval = .infinity
         options.flushAt = .max
-        let client = Cohorly(apiHost: apiHost, token: token, options: options)
+        // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
+        // and key either way.
+        let client = Cohorly(apiHost: apiHost, token: token, options: options) { store in
+            restoredDestination(store.meta(MetaKey.destination), host: apiHost, token: token)
+        }
         defer { client.shutdown() }
         let deadline = Date(timeIntervalSinceNow: timeout)
         var failures = 0

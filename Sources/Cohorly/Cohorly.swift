@@ -61,13 +61,28 @@ public final class Cohorly: Sendable {
         apiHost: URL = defaultAPIHost, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
         flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
     ) -> Cohorly {
+        let options = merged(
+            options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
+            maxQueueSize: maxQueueSize, debug: debug)
+        return makeShared(Cohorly(apiHost: apiHost, token: token, options: options))
+    }
+
+    /// `options` with each non-nil argument of `initialize` applied.
+    static func merged(
+        _ options: CohorlyOptions, storageDirectory: URL?, flushInterval: Double?, flushAt: Int?, maxQueueSize: Int?,
+        debug: Bool?
+    ) -> CohorlyOptions {
         var options = options
         if let storageDirectory { options.storageDirectory = storageDirectory }
         if let flushInterval { options.flushInterval = flushInterval }
         if let flushAt { options.flushAt = flushAt }
         if let maxQueueSize { options.maxQueueSize = maxQueueSize }
         if let debug { options.debug = debug }
-        let client = Cohorly(apiHost: apiHost, token: token, options: options)
+        return options
+    }
+
+    /// Makes `client` the shared instance (committed at a normal exit) and returns it.
+    static func makeShared(_ client: Cohorly) -> Cohorly {
         sharedBox.value = client
         _ = commitAtExit
         return client

@@ -91,6 +91,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
     }
 
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
+        let batch = batch.endpoint == .capture ? Self.adopt(batch) : batch
         let request = request(for: batch, options: context.options)
         let response = context.transport.send(request)
         let outcome = RetryContract.outcome(
@@ -109,11 +110,27 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
             context.log("\(path): dropped \(batch.ids.count) record(s): \(reason)")
             return .finished(delivered: false)
         case .halveBatch:
-            return .halve(size: max(1, batch.ids.count / 2))
+            return .halve(size: max(1, batch.ids.count / 2), removable: [])
         case .retry(let delay, let reason):
             failures += 1
             return .keep(removable: [], delay: delay, reason: reason)
         }
+    }
+
+    /// PostHog capture items left queued when the app switched to the Cohorly API, as `/track` events (their uuid
+    /// becomes the `$insert_id`, their timestamp the `time`).
+    static func adopt(_ batch: QueueBatch) -> QueueBatch {
+        var adopted = batch
+        adopted.endpoint = .track
+        adopted.records = batch.records.map { json in
+            let item = CohorlyValue(json: json)
+            var properties = item?["properties"]?.objectValue ?? [:]
+            properties["distinct_id"] = item?["distinct_id"]
+            properties["$insert_id"] = item?["uuid"]
+            properties["time"] = item?["timestamp"]?.stringValue.flatMap(RFC3339.milliseconds).map { .int(Int($0)) }
+            return CohorlyValue.object(["event": item?["event"] ?? "", "properties": .object(properties)]).jsonString
+        }
+        return adopted
     }
 
     private func request(for batch: QueueBatch, options: CohorlyOptions) -> TransportRequest {

@@ -187,7 +187,8 @@ final class Delivery: @unchecked Sendable {
             case .finished(let delivered):
                 if delivered { signal.withLock { backoffUntil = 0 } }
                 guard remove(batch.ids) else { return }
-            case .halve(let size):
+            case .halve(let size, let removable):
+                if !removable.isEmpty { guard remove(removable) else { return } }
                 batchSize = size
                 log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
             case .keep(let removable, let delay, let reason):

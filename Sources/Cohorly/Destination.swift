@@ -54,8 +54,9 @@ enum BatchOutcome: Sendable, Equatable {
     /// Every record reached a terminal answer (delivered, or dropped as the destination's rules say; the
     /// destination logged which and why). `delivered`: the server accepted the request (resets the backoff).
     case finished(delivered: Bool)
-    /// The request was too large (413) with more than one record: send batches of `size` from now on.
-    case halve(size: Int)
+    /// The request was too large (413) with more than one record: send batches of `size` from now on;
+    /// `removable` finished in earlier attempts.
+    case halve(size: Int, removable: [Int64])
     /// Some records (`removable`) are finished; the rest stay queued and are tried again after `delay` seconds.
     /// Flushes waiting on them return false.
     case keep(removable: [Int64], delay: Double, reason: String)

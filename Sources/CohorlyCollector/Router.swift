@@ -10,6 +10,9 @@ struct Router: Sendable {
     let configuration: CollectorConfiguration
     let rateLimiter: RateLimiter?
 
+    /// PostHog capture V1 (CaptureV1Ingestion.swift).
+    private var captureV1: CaptureV1Ingestion { CaptureV1Ingestion(store: store, configuration: configuration) }
+
     func route(_ request: HTTPRequest) -> HTTPResponse? {
         do {
             return try dispatch(request)
@@ -29,6 +32,7 @@ struct Router: Sendable {
             }
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
+        case "/i/v1/analytics/events": return withFaults(request) { captureV1.handle(request) }
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
@@ -55,9 +59,14 @@ struct Router: Sendable {
 
     /// Applies the next fault (if any) around the real ingestion.
     private func ingest(_ kind: Ingestion.Kind, _ request: HTTPRequest) -> HTTPResponse? {
-        guard let fault = faults.next(for: request.path) else { return ingestion.handle(kind, request) }
+        withFaults(request) { ingestion.handle(kind, request) }
+    }
+
+    /// Applies the next fault (if any) around an ingestion handler.
+    private func withFaults(_ request: HTTPRequest, _ handle: () -> HTTPResponse) -> HTTPResponse? {
+        guard let fault = faults.next(for: request.path) else { return handle() }
         // A lost acknowledgement stores first, then misbehaves; otherwise the delay comes first.
-        let stored = fault.afterInsert ? ingestion.handle(kind, request) : nil
+        let stored = fault.afterInsert ? handle() : nil
         if fault.delay > 0 { faults.delay(fault.delay) }
         if fault.dropConnection { return nil }
         if let status = fault.status {
@@ -66,7 +75,7 @@ struct Router: Sendable {
             if let location = fault.location { headers.append(("Location", location)) }
             return .error(status, "injected fault", headers: headers)
         }
-        return stored ?? ingestion.handle(kind, request)
+        return stored ?? handle()
     }
 
     private func addFaults(_ request: HTTPRequest) -> HTTPResponse {

@@ -65,6 +65,33 @@ enum Bench {
                 Double(count) / instantElapsed))
         instant.shutdown()
 
+        // 2c. The two destinations side by side, the same way: tracked and committed first, then delivered to the
+        // collector in batches of 500 — the Cohorly API (`/track`) and PostHog capture V1 (`/i/v1/analytics/events`).
+        var rates: [Double] = []
+        for posthog in [false, true] {
+            var destinationOptions = options(directory + (posthog ? "/posthog" : "/cohorly"))
+            destinationOptions.flushInterval = 3600
+            destinationOptions.flushAt = .max
+            let client: Cohorly
+            if posthog, let configuration = try? PostHogConfiguration(host: host.absoluteString, apiKey: "bench-token")
+            {
+                client = Cohorly(posthog: configuration, options: destinationOptions)
+            } else {
+                client = Cohorly(apiHost: host, token: "bench-token", options: destinationOptions)
+            }
+            for index in 0..<count { client.track("bench", properties: ["n": .int(index), "screen": "Home"]) }
+            client.waitUntilPersisted()
+            let destinationStart = now()
+            while await !client.flush() {}
+            rates.append(Double(count) / (now() - destinationStart))
+            client.shutdown()
+        }
+        print(
+            String(
+                format:
+                    "destinations, same run: Cohorly API %.0f events/s, PostHog capture V1 %.0f events/s (%.0f %% of the Cohorly API's)",
+                rates[0], rates[1], 100 * rates[1] / rates[0]))
+
         // 3. Collector ingest: 2 threads posting prebuilt 500-event batches.
         let batch =
             "["

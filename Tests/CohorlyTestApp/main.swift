@@ -9,6 +9,7 @@
 //       only flushes what an earlier run left queued.
 // Both print "flushed" and exit 0 once the queue is delivered.
 //   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
+// `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API.
 import Cohorly
 import Foundation
 
@@ -38,7 +39,17 @@ clientOptions.flushAt = Int(options["--batch"] ?? "") ?? 50
 clientOptions.maxBatchSize = Int(options["--batch"] ?? "") ?? 50
 clientOptions.retry.baseDelay = 0.05
 clientOptions.retry.maxDelay = 0.2
-let client = Cohorly.initialize(apiHost: host, token: options["--token"] ?? "test-token", options: clientOptions)
+let token = options["--token"] ?? "test-token"
+let client: Cohorly
+if options["--posthog"] == "1" {
+    // --posthog 1: the same, through the PostHog destination (capture V1 to the host).
+    guard var posthog = try? PostHogConfiguration(host: host.absoluteString, apiKey: token) else { exit(2) }
+    posthog.retryBaseDelay = 0.05
+    posthog.maxRetryDelay = 0.2
+    client = Cohorly.initialize(posthog: posthog, options: clientOptions)
+} else {
+    client = Cohorly.initialize(apiHost: host, token: token, options: clientOptions)
+}
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))

@@ -224,7 +224,8 @@ import Testing
         var options = testOptions(directory)
         options.retry.baseDelay = 0.01
         let delivered = await Cohorly.sendQueued(
-            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 120, options: options)
+            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 120, options: options
+        )
         #expect(delivered)
         #expect(collector.appliedFaultCount == 2)
         #expect(try collector.store.events().map(\.event).sorted() == ["$exception", "before the crash"])

@@ -1,0 +1,146 @@
+import Cohorly
+import CohorlyCollector
+import Foundation
+
+/// The adapter's endpoints over one client instance at a time (`/init` makes it, `/reset` drops it).
+final class Adapter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var client: Cohorly?
+    private var directory: URL?
+    private let stats = AdapterStats()
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let body = request.body.isEmpty ? CohorlyValue.object([:]) : CohorlyValue(bytes: request.body)
+        switch (request.method, request.path) {
+        case ("GET", "/health"):
+            return Self.json([
+                "sdk_name": "cohorly-swift-linux", "sdk_version": "0.1.0", "adapter_version": "1.0.0",
+                "capabilities": ["capture_v1", "encoding_gzip"], "supports_parallel": false,
+            ])
+        case ("GET", "/state"): return Self.json(stats.state(pending: lock.withLock { client?.queuedCount } ?? 0))
+        case ("POST", "/reset"):
+            reset()
+            return Self.json(["success": true])
+        case ("POST", "/flush"): return flush()
+        case ("POST", "/init"):
+            guard let body = body?.objectValue else { return Self.failure("the body must be a JSON object") }
+            return initialize(body)
+        case ("POST", "/capture"):
+            guard let body = body?.objectValue else { return Self.failure("the body must be a JSON object") }
+            return capture(body)
+        default: return Self.failure("no such endpoint: \(request.method) \(request.path)", status: 404)
+        }
+    }
+
+    /// Drops the instance: its in-flight retries stop at once, its queue directory is removed.
+    func reset() {
+        let (old, oldDirectory) = lock.withLock {
+            defer { (client, directory) = (nil, nil) }
+            return (client, directory)
+        }
+        old?.shutdown()
+        if let oldDirectory { try? FileManager.default.removeItem(at: oldDirectory) }
+        stats.reset()
+    }
+
+    private func initialize(_ body: [String: CohorlyValue]) -> HTTPResponse {
+        reset()
+        let posthog: PostHogConfiguration
+        do {
+            posthog = try Self.configuration(body)
+        } catch {
+            stats.fail(String(describing: error))
+            return Self.failure(String(describing: error))
+        }
+        var options = CohorlyOptions()
+        let flushAt = max(1, body["flush_at"]?.intValue ?? 100)
+        options.flushAt = flushAt
+        options.maxBatchSize = flushAt
+        options.flushInterval = Double(max(1, body["flush_interval_ms"]?.intValue ?? 500)) / 1000
+        options.transport = ObservingTransport(stats: stats)
+        options.debug = true
+        options.logHandler = { [stats] line in stats.log(line) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "posthog-compliance-adapter-\(getpid())-\(UUID().uuidString)")
+        options.storageDirectory = directory
+        let instance = Cohorly(posthog: posthog, options: options)
+        lock.withLock { (client, self.directory) = (instance, directory) }
+        return Self.json(["success": true])
+    }
+
+    static func configuration(_ body: [String: CohorlyValue]) throws -> PostHogConfiguration {
+        var posthog = try PostHogConfiguration(
+            host: body["host"]?.stringValue ?? "", apiKey: body["api_key"]?.stringValue ?? "")
+        if let retries = body["max_retries"]?.intValue { posthog.maxRetries = max(0, retries) }
+        if case .bool(let on)? = body["enable_compression"] { posthog.compression = on }
+        if case .bool(let on)? = body["disable_geoip"] { posthog.disableGeoIP = on }
+        if case .bool(let on)? = body["historical_migration"] { posthog.historicalMigration = on }
+        return posthog
+    }
+
+    private func capture(_ body: [String: CohorlyValue]) -> HTTPResponse {
+        guard let client = lock.withLock({ client }) else { return Self.failure("call /init first") }
+        guard let event = body["event"]?.stringValue else { return Self.failure("\"event\" must be a string") }
+        guard let distinctId = body["distinct_id"]?.stringValue else {
+            return Self.failure("event \"\(event)\": \"distinct_id\" must be a string")
+        }
+        var properties: Properties
+        switch body["properties"] {
+        case nil, .null?: properties = [:]
+        case .object(let object)?: properties = object
+        case let other?:
+            return Self.failure("event \"\(event)\": properties must be an object, not \(other.jsonString)")
+        }
+        switch body["timestamp"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            // The client converts any RFC 3339 offset to UTC; one that does not parse is refused here, by name.
+            guard RFC3339.milliseconds(text) != nil else {
+                return Self.failure("event \"\(event)\": timestamp \"\(text)\" is not an RFC 3339 date-time")
+            }
+            properties["time"] = .string(text)
+        case let other?: return Self.failure("event \"\(event)\": timestamp must be a string, not \(other.jsonString)")
+        }
+        let options = body["options"]?.objectValue ?? [:]
+        for (option, property) in [
+            ("cookieless_mode", "$cookieless_mode"), ("disable_skew_correction", "$ignore_sent_at"),
+            ("process_person_profile", "$process_person_profile"), ("product_tour_id", "$product_tour_id"),
+        ] {
+            if let value = options[option] { properties[property] = value }
+        }
+        let uuid = (body["uuid"]?.stringValue ?? UUID().uuidString).lowercased()
+        properties["$insert_id"] = .string(uuid)
+        properties["distinct_id"] = .string(distinctId)
+        client.track(event, properties: properties)
+        stats.captured()
+        return Self.json(["success": true, "uuid": .string(uuid)])
+    }
+
+    /// Blocks until everything captured is delivered or terminally failed, retries included.
+    private func flush() -> HTTPResponse {
+        guard let client = lock.withLock({ client }) else { return Self.json(["success": true, "events_flushed": 0]) }
+        let before = stats.sent
+        let done = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        Task.detached {
+            result.value = await client.flush()
+            done.signal()
+        }
+        done.wait()
+        return Self.json([
+            "success": true, "events_flushed": .int(stats.sent - before), "delivered": .bool(result.value),
+        ])
+    }
+
+    static func json(_ value: CohorlyValue, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, body: Array(value.jsonString.utf8))
+    }
+
+    static func failure(_ message: String, status: Int = 400) -> HTTPResponse {
+        json(["success": false, "error": .string(message)], status: status)
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        var value = false
+    }
+}

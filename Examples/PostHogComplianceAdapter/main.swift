@@ -1,0 +1,54 @@
+// posthog-compliance-adapter: the HTTP adapter PostHog's SDK test harness drives (research/posthog.md part B),
+// wrapped around the real client — its queue, transport and retry code; the adapter never sends to PostHog itself.
+//
+//   posthog-compliance-adapter [--port N] [--bind ADDR]      (PORT from the environment; default 8080, 127.0.0.1)
+import CohorlyCollector
+import Foundation
+
+var port = UInt16(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080
+var bind = "127.0.0.1"
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--port":
+        guard let value = arguments.popFirst().flatMap(UInt16.init) else { usage("--port needs a number 0-65535") }
+        port = value
+    case "--bind":
+        guard let value = arguments.popFirst() else { usage("--bind needs an IPv4 address") }
+        bind = value
+    case "-h", "--help": usage(nil)
+    default: usage("unknown argument \(argument)")
+    }
+}
+
+func usage(_ problem: String?) -> Never {
+    if let problem { FileHandle.standardError.write(Data("posthog-compliance-adapter: \(problem)\n".utf8)) }
+    let text =
+        "usage: posthog-compliance-adapter [--port N] [--bind ADDR]   (PORT from the environment; default 8080)\n"
+    FileHandle.standardError.write(Data(text.utf8))
+    exit(problem == nil ? 0 : 2)
+}
+
+let adapter = Adapter()
+let server = PlainHTTPServer(maxBodyBytes: 4 << 20) { request in adapter.handle(request) }
+do {
+    let chosen = try server.start(address: bind, port: port)
+    FileHandle.standardOutput.write(Data("posthog-compliance-adapter: listening on http://\(bind):\(chosen)\n".utf8))
+} catch {
+    FileHandle.standardError.write(Data("posthog-compliance-adapter: \(error)\n".utf8))
+    exit(1)
+}
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
+let stop = DispatchSemaphore(value: 0)
+var sources: [any DispatchSourceSignal] = []
+for number in [SIGINT, SIGTERM] {
+    let source = DispatchSource.makeSignalSource(signal: number)
+    source.setEventHandler { stop.signal() }
+    source.resume()
+    sources.append(source)
+}
+stop.wait()
+server.stop()
+adapter.reset()
+exit(0)

@@ -1,0 +1,37 @@
+import Foundation
+
+extension Cohorly {
+    /// Configures a client that sends to PostHog (capture V1), makes it `Cohorly.shared` and returns it. The
+    /// queue, identity, super properties, opt-out, flush and crash delivery work as with the Cohorly API; what
+    /// differs is on the wire (see `PostHogConfiguration` and the README's PostHog section).
+    /// - Parameters:
+    ///   - posthog: the host, project API key and capture options.
+    ///   - storageDirectory, flushInterval, flushAt, maxQueueSize, debug, options: as in
+    ///     `initialize(apiHost:token:…)`; each left nil keeps the value in `options`.
+    @discardableResult
+    public static func initialize(
+        posthog: PostHogConfiguration, storageDirectory: URL? = nil, flushInterval: Double? = nil, flushAt: Int? = nil,
+        maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
+    ) -> Cohorly {
+        let options = merged(
+            options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
+            maxQueueSize: maxQueueSize, debug: debug)
+        return makeShared(Cohorly(posthog: posthog, options: options))
+    }
+
+    /// A client that sends to PostHog and is not registered as `shared`.
+    public convenience init(posthog: PostHogConfiguration, options: CohorlyOptions = .default) {
+        self.init(apiHost: posthog.host, token: posthog.apiKey, options: options) { _ in
+            PostHogDestination(configuration: posthog)
+        }
+    }
+
+    /// The destination a queue was written for (its `destination` setting), for `host` and `token`: PostHog when
+    /// the setting describes it, else the Cohorly API. The one place that chooses between the two by data.
+    static func restoredDestination(_ persisted: String?, host: URL, token: String?) -> any Destination {
+        if let posthog = PostHogConfiguration(persisted: persisted, host: host, apiKey: token) {
+            return PostHogDestination(configuration: posthog)
+        }
+        return CohorlyDestination(apiHost: host, token: token)
+    }
+}

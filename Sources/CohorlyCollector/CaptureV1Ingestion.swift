@@ -1,0 +1,228 @@
+import Foundation
+
+/// PostHog capture V1, `POST /i/v1/analytics/events` (research/posthog.md part A), so the PostHog destination
+/// runs end to end on one machine: the seven headers checked as PostHog checks them, gzip or zlib bodies
+/// inflated, whole-batch errors as `{"error","error_description"}` with PostHog's tags, per-event results, and
+/// events stored like `/track` ones (deduplicated by uuid), so `events list` and `crashes list/show` see them.
+///
+/// Not done here: skew correction (`PostHog-Request-Timestamp` is checked, not applied), `br`/`zstd` bodies
+/// (415 `unsupported_encoding`), cookieless mode, billing limits.
+struct CaptureV1Ingestion: Sendable {
+    let store: CollectorStore
+    let configuration: CollectorConfiguration
+
+    /// Distinct ids PostHog accepts with person processing disabled (`ILLEGAL_DISTINCT_IDS`, abridged).
+    static let illegalDistinctIds: Set<String> = [
+        "anonymous", "guest", "distinctid", "distinct_id", "id", "not_authenticated", "email", "undefined", "true",
+        "false", "0", "null", "none", "nan", "[object object]", "\"\"",
+    ]
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard request.method == "POST" else { return Self.error(405, "method_not_allowed", "use POST") }
+        let token: String
+        switch Self.bearer(request.header("Authorization")) {
+        case .missing: return Self.error(401, "missing_authorization", "Authorization: Bearer <project token>")
+        case .notBearer: return Self.error(400, "invalid_header_value", "Authorization must use the Bearer scheme")
+        case .token(let value):
+            guard !value.hasPrefix("phx_"), configuration.accepts(token: value) else {
+                return Self.error(401, "invalid_api_token", "unknown project token")
+            }
+            token = value
+        }
+        let mime = request.header("Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        guard mime?.lowercased() == "application/json" else {
+            return Self.error(415, "unsupported_content_type", "Content-Type must be application/json")
+        }
+        if let problem = Self.headerProblem(request) { return Self.error(400, problem.tag, problem.description) }
+        if request.bodyTooLarge || request.body.count > configuration.maxBodyBytes {
+            return Self.error(413, "payload_too_large", "body over \(configuration.maxBodyBytes) bytes")
+        }
+        let body: [UInt8]
+        switch decoded(request) {
+        case .success(let bytes): body = bytes
+        case .failure(let failure): return failure.response
+        }
+        guard !body.isEmpty else { return Self.error(400, "empty_body", "the body is empty") }
+        guard let document = JSONValue(bytes: body) else {
+            return Self.error(400, "request_parsing_error", "the body is not JSON")
+        }
+        guard let batch = document["batch"]?.arrayValue, document["created_at"].flatMap(Self.timestamp) != nil
+        else {
+            return Self.error(400, "invalid_batch", "expected {\"created_at\": RFC 3339, \"batch\": [...]}")
+        }
+        guard !batch.isEmpty else { return Self.error(400, "empty_batch", "the batch is empty") }
+        var uuids = Set<String>()
+        for item in batch {
+            guard let text = item["uuid"]?.stringValue else {
+                return Self.error(400, "missing_event_uuid", "every event needs a uuid")
+            }
+            guard let uuid = UUIDText.canonical(text) else {
+                return Self.error(400, "invalid_event_uuid", "\(text) is not a UUID")
+            }
+            guard uuids.insert(uuid).inserted else {
+                return Self.error(400, "duplicate_event_uuid", "uuid \(uuid) appears twice in the batch")
+            }
+        }
+        let sdk = Self.sdkInfo(request.header("PostHog-Sdk-Info"))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var results: [String: JSONValue] = [:]
+        var events: [CollectorStore.NewEvent] = []
+        for item in batch {
+            let uuid = item["uuid"]?.stringValue.flatMap(UUIDText.canonical) ?? ""
+            switch Self.event(item, uuid: uuid, token: token, sdk: sdk, now: now) {
+            case .failure(let tag): results[uuid] = ["result": "drop", "details": .string(tag.rawValue)]
+            case .success(let event):
+                events.append(event)
+                results[uuid] =
+                    Self.illegalDistinctIds.contains(event.distinctId.lowercased())
+                    ? ["result": "warning", "details": "person_processing_disabled"] : ["result": "ok"]
+            }
+        }
+        do {
+            _ = try store.insert(events: events, receivedAt: now)
+        } catch {
+            return Self.error(500, "internal_error", "storage error: \(error)")
+        }
+        return .json(
+            200, ["results": .object(results)],
+            headers: request.header("PostHog-Request-Id").map { [("PostHog-Request-Id", $0)] } ?? [])
+    }
+
+    /// A per-event drop reason (the `details` tag).
+    struct DropTag: Error {
+        let rawValue: String
+    }
+
+    /// The stored event for one batch item, or why it is dropped.
+    static func event(_ item: JSONValue, uuid: String, token: String, sdk: (lib: String, version: String)?, now: Int64)
+        -> Result<CollectorStore.NewEvent, DropTag>
+    {
+        guard let name = item["event"]?.stringValue, !name.isEmpty, name.utf8.count <= 200 else {
+            return .failure(DropTag(rawValue: "invalid_event_name"))
+        }
+        guard name != "$performance_event" else { return .failure(DropTag(rawValue: "performance_event")) }
+        let distinctId = item["distinct_id"]?.stringValue?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !distinctId.isEmpty, distinctId.utf8.count <= 200 else {
+            return .failure(DropTag(rawValue: "invalid_distinct_id"))
+        }
+        guard var time = item["timestamp"].flatMap(timestamp) else {
+            return .failure(DropTag(rawValue: "invalid_timestamp"))
+        }
+        time = min(time, now + 23 * 3_600_000)  // more than 23 h ahead: clamped, as PostHog does
+        guard var properties = (item["properties"] ?? .object([:])).objectValue else {
+            return .failure(DropTag(rawValue: "invalid_properties"))
+        }
+        guard (item["options"] ?? .object([:])).objectValue != nil else {
+            return .failure(DropTag(rawValue: "invalid_options"))
+        }
+        // Stored like a `/track` event: identity, time and insert id among the properties; `$lib` from the header.
+        properties["distinct_id"] = .string(distinctId)
+        properties["time"] = .int(Int(time))
+        properties["$insert_id"] = .string(uuid)
+        if let sdk {
+            properties["$lib"] = .string(sdk.lib)
+            properties["$lib_version"] = .string(sdk.version)
+        }
+        for key in ["session_id", "window_id"] {
+            if let value = item[key] { properties["$" + key] = value }
+        }
+        return .success(
+            CollectorStore.NewEvent(
+                token: token, event: name, distinctId: distinctId, time: time, insertId: uuid,
+                propertiesJSON: JSONValue.object(properties).jsonString))
+    }
+
+    static func timestamp(_ value: JSONValue) -> Int64? { value.stringValue.flatMap(RFC3339.milliseconds) }
+
+    enum Bearer {
+        case missing, notBearer
+        case token(String)
+    }
+
+    static func bearer(_ header: String?) -> Bearer {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return .missing }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .notBearer }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? .missing : .token(token)
+    }
+
+    /// The first missing or malformed required header, with its error tag.
+    static func headerProblem(_ request: HTTPRequest) -> (tag: String, description: String)? {
+        for name in [
+            "User-Agent", "PostHog-Sdk-Info", "PostHog-Attempt", "PostHog-Request-Id", "PostHog-Request-Timestamp",
+        ] {
+            guard let value = request.header(name), !value.trimmingCharacters(in: .whitespaces).isEmpty else {
+                return ("missing_required_headers", "missing header \(name)")
+            }
+        }
+        guard let attempt = request.header("PostHog-Attempt").flatMap({ Int($0) }), attempt >= 1 else {
+            return ("invalid_header_value", "PostHog-Attempt must be an integer ≥ 1")
+        }
+        guard request.header("PostHog-Request-Id").flatMap(UUIDText.canonical) != nil else {
+            return ("invalid_header_value", "PostHog-Request-Id must be a UUID")
+        }
+        guard request.header("PostHog-Request-Timestamp").flatMap(RFC3339.milliseconds) != nil else {
+            return ("invalid_header_value", "PostHog-Request-Timestamp must be RFC 3339")
+        }
+        return nil
+    }
+
+    /// `<lib>/<version>` split at the last `/`; nil when malformed (then nothing is injected).
+    static func sdkInfo(_ header: String?) -> (lib: String, version: String)? {
+        guard let header, header.utf8.count <= 200, let slash = header.lastIndex(of: "/") else { return nil }
+        let lib = header[..<slash].trimmingCharacters(in: .whitespaces)
+        let version = header[header.index(after: slash)...].trimmingCharacters(in: .whitespaces)
+        return lib.isEmpty || version.isEmpty ? nil : (lib, version)
+    }
+
+    /// Why a body could not be decoded.
+    enum DecodeFailure: Error {
+        case tooLarge(Int)
+        case corrupt(String)
+        case unsupported(String)
+
+        var response: HTTPResponse {
+            switch self {
+            case .tooLarge(let limit):
+                return CaptureV1Ingestion.error(413, "payload_too_large", "inflated body over \(limit) bytes")
+            case .corrupt(let reason):
+                return CaptureV1Ingestion.error(400, "request_decoding_error", "cannot inflate the body: \(reason)")
+            case .unsupported(let encoding):
+                return CaptureV1Ingestion.error(
+                    415, "unsupported_encoding", "Content-Encoding \(encoding) is not supported here")
+            }
+        }
+    }
+
+    /// The body, inflated when `Content-Encoding` is gzip or deflate (bounded).
+    private func decoded(_ request: HTTPRequest) -> Result<[UInt8], DecodeFailure> {
+        let encoding = request.header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        switch encoding {
+        case "", "identity": return .success(request.body)
+        case "gzip", "deflate":
+            let limit = max(10 << 20, configuration.maxBodyBytes)
+            var output: [UInt8] = []
+            do {
+                let stream = try ZlibStream(.inflate)
+                try request.body.withUnsafeBytes { bytes in
+                    try stream.process(bytes) { piece in
+                        guard output.count + piece.count <= limit else { throw DecodeFailure.tooLarge(limit) }
+                        output += piece
+                    }
+                }
+                try stream.finish { output += $0 }
+            } catch let failure as DecodeFailure {
+                return .failure(failure)
+            } catch {
+                return .failure(.corrupt(String(describing: error)))
+            }
+            return .success(output)
+        default: return .failure(.unsupported(encoding))
+        }
+    }
+
+    static func error(_ status: Int, _ tag: String, _ description: String) -> HTTPResponse {
+        .json(status, ["error": .string(tag), "error_description": .string(description), "error_uri": .null])
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+@testable import Cohorly
+
+/// The compliance adapter (Examples/PostHogComplianceAdapter) as PostHog's harness drives it: over HTTP, the
+/// real client inside, a mock PostHog behind it.
+@Suite struct PostHogAdapterTests {
+    /// A running adapter process on a free port, stopped by `stop()`.
+    final class RunningAdapter {
+        let process = Process()
+        let url: URL
+
+        init() throws {
+            let directory = DurabilityTests.testApp.deletingLastPathComponent()
+            process.executableURL = directory.appendingPathComponent("posthog-compliance-adapter")
+            process.arguments = ["--port", "0"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let line = LineReader(pipe.fileHandleForReading).next() ?? ""
+            guard let range = line.range(of: "http://") else { throw CocoaError(.fileReadUnknown) }
+            url = URL(string: String(line[range.lowerBound...])) ?? URL(fileURLWithPath: "/")
+        }
+
+        func stop() {
+            process.terminate()
+            process.waitUntilExit()
+        }
+
+        /// Calls an endpoint; returns the status and the parsed answer.
+        func call(_ path: String, _ body: CohorlyValue? = nil) -> (Int, CohorlyValue?) {
+            let request = TransportRequest(
+                url: url.appendingPathComponent(path),
+                method: body == nil && path != "flush" && path != "reset" ? "GET" : "POST",
+                headers: [("Content-Type", "application/json")], body: Array((body?.jsonString ?? "").utf8),
+                timeout: 120, connectTimeout: 5)
+            guard case .http(let status, _, let answer) = CurlTransport().send(request) else { return (0, nil) }
+            return (status, CohorlyValue(bytes: answer))
+        }
+    }
+
+    @Test func healthInitCaptureFlushAndStateDriveTheRealClient() throws {
+        let mock = try MockPostHog()
+        defer { mock.stop() }
+        let adapter = try RunningAdapter()
+        defer { adapter.stop() }
+        let (_, health) = adapter.call("health")
+        #expect(health?["capabilities"]?.arrayValue?.contains("capture_v1") == true)
+        #expect(health?["capabilities"]?.arrayValue?.contains("encoding_gzip") == true)
+        let (status, _) = adapter.call(
+            "init",
+            [
+                "api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10,
+                "flush_interval_ms": 100, "max_retries": 2, "enable_compression": true, "disable_geoip": true,
+            ])
+        #expect(status == 200)
+        mock.then(.status(503, retryAfter: "0"), .results(["ok", "retry"]))
+        let (_, first) = adapter.call(
+            "capture",
+            [
+                "distinct_id": "u1", "event": "one", "properties": nil, "timestamp": "2026-11-30T10:00:00.250+02:00",
+                "options": ["process_person_profile": false],
+            ])
+        let (_, second) = adapter.call("capture", ["distinct_id": "u1", "event": "two", "properties": ["k": "v"]])
+        let uuids = [first?["uuid"]?.stringValue, second?["uuid"]?.stringValue].compactMap { $0 }
+        #expect(uuids.count == 2)
+        let (_, flushed) = adapter.call("flush")
+        #expect(flushed?["events_flushed"] == 2)
+        let requests = mock.requests
+        #expect(requests.map { $0.header("PostHog-Attempt") } == ["1", "2", "3"])
+        #expect(requests.allSatisfy { $0.header("Content-Encoding") == "gzip" })
+        #expect(requests.allSatisfy { $0.header("Authorization") == "Bearer phc_adapter" })
+        #expect(requests[0].uuids == uuids)
+        #expect(requests[2].uuids == [uuids[1]])
+        let item = try #require(requests[0].batch.first)
+        #expect(item["timestamp"] == "2026-11-30T08:00:00.250Z")
+        #expect(item["distinct_id"] == "u1")
+        #expect(item["options"] == ["process_person_profile": false])
+        #expect(item["properties"]?["$geoip_disable"] == true)
+        let (_, state) = adapter.call("state")
+        #expect(state?["total_events_captured"] == 2)
+        #expect(state?["total_events_sent"] == 2)
+        #expect(state?["total_retries"] == 2)
+        #expect(state?["pending_events"] == 0)
+    }
+
+    @Test func resetStopsInFlightRetriesAtOnce() throws {
+        let mock = try MockPostHog()
+        defer { mock.stop() }
+        let adapter = try RunningAdapter()
+        defer { adapter.stop() }
+        _ = adapter.call(
+            "init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 1])
+        mock.then(.status(503, retryAfter: "30"))
+        _ = adapter.call("capture", ["distinct_id": "u1", "event": "stuck"])
+        #expect(eventually { mock.requests.count == 1 })
+        let start = Date()
+        #expect(adapter.call("reset").0 == 200)
+        #expect(Date().timeIntervalSince(start) < 20)  // not the 30 s Retry-After wait
+        // The dropped instance's threads are gone: a new instance's traffic is all there is.
+        _ = adapter.call("init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString)])
+        _ = adapter.call("capture", ["distinct_id": "u2", "event": "fresh"])
+        _ = adapter.call("flush")
+        #expect(mock.requests.map(\.events) == [["stuck"], ["fresh"]])
+    }
+
+    @Test func badInputIsAClearErrorNamingTheEvent() throws {
+        let mock = try MockPostHog()
+        defer { mock.stop() }
+        let adapter = try RunningAdapter()
+        defer { adapter.stop() }
+        let (initStatus, initAnswer) = adapter.call("init", ["api_key": "phc_x", "host": "us.i.posthog.com"])
+        #expect(initStatus == 400)
+        #expect(initAnswer?["error"]?.stringValue?.contains("needs a scheme") == true)
+        let (emptyKey, _) = adapter.call("init", ["api_key": "", "host": .string(mock.url.absoluteString)])
+        #expect(emptyKey == 400)
+        _ = adapter.call("init", ["api_key": "phc_x", "host": .string(mock.url.absoluteString)])
+        let (propertiesStatus, propertiesAnswer) = adapter.call(
+            "capture", ["distinct_id": "u", "event": "odd", "properties": "not an object"])
+        #expect(propertiesStatus == 400)
+        #expect(
+            propertiesAnswer?["error"]?.stringValue?.contains("event \"odd\": properties must be an object") == true)
+        let (timeStatus, timeAnswer) = adapter.call(
+            "capture", ["distinct_id": "u", "event": "late", "timestamp": "half past nine"])
+        #expect(timeStatus == 400)
+        #expect(timeAnswer?["error"]?.stringValue?.contains("event \"late\": timestamp \"half past nine\"") == true)
+        // The queue is not stuck: a good event still goes through.
+        _ = adapter.call("capture", ["distinct_id": "u", "event": "fine"])
+        _ = adapter.call("flush")
+        #expect(mock.requests.flatMap(\.events) == ["fine"])
+    }
+}
