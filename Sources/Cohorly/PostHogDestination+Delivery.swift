@@ -96,7 +96,7 @@ extension PostHogDestination {
         var finished: [Int] = []
         var refused: [String: [Int]] = [:]
         for index in indices {
-            let result = batch.insertIds[index].flatMap { results[$0] }
+            let result = batch.insertId(at: index).flatMap { results[$0] }
             switch result?["result"]?.stringValue {
             case "retry": retry.append(index)
             case let outcome? where outcome == "drop" || outcome == "limited":
@@ -117,7 +117,7 @@ extension PostHogDestination {
         guard context.options.debug else { return }
         let names = indices.prefix(20).map { index -> String in
             let name = CohorlyValue(json: batch.records[index])?["event"]?.stringValue ?? "?"
-            return "\"\(name)\" \(batch.insertIds[index] ?? "-")"
+            return "\"\(name)\" \(batch.insertId(at: index) ?? "-")"
         }
         let more = indices.count > 20 ? ", and \(indices.count - 20) more" : ""
         context.log("dropped \(indices.count) event(s) (\(reason)): \(names.joined(separator: ", "))\(more)")

@@ -30,6 +30,9 @@ struct QueueBatch: Sendable {
     /// Each record's dedupe key (`$insert_id` or PostHog uuid), nil where it has none.
     var insertIds: [String?] = []
 
+    /// The dedupe key of record `index` (nil when it has none).
+    func insertId(at index: Int) -> String? { insertIds.indices.contains(index) ? insertIds[index] : nil }
+
     /// `records` joined into one JSON array's text, between `prefix` and `suffix`.
     func joined(prefix: String = "[", suffix: String = "]") -> [UInt8] {
         var text = prefix
