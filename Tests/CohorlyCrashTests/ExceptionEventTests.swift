@@ -173,4 +173,27 @@ struct ExceptionEventTests {
         // A short (8-byte) build id is padded with zeros.
         #expect(ExceptionEvent.debugId(fromBuildId: "0102030405060708") == "04030201-0605-0807-0000-000000000000")
     }
+
+    @Test func aSalvagedReportWithoutItsCrashedThreadStillMakesAnEvent() throws {
+        var report = try Self.fixture()
+        let others = report.threads
+        report.crashedThread = nil
+        report.complete = false
+        // Symbols follow allThreads: without a crashed thread, the first entry is the first other thread.
+        let symbols = ReportSymbols(
+            threads: others.map { thread in
+                thread.frames.map { _ in
+                    [
+                        SymbolicatedFrame(
+                            function: "worker()", rawFunction: nil, file: "w.c", line: 1, column: 0, isInlined: false,
+                            symbolOffset: nil)
+                    ]
+                }
+            })
+        let p = ExceptionEvent.make(from: report, symbols: symbols).properties
+        #expect(p["$exception_report_complete"] == false)
+        #expect(p["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"] == [])
+        let first = p["$exception_threads"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue?.last
+        #expect(first?["function"] == "worker()")
+    }
 }
