@@ -329,6 +329,41 @@ struct ByteOutput: ~Copyable {
         count += bytes.count
     }
 
+    /// Appends text from a file (a name or path of a debug file) with its control characters escaped as
+    /// ``TerminalText`` does (`\n`, `\r`, `\t`, `\x1b`, `\u{9b}`); text without any is copied as it is.
+    mutating func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
+        func isC1(_ index: Int) -> Bool {
+            bytes[index] == 0xc2 && index + 1 < bytes.count && (0x80...0x9f).contains(bytes[index + 1])
+        }
+        guard (0..<bytes.count).contains(where: { bytes[$0] < 0x20 || bytes[$0] == 0x7f || isC1($0) }) else {
+            append(bytes)
+            return
+        }
+        let hex = Array("0123456789abcdef".utf8)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case 0x0a: append("\\n")
+            case 0x0d: append("\\r")
+            case 0x09: append("\\t")
+            case 0..<0x20, 0x7f:
+                append("\\x")
+                append(hex[Int(byte >> 4)])
+                append(hex[Int(byte & 0xf)])
+            case 0xc2 where isC1(index - 1):
+                let next = bytes[index]
+                index += 1
+                append("\\u{")
+                append(hex[Int(next >> 4)])
+                append(hex[Int(next & 0xf)])
+                append("}")
+            default: append(byte)
+            }
+        }
+    }
+
     mutating func append(_ text: StaticString) {
         append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

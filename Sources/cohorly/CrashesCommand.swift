@@ -140,8 +140,9 @@ enum CrashesShowCommand: Command {
 
     /// What to do when frames stay raw or without lines.
     static let advice =
-        "Hint: upload their debug files to the collector with `cohorly debug-files upload PATH… --release R`"
-        + " (system libraries: from their -dbgsym packages, in /usr/lib/debug)."
+        "Hint: upload their debug files to the collector with `cohorly debug-files upload PATH… --release R`,"
+        + " or start it with `cohorly serve --debug-dir DIR` on a directory holding them (system libraries: their"
+        + " -dbgsym packages install into /usr/lib/debug)."
 
     struct ShownCrash: Decodable {
         var insertId: String?

@@ -93,9 +93,9 @@ enum SymbolicateExecutable {
                     }
                     for frame in records[group.frames] {
                         if let name = simplified(frame.rawFunction), !name.isEmpty {
-                            name.withUnsafeBufferPointer { pieces.append($0) }
+                            name.withUnsafeBufferPointer { pieces.appendEscaped($0) }
                         } else if frame.function >= 0 {
-                            pieces.append(text[frame.function])
+                            pieces.appendEscaped(text[frame.function])
                         } else {
                             pieces.append("??")
                         }
@@ -104,7 +104,7 @@ enum SymbolicateExecutable {
                             pieces.appendDecimal(offset)
                         }
                         pieces.append(0x0a)
-                        if frame.file >= 0 { pieces.append(text[frame.file]) } else { pieces.append("??") }
+                        if frame.file >= 0 { pieces.appendEscaped(text[frame.file]) } else { pieces.append("??") }
                         pieces.append(UInt8(ascii: ":"))
                         pieces.appendDecimal(UInt64(frame.line))
                         pieces.append(UInt8(ascii: ":"))

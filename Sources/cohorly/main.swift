@@ -37,7 +37,7 @@ let commands: [any Command.Type] = [
           -h, --help              Show help (also: cohorly <command> --help, cohorly help <command>).
           --version               Show the version.
 
-        ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_AUTH_TOKEN, DEBUGINFOD_URLS
+        ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_AUTH_TOKEN, DEBUGINFOD_URLS, COHORLY_DEBUGINFOD_TIMEOUT
 
         EXIT STATUS:
           0  success

@@ -150,3 +150,27 @@ import Testing
         #expect(fixed.stdout.hasPrefix("Crash: Swift runtime failure: Division by zero"))
     }
 }
+
+/// Names and paths read from a debug file are input too: `symbolicate --exe` escapes their control characters.
+@Suite struct ExecutableOutputEscapingTests {
+    @Test func aSourcePathWithControlCharactersIsEscaped() throws {
+        let directory = Scratch.path("escape")
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let source = directory + "/evil\u{1b}]0;x\u{7}.c"
+        try "int answer(int x) { return x * 42; }\nint main(void) { return answer(1); }\n".write(
+            toFile: source, atomically: true, encoding: .utf8)
+        let binary = directory + "/evil"
+        try CLIFixtures.tool("/opt/swift/usr/bin/clang", ["-O0", "-g", source, "-o", binary])
+        let info = try ModuleSymbolicator(debugFile: binary)
+        let address = try #require(
+            (UInt64(0x100)..<0x4000).first { info.symbolicate($0).frames.first?.function == "answer" })
+        let result = try CLI.run(["symbolicate", "--exe", binary, "0x" + String(address, radix: 16)])
+        #expect(result.status == 0)
+        #expect(!result.stdout.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 })
+        #expect(result.stdout.contains(#"/evil\x1b]0;x\x07.c:1:"#), "\(result.stdout)")
+        // JSON stays exact.
+        let json = try CLI.run(["symbolicate", "--exe", binary, "--json", "0x" + String(address, radix: 16)])
+        #expect(json.stdout.contains(#"evil\u001b]0;x\u0007.c"#), "\(json.stdout)")
+    }
+}
