@@ -3,32 +3,7 @@ import CohorlyCrash
 import CrashDemoSupport
 import Foundation
 
-// CrashDemo: crashes on demand, in every supported way.
-//
-//   CrashDemo list
-//   CrashDemo crash <kind> [--on main|thread|dispatch|task] [options]
-//   CrashDemo scenario <name> [options]      (test scenarios: see Scenario.swift)
-//   CrashDemo reports [--report-dir DIR]     (the reports waiting to be sent)
-//   CrashDemo run                            (a clean launch: sends pending reports, then exits)
-//   CrashDemo symbolicate-report FILE [--crashed-only]   (benchmarks: times the next launch's work on a report)
-//
-// Like a real app, CrashDemo uses the Cohorly client (COHORLY_HOST, default http://127.0.0.1:4000, and
-// COHORLY_TOKEN; COHORLY_DESTINATION=posthog sends PostHog capture V1 to that host, with COHORLY_TOKEN as the
-// project API key) and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
-//
-// Options: --report-dir DIR   where reports go (default: the recorder's default, or $COHORLY_CRASH_DIR)
-//          --no-chain         do not call the Swift backtracer after the report
-//          --threads N        park N extra named threads (each --depth frames deep) before crashing
-//          --depth D          frames deep for the parked threads (default 3)
-//          --library PATH     a shared library with `cly_fixture_crash` (scenario dlopen-crash)
-//          --storage DIR      the client's queue directory (default: the client's default, or $COHORLY_STORAGE)
-//          --identify ID      identify the user before crashing
-//          --register K=V     register a super property K with the string V (after --identify)
-//          --crash-after-ms N wait N ms after install before crashing
-//          --recorder-only    only the crash recorder: no client, nothing sent
-//          --opt-out          opt the user out before crashing (no report is written)
-//          --version V        the app version in the release `CrashDemo@V` (default 1.0.0)
-//          --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
+// CrashDemo: crashes on demand, in every supported way. Commands and options: Help.swift (`CrashDemo --help`).
 
 struct DemoOptions {
     var command = ""
@@ -72,6 +47,9 @@ struct DemoOptions {
             case "--crashed-only": options.crashedOnly = true
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
+            case "-h", "--help":
+                print(helpText)
+                exit(0)
             default:
                 if argument.hasPrefix("--") { usage("unknown option \(argument)") }
                 positional.append(argument)
@@ -86,7 +64,7 @@ struct DemoOptions {
 func usage(_ problem: String) -> Never {
     FileHandle.standardError.write(
         Data(
-            "CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports | run\n"
+            "CrashDemo: \(problem)\nusage: CrashDemo list | crash <kind> [--on main|thread|dispatch|task] | scenario <name> | reports | run (see CrashDemo --help)\n"
                 .utf8))
     exit(2)
 }
@@ -138,6 +116,8 @@ var scratchDirectory: String {
 }
 
 switch options.command {
+case "help":
+    print(helpText)
 case "list":
     for kind in CrashKind.allCases {
         print("\(kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)) \(kind.summary)")

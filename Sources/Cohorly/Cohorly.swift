@@ -145,13 +145,9 @@ public final class Cohorly: Sendable {
         thread.start()
     }
 
-    /// `$XDG_STATE_HOME/cohorly`, else `~/.local/state/cohorly`.
+    /// `$XDG_STATE_HOME/cohorly`, else `$HOME/.local/state/cohorly` (``StateDirectory``).
     static func defaultStorageDirectory() -> URL {
-        if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
-            return URL(fileURLWithPath: state).appendingPathComponent("cohorly")
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-            ".local/state/cohorly")
+        URL(fileURLWithPath: StateDirectory.cohorly(), isDirectory: true)
     }
 
     /// Queues an event. Never blocks on I/O; the event is stamped now (time, identity, super properties).

@@ -1,3 +1,4 @@
+import CohorlyFiles
 import Foundation
 
 /// How a collector listens, stores and checks requests. Defaults follow the public Cohorly limits.
@@ -47,13 +48,10 @@ public struct CollectorConfiguration: Sendable {
     /// The defaults.
     public init() {}
 
-    /// The state directory used by `cohorly serve` without `--data`: `$XDG_STATE_HOME/cohorly/collector`.
+    /// The state directory used by `cohorly serve` without `--data`: `$XDG_STATE_HOME/cohorly/collector`, else
+    /// `$HOME/.local/state/cohorly/collector` (the same resolution as the client and the recorder).
     public static func defaultDataDirectory() -> URL {
-        if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
-            return URL(fileURLWithPath: state).appendingPathComponent("cohorly/collector")
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-            ".local/state/cohorly/collector")
+        URL(fileURLWithPath: StateDirectory.cohorly("collector"), isDirectory: true)
     }
 
     /// A request budget per client address over a sliding window.

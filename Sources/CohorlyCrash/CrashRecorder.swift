@@ -38,13 +38,7 @@ public enum CrashRecorder {
         /// `$XDG_STATE_HOME/cohorly/crashes`, else `~/.local/state/cohorly/crashes`.
         /// `environment` defaults to the process environment.
         public static func defaultReportDirectory(environment: [String: String]? = nil) -> URL {
-            let lookup = { (name: String) in environment.map { $0[name] } ?? SystemFiles.environment(name)
-            }
-            if let state = lookup("XDG_STATE_HOME"), state.hasPrefix("/") {
-                return URL(fileURLWithPath: state + "/cohorly/crashes")
-            }
-            let home = lookup("HOME") ?? "/tmp"
-            return URL(fileURLWithPath: home + "/.local/state/cohorly/crashes")
+            URL(fileURLWithPath: StateDirectory.cohorly("crashes", environment: environment), isDirectory: true)
         }
     }
 

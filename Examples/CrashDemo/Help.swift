@@ -1,0 +1,45 @@
+import Foundation
+
+/// `CrashDemo --help`: every command and option (a test checks that each option the parser takes is listed).
+let helpText = """
+    CrashDemo: crashes on demand, in every supported way.
+
+    Like a real app it uses the Cohorly client (COHORLY_HOST, default http://127.0.0.1:4000, and COHORLY_TOKEN;
+    COHORLY_DESTINATION=posthog sends PostHog capture V1 to that host, with COHORLY_TOKEN as the project API key)
+    and CohorlyCrash, which sends the crash of the previous launch as a `$exception` event.
+
+    USAGE:
+      CrashDemo list                                     the crash kinds
+      CrashDemo crash KIND [--on main|thread|dispatch|task] [options]
+      CrashDemo scenario NAME [options]                  test scenarios (see Scenario.swift)
+      CrashDemo reports [--report-dir DIR]               the reports waiting to be sent
+      CrashDemo run [options]                            a clean launch: sends pending reports, then exits
+      CrashDemo symbolicate-report FILE [--crashed-only] benchmarks: times the next launch's work on a report
+      CrashDemo --help                                   this help
+
+    OPTIONS:
+      --on PLACE              where to crash: main (default), thread, dispatch or task
+      --report-dir DIR        where reports go (default $COHORLY_CRASH_DIR, else the recorder's default,
+                              $XDG_STATE_HOME/cohorly/crashes or ~/.local/state/cohorly/crashes)
+      --storage DIR           the client's queue directory (default $COHORLY_STORAGE, else the client's
+                              default, $XDG_STATE_HOME/cohorly or ~/.local/state/cohorly)
+      --no-chain              do not call the Swift backtracer after the report
+      --threads N             park N extra named threads (each --depth frames deep) before crashing
+      --depth D               frames deep for the parked threads (default 3)
+      --library PATH          a shared library with `cly_fixture_crash` (scenario dlopen-crash)
+      --identify ID           identify the user before crashing
+      --register K=V          register a super property K with the string V (after --identify)
+      --crash-after-ms N      wait N ms after install before crashing (default 0)
+      --recorder-only         only the crash recorder: no client, nothing sent
+      --opt-out               opt the user out before crashing (no report is written)
+      --version V             the app version in the release `CrashDemo@V` (default 1.0.0)
+      --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
+      --crashed-only          symbolicate-report: only the crashed thread
+      -h, --help              show this help
+
+    ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,
+    SWIFT_BACKTRACE (enable=no turns the Swift backtracer off).
+
+    EXIT STATUS: a crash kills the process with its signal (132, 133, 134, 135, 136 or 139 in a shell);
+    `run` exits 0 when the reports were delivered, 1 when not; 2 usage error.
+    """

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// An app that names no directory keeps its queue and its crash reports in one tree: `$XDG_STATE_HOME/cohorly`,
+/// else `$HOME/.local/state/cohorly` (HOME from the environment, not the password file).
+struct DefaultDirectoryTests {
+    /// Runs CrashDemo with the client and no directory options, in `environment` (no COHORLY_* or XDG variables
+    /// from the test runner).
+    func crash(environment extra: [String: String]) async throws -> Process {
+        let process = Process()
+        process.executableURL = DemoBuild.debug.executable
+        process.arguments = ["crash", "null-write", "--sender-timeout-ms", "1000"]
+        var environment = ProcessInfo.processInfo.environment.filter {
+            !$0.key.hasPrefix("COHORLY_") && $0.key != "XDG_STATE_HOME"
+        }
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment["COHORLY_HOST"] = "http://127.0.0.1:9"  // nothing is sent in this test
+        environment.merge(extra) { _, new in new }
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return process
+    }
+
+    func reports(in directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".json") }
+    }
+
+    @Test func queueAndReportsLiveUnderHomeOrXDGStateHome() async throws {
+        let root = try makeTemporaryDirectory("default-directories")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let home = root.appendingPathComponent("home")
+        let crashed = try await crash(environment: ["HOME": home.path])
+        #expect(crashed.terminationReason == .uncaughtSignal && crashed.terminationStatus == SIGSEGV)
+        let state = home.appendingPathComponent(".local/state/cohorly")
+        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("queue.sqlite").path))
+        #expect(reports(in: state.appendingPathComponent("crashes")).count == 1)
+
+        let xdg = root.appendingPathComponent("xdg")
+        let again = try await crash(environment: ["HOME": home.path, "XDG_STATE_HOME": xdg.path])
+        #expect(again.terminationStatus == SIGSEGV)
+        #expect(FileManager.default.fileExists(atPath: xdg.appendingPathComponent("cohorly/queue.sqlite").path))
+        #expect(reports(in: xdg.appendingPathComponent("cohorly/crashes")).count == 1)
+        #expect(reports(in: state.appendingPathComponent("crashes")).count == 1)  // the HOME tree is untouched
+    }
+}
