@@ -120,6 +120,24 @@ struct SymbolicatedCrashTests {
         let threadName = try #require(report.crashedThread?.name)
         #expect(!threadName.isEmpty)
         #expect(row.contains(" " + threadName + " "))
+
+        // The stored event, as `events list --json` prints it, symbolicated by the CLI with the debug file's
+        // directory: the same reason and the same frames in the app as the collector shows.
+        let listed = try Self.tool(
+            cli, ["events", "list", "--event", "$exception", "--host", host, "--auth-token", "upload-secret", "--json"])
+        let events = root.appendingPathComponent("events.json")
+        try listed.output.write(to: events, atomically: true, encoding: .utf8)
+        let local = try Self.tool(
+            cli, ["symbolicate", events.path, "--debug-dir", debugFile.deletingLastPathComponent().path, "--json"])
+        #expect(local.status == 0)
+        let crashes = try JSONDecoder().decode([SymbolicatedCrash].self, from: Data(local.output.utf8))
+        #expect(crashes.count == 1)
+        #expect(crashes.first?.reason == answer.crash.reason)
+        func appFrames(_ crash: SymbolicatedCrash?) -> [SymbolicatedCrash.Frame] {
+            crash?.threads.first { $0.crashed }?.frames.filter { $0.module == binary.path } ?? []
+        }
+        #expect(appFrames(crashes.first).count > 1)
+        #expect(appFrames(crashes.first) == appFrames(answer.crash))
     }
 
     /// The C++ terminate hook and the report writer are the recorder's own frames: the text starts below them.
