@@ -9,7 +9,9 @@ struct DemoScriptTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated() async throws {
+    /// `posthog`: `scripts/demo --posthog`, the crashes sent through the PostHog destination (capture V1).
+    @Test(arguments: [false, true])
+    func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated(posthog: Bool) async throws {
         let crashDemo = DemoBuild.release.executable
         guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
             throw CrashDemoError.missingExecutable(crashDemo)
@@ -25,7 +27,7 @@ struct DemoScriptTests {
         process.arguments = [
             Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
             "--cohorly", cohorly.path,
-        ]
+        ] + (posthog ? ["--posthog"] : [])
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output  // bash's job lines would land here: they must not appear
@@ -44,6 +46,7 @@ struct DemoScriptTests {
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0, "scripts/demo output:\n\(text)")
         let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("   CrashDemo sends through the PostHog destination") } == posthog)
         let crashes = lines.filter { $0.hasPrefix("Crash: ") }
         #expect(crashes.count == 5, "\(crashes)")
         for reason in [
