@@ -16,17 +16,16 @@
 char *swift_demangle(const char *mangledName, size_t mangledNameLength, char *outputBuffer,
                      size_t *outputBufferSize, uint32_t flags);
 
-// The Swift backtracer's demangler (libswiftCore SPI, stdlib/public/runtime/Backtrace.cpp): Swift names with the
-// runtime's SimplifiedUIDemangleOptions (no module names, no argument types, sugared types such as `Int?` and
-// `[A]`, `specialized …`), C++ names through __cxa_demangle. Returns NULL for other names; with `output ==
-// NULL` the result is malloc'd. Weak: a runtime without it leaves it NULL (see cly_simplified_demangle).
+// The Swift backtracer's demangler (libswiftCore SPI since Swift 5.9, stdlib/public/runtime/Backtrace.cpp):
+// Swift names with the runtime's SimplifiedUIDemangleOptions (no module names, no argument types, sugared types
+// such as `Int?` and `[A]`, `specialized …`), C++ names through __cxa_demangle. Returns NULL for other names;
+// with `outputBuffer == NULL` the result is malloc'd. Referenced strongly, so a `--static-swift-stdlib` link
+// pulls it in from libswiftCore.a (a weak reference would not, and would silently read as NULL).
 char *_swift_backtrace_demangle(const char *mangledName, size_t mangledNameLength, char *outputBuffer,
-                                size_t *outputBufferSize) __attribute__((weak));
+                                size_t *outputBufferSize);
 
-// `_swift_backtrace_demangle(name, length)` into malloc'd memory, or NULL when the runtime lacks it or the name
-// is not mangled.
+// `_swift_backtrace_demangle(name, length)` into malloc'd memory, or NULL when the name is not mangled.
 static inline char *cly_simplified_demangle(const char *name, size_t length) {
-    if (_swift_backtrace_demangle == NULL) return NULL;
     return _swift_backtrace_demangle(name, length, NULL, NULL);
 }
 

@@ -19,8 +19,7 @@ public enum Demangler {
     }
 
     /// The Swift backtracer's form of a linkage name (libswiftCore's `_swift_backtrace_demangle`: simplified
-    /// and sugared Swift names; C++ names as `__cxa_demangle` gives them), or nil when `name` is not mangled or
-    /// the runtime lacks that entry point.
+    /// and sugared Swift names; C++ names as `__cxa_demangle` gives them), or nil when `name` is not mangled.
     public static func simplified(_ name: String) -> String? {
         let demangled = name.withCString { cly_simplified_demangle($0, strlen($0)) }
         guard let demangled else { return nil }
