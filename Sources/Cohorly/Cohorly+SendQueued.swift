@@ -1,16 +1,25 @@
 import Foundation
+import Synchronization
 
 extension Cohorly {
     /// Sends what another launch left queued in `storageDirectory`, for a detached sender process (the path that
     /// lets a crash loop at startup still report). Tries until the queue is empty or `timeout` seconds pass,
     /// waiting out the retry contract's backoff between attempts. Safe while the app itself runs: only one client
-    /// sends a queue at a time (see `queue.lock`).
+    /// sends a queue at a time (see `queue.lock`). A server that refuses the token twice in a row (HTTP 401) ends
+    /// it at once, for this launch: a wrong token does not heal while a sender waits, and the records stay
+    /// queued for the app's next launch.
     /// - Returns: true when everything queued was delivered (or dropped as the contract says).
     public static func sendQueued(
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double = 60, options: CohorlyOptions = .default
     ) async -> Bool {
         var options = options
         options.storageDirectory = storageDirectory
+        let refusals = RefusalCount()
+        let observer = options.attemptObserver
+        options.attemptObserver = { attempt in
+            observer?(attempt)
+            refusals.count.withLock { $0 = attempt.status == 401 ? $0 + 1 : 0 }
+        }
         options.flushInterval = .infinity
         options.flushAt = .max
         // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
@@ -23,10 +32,21 @@ extension Cohorly {
         var failures = 0
         while true {
             if await client.flush() { return true }
+            if refusals.count.withLock({ $0 }) >= 2 {
+                client.state.log(
+                    "the server refused the project token twice (HTTP 401): the sender gives up for this launch; "
+                        + "\(client.queuedCount) record(s) stay queued")
+                return false
+            }
             failures += 1
             let wait = min(options.retry.delay(afterFailures: failures), deadline.timeIntervalSinceNow)
             guard wait > 0 else { return false }
             try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
         }
     }
+}
+
+/// Consecutive HTTP 401 answers seen by a `sendQueued` client.
+private final class RefusalCount: Sendable {
+    let count = Mutex(0)
 }

@@ -99,7 +99,8 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
             policy: context.options.retry)
         context.options.attemptObserver?(
             DeliveryAttempt(
-                endpoint: batch.endpoint, count: batch.ids.count, bytes: request.body.count, outcome: outcome))
+                endpoint: batch.endpoint, count: batch.ids.count, bytes: request.body.count, outcome: outcome,
+                status: response.status))
         let path = batch.endpoint.path
         switch outcome {
         case .delivered:

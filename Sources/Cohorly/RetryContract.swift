@@ -28,7 +28,7 @@ enum RetryContract {
                 return count > 1
                     ? .halveBatch : .dropped("a single record is larger than the server accepts (413)")
             case 401:
-                return .retry(delay: policy.maxDelay, reason: "invalid token (401)")
+                return .retry(delay: policy.maxDelay, reason: "HTTP 401: the project token was refused")
             case 429, 500..<600:
                 let delay =
                     retryAfter.map(policy.delay(retryAfter:)) ?? policy.delay(afterFailures: failures)
@@ -57,4 +57,6 @@ struct DeliveryAttempt: Sendable {
     var count: Int
     var bytes: Int
     var outcome: DeliveryOutcome
+    /// The HTTP status, when the server answered.
+    var status: Int? = nil
 }

@@ -35,6 +35,12 @@ public enum TransportResponse: Sendable, Equatable {
     case http(status: Int, retryAfter: Double?, body: [UInt8])
     /// A network error or timeout, with a description for the debug log.
     case failure(String)
+
+    /// The HTTP status, or nil for a network error.
+    public var status: Int? {
+        if case .http(let status, _, _) = self { return status }
+        return nil
+    }
 }
 
 /// The seam between the client and the network. Contract: `send` blocks its (background) caller until the
