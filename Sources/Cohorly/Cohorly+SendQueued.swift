@@ -12,6 +12,18 @@ extension Cohorly {
     public static func sendQueued(
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double = 60, options: CohorlyOptions = .default
     ) async -> Bool {
+        await sendQueued(
+            storageDirectory: storageDirectory, apiHost: apiHost, token: token, timeout: timeout, options: options,
+            prepare: { _ in })
+    }
+
+    /// ``sendQueued(storageDirectory:apiHost:token:timeout:options:)``, calling `prepare` with the queue's client
+    /// (its destination restored) before sending: the detached crash sender queues there the reports it took
+    /// over, encoded for the queue's destination.
+    package static func sendQueued(
+        storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
+        prepare: (Cohorly) -> Void
+    ) async -> Bool {
         var options = options
         options.storageDirectory = storageDirectory
         let refusals = RefusalCount()
@@ -29,6 +41,7 @@ extension Cohorly {
         }
         defer { client.shutdown() }
         let deadline = Date(timeIntervalSinceNow: timeout)
+        prepare(client)
         var failures = 0
         while true {
             if await client.flush() { return true }

@@ -109,10 +109,11 @@ public enum CohorlyCrash {
             let files = store.pendingReports()
             // The detached sender starts before the reports are turned into events (symbolication takes a
             // while): if this launch dies first, the sender takes over the reports it was handed, once the
-            // delivery lock held here is released by that death.
+            // delivery lock held here is released by that death (see CrashEventSender.Handover).
             let handover = !files.isEmpty && options.detachedSender ? CrashEventSender.Handover(for: cohorly) : nil
             let started = handover?.startSender(
                 for: cohorly, reports: files, directory: store.directory, options: options)
+            handover?.acquire()
             var summary = deliver(files, from: store, to: cohorly, options: options.events)
             summary.senderStarted = started ?? false
             handover?.release()

@@ -10,20 +10,27 @@ extension CrashEventSender {
     /// The app's side of handing reports over to the detached sender.
     ///
     /// Turning a report into an event (symbolication included) takes long enough that an app in a crash loop
-    /// can die first. So the app holds `crash-delivery.lock` (in the queue's directory) while it does that work,
-    /// and starts the sender beforehand with the names of the reports. The sender waits for the lock: when the
-    /// app finished, the reports are gone and it only sends the queue; when the app died (the kernel releases
-    /// its lock), the sender turns the reports left over into events itself. Either way each report is queued
-    /// once (the queue keeps one record per `$insert_id`).
+    /// can die first. So the app starts the sender with the names of the reports first, then holds
+    /// `crash-delivery.lock` (in the queue's directory) while it does that work. The sender waits for the lock:
+    /// when the app finished, the reports are gone and it only sends the queue; when the app died (the kernel
+    /// releases its lock), the sender turns the reports left over into events itself. The sender is started
+    /// before the app waits for the lock, because the lock may be held by an earlier sender taking over the
+    /// reports of the launch before, and the app may die while it waits. Whoever holds the lock first does the
+    /// work; the other finds the reports gone. Either way each report is queued once (one record per
+    /// `$insert_id`).
     final class Handover {
         private let lock: Int32
 
-        /// Takes the delivery lock for `cohorly`'s queue (waiting while another process holds it); nil when
-        /// the client has no queue directory or the lock cannot be opened.
+        /// Opens the delivery lock of `cohorly`'s queue; nil when the client has no queue directory or the lock
+        /// cannot be opened.
         init?(for cohorly: Cohorly) {
             guard let storage = cohorly.storageDirectoryPath else { return nil }
             lock = open(storage + "/" + CrashEventSender.deliveryLockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
             guard lock >= 0 else { return nil }
+        }
+
+        /// Takes the lock, waiting while another process (a sender taking over earlier reports) holds it.
+        func acquire() {
             while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         }
 
@@ -39,6 +46,9 @@ extension CrashEventSender {
             if let json = try? JSONEncoder().encode(options.events) {
                 extra[CrashEventSender.eventOptionsVariable] = String(decoding: json, as: UTF8.self)
             }
+            // The sender reads the queue's settings (its destination, the identity) from disk: they must be
+            // committed before it starts, or a sender of an app that died at once would send the wrong way.
+            cohorly.waitUntilPersisted()
             return CrashEventSender.spawn(for: cohorly, timeout: options.senderTimeout, extraEnvironment: extra)
         }
 
@@ -47,8 +57,9 @@ extension CrashEventSender {
     }
 
     /// The sender's side: once the app's delivery lock is free (the app finished or died), the reports named
-    /// in the environment that are still there become events in the queue, as the app would have made them.
-    static func takeOverReports(storage: String, host: URL, token: String?, deadline: Date) {
+    /// in the environment that are still there become events in the queue, as the app would have made them,
+    /// through `client` (the sender's client of that queue, for the destination the queue was written for).
+    static func takeOverReports(storage: String, into client: Cohorly, deadline: Date) {
         let environment = ProcessInfo.processInfo.environment
         guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
             return
@@ -67,12 +78,6 @@ extension CrashEventSender {
         let options = environment[eventOptionsVariable].flatMap {
             try? JSONDecoder().decode(ExceptionEventOptions.self, from: Data($0.utf8))
         }
-        var clientOptions = CohorlyOptions.default
-        clientOptions.storageDirectory = URL(fileURLWithPath: storage)
-        clientOptions.flushInterval = .infinity
-        clientOptions.flushAt = .max
-        let client = Cohorly(apiHost: host, token: token, options: clientOptions)
-        defer { client.shutdown() }
         _ = CohorlyCrash.deliver(
             files, from: CrashReportStore(directory: URL(fileURLWithPath: directory)), to: client,
             options: options ?? .default)

@@ -56,13 +56,15 @@ enum CrashEventSender {
             usleep(20_000)
         }
         let token = environment[tokenVariable]
-        // Reports the app handed over (it may have died before turning them into events) first.
-        takeOverReports(storage: storage, host: host, token: token, deadline: deadline)
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             _ = await Cohorly.sendQueued(
                 storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token,
-                timeout: max(1, deadline.timeIntervalSinceNow))
+                timeout: max(1, deadline.timeIntervalSinceNow), options: .default
+            ) { client in
+                // Reports the app handed over (it may have died before turning them into events) first.
+                takeOverReports(storage: storage, into: client, deadline: deadline)
+            }
             done.signal()
         }
         done.wait()

@@ -148,4 +148,45 @@ struct DeliveryTests {
         let fifthId = try CrashReportStore(directory: setup.reports).load(fifth).insertId
         #expect(!events.contains { $0.insertId == fifthId })
     }
+
+    @Test func aCrashLoopThroughPostHogIsTakenOverForTheQueuesDestination() async throws {
+        var configuration = CollectorConfiguration()
+        configuration.tokens = ["phc_demo"]
+        let collector = try Collector(configuration: configuration)
+        _ = try collector.start()
+        defer { collector.stop() }
+        // Anything sent the Cohorly API's way is refused: only capture V1 gets through.
+        collector.injectFault(Fault(status: 400, path: "/track"), count: 10_000)
+        let root = try makeTemporaryDirectory("delivery-posthog")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let environment = [
+            "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
+            "COHORLY_DESTINATION": "posthog",
+        ]
+        // Every launch crashes 50 ms after install, as in the crash loop above: the detached senders take the
+        // reports over and queue them for PostHog, the queue's destination.
+        for _ in 0..<3 {
+            let run = try await runCrashDemo(
+                [
+                    "crash", "null-write", "--crash-after-ms", "50", "--storage",
+                    root.appendingPathComponent("storage").path, "--sender-timeout-ms", "15000",
+                ],
+                reportDirectory: root.appendingPathComponent("reports"), withClient: true, environment: environment)
+            #expect(run.signal == SIGSEGV)
+        }
+        let deadline = Date(timeIntervalSinceNow: 60)
+        func received() throws -> [StoredEvent] {
+            try collector.store.events(matching: EventQuery(event: "$exception", limit: 100))
+        }
+        while try received().count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let events = try received()
+        #expect(events.count == 2)
+        // The third launch's report waits for the next launch.
+        let store = CrashReportStore(directory: root.appendingPathComponent("reports"))
+        let waiting = try store.pendingReports().map { try store.load($0).insertId.lowercased() }
+        #expect(waiting.count == 1)
+        #expect(!events.contains { $0.insertId == waiting.first })
+        let properties = try #require(events.first.flatMap { CohorlyValue(json: $0.propertiesJSON) })
+        #expect(properties["$exception_level"] == "fatal")
+    }
 }
