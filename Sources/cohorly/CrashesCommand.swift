@@ -111,8 +111,8 @@ enum CrashesShowCommand: Command {
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
         }
-        guard parsed.positionals.count == 1, let id = parsed.positionals.first else {
-            return Console.usageError("expected one INSERT_ID", command: "crashes show")
+        guard parsed.positionals.count == 1, let id = parsed.positionals.first, !id.isEmpty else {
+            return Console.usageError("expected one INSERT_ID (or a prefix of one)", command: "crashes show")
         }
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
         return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {

@@ -89,6 +89,17 @@ import Testing
         #expect(summary["dry_run"] as? Bool == true)
         #expect(summary["would_upload"] as? Int == 1)
         #expect(summary["bytes_sent"] as? Int == 0)
+        let posthog = try CLI.run([
+            "debug-files", "upload", "--dry-run", "--to", "posthog", fixtures.path("shop.debug"),
+        ])
+        #expect(posthog.status == 2)
+        #expect(posthog.stderr.hasPrefix("cohorly: --dry-run works with our collector only, not --to posthog\n"))
+    }
+
+    @Test func anEmptyInsertIdIsAUsageError() throws {
+        let result = try CLI.run(["crashes", "show", ""])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("cohorly: expected one INSERT_ID (or a prefix of one)\n"))
     }
 
     @Test func reportNamesAreSimplifiedUnlessFullNamesAreAsked() throws {
