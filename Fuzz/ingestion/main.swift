@@ -3,12 +3,29 @@
 // an in-memory store), then, for an accepted `/track` body, the crash read side's parse of each record's
 // properties (`CrashQueries.input(from:)`, what `GET /api/crashes/<id>` feeds the symbolicator).
 //
-// Checked beyond "no crash": no body gets a 5xx (a storage error is a bug, not bad input), and every
+// An input that starts with a request line (`GET /api/crashes?limit=-1 HTTP/1.1`, see
+// `HTTPRequest(raw:)`) is instead a whole request: screened and routed as the server would (`Router.answer`), so
+// query parameters, headers and admin bodies are fuzzed too (the attack requests of fixtures/fuzz/ingestion/request-*).
+//
+// Checked beyond "no crash": no input gets a 5xx (a storage error is a bug, not bad input), and every
 // response body is JSON.
 @testable import CohorlyCollector
 
 nonisolated(unsafe) var ingestion: Ingestion?
+nonisolated(unsafe) var router: Router?
 nonisolated(unsafe) var runs = 0
+
+func freshRouter() -> Router {
+    var configuration = CollectorConfiguration()
+    configuration.tokens = ["fuzz-token"]
+    configuration.adminToken = "fuzz-secret"
+    guard let store = try? CollectorStore(directory: nil), let debugFiles = try? DebugFileStore(directory: nil) else {
+        fatalError("cannot open in-memory stores")
+    }
+    return Router(
+        ingestion: Ingestion(store: store, configuration: configuration), store: store, debugFiles: debugFiles,
+        faults: FaultInjector(), configuration: configuration, rateLimiter: nil)
+}
 
 func freshIngestion() -> Ingestion {
     var configuration = CollectorConfiguration()
@@ -23,6 +40,19 @@ public func fuzzIngestion(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if ingestion == nil || runs % 2000 == 0 { ingestion = freshIngestion() }
     runs += 1
     let body = Array(UnsafeBufferPointer(start: data, count: size))
+    if let request = HTTPRequest(raw: body) {
+        if router == nil || runs % 2000 == 0 { router = freshRouter() }
+        let response = router!.answer(request, port: 4000)
+        router!.faults.clear()  // an injected delay must not hold the next input
+        guard let response else { return 0 }  // an injected dropped connection
+        guard response.status < 500 else {
+            fatalError("\(request.path) answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+        }
+        guard JSONValue(bytes: response.body) != nil else {
+            fatalError("\(request.path) answered non-JSON: \(String(decoding: response.body, as: UTF8.self))")
+        }
+        return 0
+    }
     for (kind, path) in [(Ingestion.Kind.track, "/track"), (.engage, "/engage"), (.alias, "/alias")] {
         let request = HTTPRequest(
             method: "POST", path: path,

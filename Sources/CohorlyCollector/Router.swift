@@ -13,6 +13,12 @@ struct Router: Sendable {
     /// PostHog capture V1 (CaptureV1Ingestion.swift).
     private var captureV1: CaptureV1Ingestion { CaptureV1Ingestion(store: store, configuration: configuration) }
 
+    /// What the server answers a whole request on `port`: its refusal by `screen`, else its route's answer (nil:
+    /// the connection is dropped). The server itself screens before the body is read, then routes.
+    func answer(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
+        screen(request, port: port) ?? route(request)
+    }
+
     func route(_ request: HTTPRequest) -> HTTPResponse? {
         do {
             return try dispatch(request)

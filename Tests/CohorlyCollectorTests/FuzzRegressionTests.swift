@@ -79,7 +79,26 @@ import Testing
         let inputs = try Self.corpus("ingestion")
         #expect(inputs.count >= 5)
         var accepted = 0
+        let store = try CollectorStore(directory: nil)
+        var guarded = configuration
+        guarded.adminToken = "fuzz-secret"
+        let router = Router(
+            ingestion: Ingestion(store: store, configuration: guarded), store: store,
+            debugFiles: try DebugFileStore(directory: nil), faults: FaultInjector(), configuration: guarded,
+            rateLimiter: nil)
+        var requests = 0
         for (name, body) in inputs {
+            // A whole request (the attack seeds `request-*`): refused with a 4xx, except the one good request.
+            if let request = HTTPRequest(raw: body) {
+                requests += 1
+                let response = router.answer(request, port: 4000)
+                router.faults.clear()
+                let status = response?.status ?? 0
+                #expect(status < 500, "\(name): \(String(decoding: response?.body ?? [], as: UTF8.self))")
+                #expect(response.map { JSONValue(bytes: $0.body) != nil } ?? true, "\(name): non-JSON answer")
+                #expect(name.hasSuffix("-ok") ? status == 200 : (400..<500).contains(status), "\(name): \(status)")
+                continue
+            }
             for (kind, path) in [(Ingestion.Kind.track, "/track"), (.engage, "/engage"), (.alias, "/alias")] {
                 let request = HTTPRequest(
                     method: "POST", path: path,
@@ -96,5 +115,6 @@ import Testing
             }
         }
         #expect(accepted >= 3)
+        #expect(requests >= 10)
     }
 }
