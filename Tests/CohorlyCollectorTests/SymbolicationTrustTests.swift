@@ -9,7 +9,8 @@ import Testing
 /// FIFO for a blocking read.
 @Suite struct SymbolicationTrustTests {
     /// An `$exception` event with one frame at `main + 4` in an image at 0x7f0000000000 named `codeFile`.
-    static func crashEvent(insertId: String, codeFile: String, buildId: String?, program: SplitProgram) throws -> String {
+    static func crashEvent(insertId: String, codeFile: String, buildId: String?, program: SplitProgram) throws -> String
+    {
         let symbols = try SplitProgram.run("/usr/bin/nm", [program.full])
         let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" T main") })
         let main = try #require(UInt64(line.split(separator: " ")[0], radix: 16))
@@ -24,7 +25,9 @@ import Testing
             "$exception_list": [
                 [
                     "type": "SIGSEGV", "value": "Segmentation fault", "mechanism": ["type": "signal"],
-                    "stacktrace": ["frames": [["instruction_addr": .string("0x" + String(base + main + 4, radix: 16))]]],
+                    "stacktrace": [
+                        "frames": [["instruction_addr": .string("0x" + String(base + main + 4, radix: 16))]]
+                    ],
                 ]
             ],
             "$debug_images": [.object(image)],
@@ -43,7 +46,8 @@ import Testing
         let program = try SplitProgram.get()
         let collector = try startCollector()
         defer { collector.stop() }
-        let body = try Self.crashEvent(insertId: "named", codeFile: program.full, buildId: program.buildId, program: program)
+        let body = try Self.crashEvent(
+            insertId: "named", codeFile: program.full, buildId: program.buildId, program: program)
         #expect(send(collector, "/track", body: body).status == 200)
         let shown = Self.topFunction(collector, "named")
         #expect(shown.status == 200)
