@@ -8,7 +8,7 @@ enum DebugFilesUploadCommand: Command {
     static let summary = "Upload executables and debug files to a collector (only what it lacks)."
     static let help = """
         USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--json]
-               cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--json]
+               cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--force] [--json]
 
         Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
         symbols (or no GNU build id), asks the collector which build ids / contents it already has, and uploads
@@ -23,7 +23,8 @@ enum DebugFilesUploadCommand: Command {
           --auth-token-file F  The upload secret, from a file (`cohorly serve --auth-token-file`; default
                             COHORLY_AUTH_TOKEN). `--auth-token T` also works, but shows it in `ps`.
           --force           Replace a file the collector holds for the same build id with other bytes (needs
-                            the secret; a collector without one never replaces a stored file).
+                            the secret; a collector without one never replaces a stored file). With
+                            --to posthog: replace a symbol set stored under the same debug id.
           --dry-run         Find, check and hash the files and list what would be uploaded; send nothing
                             (the collector is not contacted; --release is not needed).
           --json            Print a JSON summary (counts, bytes sent, one object per file).
@@ -31,8 +32,8 @@ enum DebugFilesUploadCommand: Command {
                             DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
                             PostHog's (default POSTHOG_CLI_HOST, else https://us.posthog.com).
           --project-id ID   The PostHog project (default POSTHOG_CLI_PROJECT_ID).
-          --api-key-file F  Read the personal API key from F's first line (`-`: stdin); default
-                            POSTHOG_CLI_API_KEY. (--api-key KEY works too, but shows the key to `ps`.)
+          --api-key-file F  Read the personal API key from F's first line; default POSTHOG_CLI_API_KEY.
+                            (--api-key KEY works too, but shows the key to `ps`.)
           -h, --help        Show this help.
 
         ENVIRONMENT: COHORLY_RELEASE, COHORLY_HOST, COHORLY_AUTH_TOKEN, COHORLY_RETRY_DELAY_MS (first retry
@@ -48,8 +49,8 @@ enum DebugFilesUploadCommand: Command {
         do {
             parsed = try ParsedArguments.parse(
                 arguments, flags: ["--json", "--force", "--dry-run"],
-                options: Set(["--release", "--host", "--to", "--project-id", "--api-key", "--api-key-file"]).union(
-                    SecretOption.options))
+                options: Set(["--release", "--host", "--to", "--project-id"]).union(SecretOption.options).union(
+                    SecretOption.postHog.options))
         } catch {
             return Console.usageError(error.reason, command: "debug-files upload")
         }
@@ -64,6 +65,11 @@ enum DebugFilesUploadCommand: Command {
         case let other?:
             return Console.usageError(
                 "unknown --to \(other) (expected cohorly or posthog)", command: "debug-files upload")
+        }
+        if let option = (SecretOption.postHog.options.union(["--project-id"])).first(where: {
+            parsed.options[$0] != nil
+        }) {
+            return Console.usageError("\(option) works with --to posthog only", command: "debug-files upload")
         }
         let environment = ProcessInfo.processInfo.environment
         func option(_ name: String, _ variable: String) -> String? {

@@ -13,6 +13,9 @@ struct PostHogSymbolSetAPI {
     let projectId: String
     /// The personal API key (`phx_…`).
     let apiKey: String
+    /// Replace a symbol set PostHog holds under the same debug id with other content (`force`). Default false:
+    /// such a set is refused with 400 `content_hash_mismatch`.
+    var force = false
     /// Retries after the first attempt. Default 3.
     var retries = 3
     /// The first wait between attempts, in seconds, doubled for each later one. Default 0.5.
@@ -47,7 +50,7 @@ struct PostHogSymbolSetAPI {
         let list: [CohorlyValue] = sets.map {
             ["chunk_id": .string($0.chunkId), "release_id": .null, "content_hash": .string($0.contentHash)]
         }
-        let body: CohorlyValue = ["symbol_sets": .array(list), "force": false, "skip_on_conflict": false]
+        let body: CohorlyValue = ["symbol_sets": .array(list), "force": .bool(force), "skip_on_conflict": false]
         let answer = try call("bulk_start_upload", body)
         guard let map = answer["id_map"]?.objectValue else {
             throw Failure(status: nil, code: nil, description: "\(host): unexpected answer to bulk_start_upload")

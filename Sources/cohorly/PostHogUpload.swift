@@ -28,11 +28,20 @@ enum PostHogUpload {
         guard !projectId.isEmpty, projectId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
         else { return Console.usageError("invalid --project-id \(projectId)", command: command) }
         let apiKey: String
-        switch readKey(parsed, environment) {
-        case .success(let key): apiKey = key
+        switch SecretOption.postHog.resolve(parsed) {
+        case .success(let key?): apiKey = key
+        case .success(nil):
+            return Console.usageError(
+                "missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)", command: command)
         case .failure(let error): return Console.usageError(error.reason, command: command)
         }
+        if let secret = SecretOption.collector.options.first(where: { parsed.options[$0] != nil }) {
+            return Console.usageError(
+                "\(secret) is the collector's secret; PostHog's key comes from POSTHOG_CLI_API_KEY or --api-key-file",
+                command: command)
+        }
         var api = PostHogSymbolSetAPI(host: host, projectId: projectId, apiKey: apiKey)
+        api.force = parsed.flags.contains("--force")
         if let delay = environment["COHORLY_RETRY_DELAY_MS"].flatMap(Double.init), delay >= 0 {
             api.retryDelay = delay / 1000
         }
@@ -48,36 +57,6 @@ enum PostHogUpload {
             Console.out(run.summary)
         }
         return run.succeeded ? .success : .failure
-    }
-
-    /// The key: `--api-key-file FILE` (first line; `-` reads stdin), else `--api-key`, else `POSTHOG_CLI_API_KEY`.
-    static func readKey(_ parsed: ParsedArguments, _ environment: [String: String]) -> Result<String, UsageError> {
-        var key: String?
-        if let file = parsed.options["--api-key-file"]?.last {
-            let bytes: [UInt8]
-            if file == "-" {
-                bytes = Console.readAll()
-            } else {
-                do {
-                    bytes = try RegularFile(path: file).readAll(limit: 64 << 10)
-                } catch {
-                    return .failure(UsageError(reason: "--api-key-file: \(error)"))
-                }
-            }
-            key = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
-                String($0).trimmingWhitespace()
-            }
-        } else {
-            key = parsed.options["--api-key"]?.last ?? environment["POSTHOG_CLI_API_KEY"]
-        }
-        guard let key, !key.isEmpty else {
-            return .failure(UsageError(reason: "missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)"))
-        }
-        // The key becomes a header line: a control character in it could add headers of its own.
-        guard key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) else {
-            return .failure(UsageError(reason: "the API key holds a control character"))
-        }
-        return .success(key)
     }
 
     /// One file that will be packed: its place in the run and its debug id.

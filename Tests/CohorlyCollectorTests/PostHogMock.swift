@@ -6,7 +6,7 @@ import Foundation
 
 /// PostHog's symbol-set API on 127.0.0.1 (ephemeral port; the collector's libmicrohttpd server), as research/posthog.md part C2 describes it:
 /// `bulk_start_upload` (answers an `id_map` entry with a presigned POST for each set it lacks, omits a set it
-/// holds with the same hash, refuses a different hash with 400 `content_hash_mismatch`), the presigned POST
+/// holds with the same hash, refuses a different hash with 400 `content_hash_mismatch` unless `force`), the presigned POST
 /// (on this server too: a multipart form parsed strictly — every field as a text part in order, then the part
 /// `file` with file name `file`), and `bulk_finish_upload` (checks each hash against the SHA-512 of the bytes
 /// received). It records what it saw, and can fail the next calls of a kind with 503 to exercise retries.
@@ -90,7 +90,7 @@ final class PostHogMock: @unchecked Sendable {
 
     private func start(_ body: [UInt8]) -> (Int, String) {
         guard let document = CohorlyValue(bytes: body), let sets = document["symbol_sets"]?.arrayValue,
-            document["force"] == false, document["skip_on_conflict"] == false
+            case .bool(let force)? = document["force"], document["skip_on_conflict"] == false
         else { return error(400, "invalid_input", "Malformed request.") }
         state.startBatches.append(sets.compactMap { $0["chunk_id"]?.stringValue })
         var map: [String: CohorlyValue] = [:]
@@ -98,7 +98,7 @@ final class PostHogMock: @unchecked Sendable {
             guard let chunk = set["chunk_id"]?.stringValue, let hash = set["content_hash"]?.stringValue,
                 set["release_id"] == .null
             else { return error(400, "invalid_input", "Malformed symbol set.") }
-            if let stored = state.stored[chunk] {
+            if let stored = state.stored[chunk], !force || stored == hash {
                 if stored == hash { continue }
                 return error(400, "content_hash_mismatch", "Symbol set \(chunk) already exists with different content.")
             }

@@ -134,6 +134,13 @@ import Testing
             "\(result.error)")
         #expect(result.output.contains("0 uploaded (0 bytes sent), 0 already present, 0 skipped, 1 failed"))
         #expect(mock.with { $0.objects.isEmpty })
+
+        // --force replaces it.
+        let forced = try Self.upload([program.full, "--force"], mock)
+        #expect(forced.status == 0, "\(forced.error)")
+        #expect(forced.output.contains("1 uploaded"))
+        #expect(
+            mock.with { $0.stored[debugId] } == PostHogMock.sha512(try #require(mock.with { $0.objects.values.first })))
     }
 
     @Test func everyStepIsRetriedThreeTimes() throws {
@@ -199,10 +206,22 @@ import Testing
 
         let unreadable = try Self.upload([program.full, "--api-key-file", file + ".gone"], mock)
         #expect(unreadable.status == 2)
-        #expect(unreadable.error.hasPrefix("cohorly: --api-key-file: \(file).gone: cannot open"), "\(unreadable.error)")
-        let missing = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
+        #expect(unreadable.error.hasPrefix("cohorly: cannot read --api-key-file \(file).gone"), "\(unreadable.error)")
+        let empty = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
+        #expect(empty.status == 2)
+        #expect(empty.error.hasPrefix("cohorly: POSTHOG_CLI_API_KEY is set but empty"))
+        let missing = try CLITests.run(
+            ["debug-files", "upload", program.full, "--to", "posthog", "--host", mock.url, "--project-id", "1"],
+            environment: [:])
         #expect(missing.status == 2)
         #expect(missing.error.hasPrefix("cohorly: missing the personal API key"))
+        let collectorSecret = try Self.upload([program.full, "--auth-token", "s"], mock)
+        #expect(collectorSecret.status == 2)
+        #expect(collectorSecret.error.hasPrefix("cohorly: --auth-token is the collector's secret"))
+        let keyWithoutPostHog = try CLITests.run(
+            ["debug-files", "upload", program.full, "--release", "r", "--api-key-file", file], environment: [:])
+        #expect(keyWithoutPostHog.status == 2)
+        #expect(keyWithoutPostHog.error.hasPrefix("cohorly: --api-key-file works with --to posthog only"))
         let noProject = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_PROJECT_ID": ""])
         #expect(noProject.status == 2)
         let unknown = try CLITests.run(["debug-files", "upload", program.full, "--to", "sentry"], environment: [:])
