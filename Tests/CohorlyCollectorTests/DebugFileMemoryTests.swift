@@ -19,8 +19,8 @@ import Testing
         // `big` has the same build id and other bytes: replacing `small` needs the secret and --force.
         let secret = directory + "/secret"
         try Data("memory-secret\n".utf8).write(to: URL(fileURLWithPath: secret))
-        let server = try ServeProcess(data: directory + "/data", arguments: ["--auth-token-file", secret])
-        defer { server.stop() }
+        let server = try ServeCommandTests.Server(["--data", directory + "/data", "--auth-token-file", secret])
+        defer { _ = server.stop() }
         let smallRun = try spawnMeasuringMemory(
             CLITests.cli.path,
             ["debug-files", "upload", small, "--release", "a", "--host", server.host, "--auth-token-file", secret])
@@ -44,45 +44,6 @@ import Testing
             (FileManager.default.enumerator(at: stored, includingPropertiesForKeys: [.fileSizeKey])?.allObjects
             as? [URL] ?? []).compactMap { try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize }
         #expect(sizes.contains(Self.extra + contents(program.debug).count))
-    }
-}
-
-/// `cohorly serve --port 0` as a child process.
-final class ServeProcess {
-    let process = Process()
-    let host: String
-
-    init(data: String, arguments: [String] = []) throws {
-        process.executableURL = CLITests.cli
-        process.arguments = ["serve", "--port", "0", "--data", data] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        var firstLine = ""
-        while !firstLine.contains("\n") {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            firstLine += String(decoding: chunk, as: UTF8.self)
-        }
-        guard
-            let host = firstLine.split(separator: " ").first(where: { $0.hasPrefix("http://127.0.0.1:") }).map(
-                String.init)
-        else { throw FixtureError(reason: "cohorly serve printed no address: \(firstLine)") }
-        self.host = host
-    }
-
-    /// The collector's peak resident memory so far (`VmHWM`), KiB.
-    func peakMemoryKB() throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let value = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { throw FixtureError(reason: "no VmHWM") }
-        return value
-    }
-
-    func stop() {
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
     }
 }
 

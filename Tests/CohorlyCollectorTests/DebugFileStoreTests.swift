@@ -281,22 +281,10 @@ import Testing
 
     /// Sends headers declaring `declared` body bytes, then only `sent` bytes, then closes the socket.
     static func sendAndHangUp(_ collector: Collector, path: String, declared: Int, sent: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = collector.port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw FixtureError(reason: "connect failed") }
+        let connection = try HeldConnectionTests.RawConnection(collector)
         let head =
             "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(declared)\r\n\r\n"
-        let bytes = Array(head.utf8) + [UInt8](repeating: 0x7f, count: sent)
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        connection.write(Array(head.utf8) + [UInt8](repeating: 0x7f, count: sent))
     }
 }
 

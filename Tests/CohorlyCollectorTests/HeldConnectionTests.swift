@@ -9,7 +9,11 @@ import Testing
     final class RawConnection {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
 
-        init(_ collector: Collector, from source: String = "127.0.0.1") throws {
+        convenience init(_ collector: Collector, from source: String = "127.0.0.1") throws {
+            try self.init(port: collector.port, from: source)
+        }
+
+        init(port: UInt16, from source: String = "127.0.0.1") throws {
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var local = sockaddr_in()
@@ -17,7 +21,7 @@ import Testing
             local.sin_addr.s_addr = inet_addr(source)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = collector.port.bigEndian
+            address.sin_port = port.bigEndian
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -34,8 +38,10 @@ import Testing
 
         deinit { close(fd) }
 
-        func write(_ text: String) {
-            _ = text.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        func write(_ text: String) { write(Array(text.utf8)) }
+
+        func write(_ bytes: [UInt8]) {
+            _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
 
         /// What the server sends until it closes the connection; nil when it neither answers nor closes in 5 s.

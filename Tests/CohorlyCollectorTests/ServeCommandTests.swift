@@ -50,6 +50,15 @@ import Testing
             return (process.terminationStatus, error)
         }
 
+        /// The server's peak resident memory so far (`VmHWM`), KiB.
+        func peakMemoryKB() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let value = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            else { throw FixtureError(reason: "no VmHWM") }
+            return value
+        }
+
         func get(_ path: String, headers: [(String, String)] = []) -> Int {
             send("GET", path, headers: headers)
         }
@@ -148,22 +157,11 @@ import Testing
             headers: [("Content-Type", "application/json"), ("X-Cohorly-Token", "t")],
             body: Array(#"{"event":"e","properties":{"distinct_id":"u"}}"#.utf8), timeout: 30, connectTimeout: 5)
         DispatchQueue.global().async { _ = CurlTransport().send(held) }
-        let port = try #require(URL(string: server.host)?.port)
-        let quiet = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(quiet) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(quiet, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        #expect(connected == 0)
-        let half =
+        let port = try #require(URL(string: server.host)?.port.flatMap { UInt16(exactly: $0) })
+        let quiet = try HeldConnectionTests.RawConnection(port: port)
+        quiet.write(
             "POST /track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
-        _ = half.withCString { send(quiet, $0, strlen($0), 0) }
+        )
         let result = try #require(server.stop())
         #expect(result.status == 0)
     }
