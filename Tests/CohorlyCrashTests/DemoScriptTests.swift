@@ -24,23 +24,15 @@ struct DemoScriptTests {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [
-            Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
-            "--cohorly", cohorly.path,
-        ] + (posthog ? ["--posthog"] : [])
+        process.arguments =
+            [
+                Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
+                "--cohorly", cohorly.path,
+            ] + (posthog ? ["--posthog"] : [])
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output  // bash's job lines would land here: they must not appear
-        // Waited for without blocking a thread of the (small) cooperative pool the other tests share.
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        try await runToEnd(process)
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
 
         #expect(process.terminationReason == .exit)

@@ -101,8 +101,20 @@ func runCrashDemo(
     process.environment = environment
     process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
     process.standardError = try FileHandle(forWritingTo: stderrURL)
-    try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Void, any Error>) in
+    try await runToEnd(process)
+    let signaled = process.terminationReason == .uncaughtSignal
+    return CrashDemoRun(
+        signal: signaled ? process.terminationStatus : nil,
+        exitStatus: signaled ? nil : process.terminationStatus,
+        stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "",
+        reportDirectory: directory)
+}
+
+/// Starts `process` and waits for it to end without blocking a thread of the (small) cooperative pool the tests
+/// share.
+func runToEnd(_ process: Process) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         process.terminationHandler = { _ in continuation.resume() }
         do {
             try process.run()
@@ -111,11 +123,4 @@ func runCrashDemo(
             continuation.resume(throwing: error)
         }
     }
-    let signaled = process.terminationReason == .uncaughtSignal
-    return CrashDemoRun(
-        signal: signaled ? process.terminationStatus : nil,
-        exitStatus: signaled ? nil : process.terminationStatus,
-        stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-        stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "",
-        reportDirectory: directory)
 }
