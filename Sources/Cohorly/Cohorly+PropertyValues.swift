@@ -10,6 +10,15 @@ extension Cohorly {
         track(event, properties: properties.cohorlyProperties)
     }
 
+    /// `identify(_:)`, also setting profile properties whose values are Swift values (`set`: `$set`, `setOnce`:
+    /// `$set_once`, default none).
+    public func identify(
+        _ distinctId: String, set: [String: any CohorlyPropertyValue],
+        setOnce: [String: any CohorlyPropertyValue] = [:]
+    ) {
+        identify(distinctId, set: set.cohorlyProperties, setOnce: setOnce.cohorlyProperties)
+    }
+
     /// Adds super properties whose values are Swift values (persisted, merged into every later event).
     public func register(_ properties: [String: any CohorlyPropertyValue]) {
         register(properties.cohorlyProperties)

@@ -30,6 +30,7 @@ struct PropertyValueTests {
                 "list": CohorlyValue(array: [plan, seats]),
                 "bad": Double.nan,
             ])
+        client.identify("user-9", set: ["plan": plan], setOnce: ["since": at])
         client.people.set(["plan": plan, "seats": seats])
         client.people.setOnce(["first": at])
         #expect(await client.flush())
@@ -56,8 +57,11 @@ struct PropertyValueTests {
         #expect(properties["tier"] == "pro")  // super properties from variables
         #expect(properties["build"] == 7)
         let operations = try collector.store.records(kind: "engage").compactMap { CohorlyValue(json: $0.json) }
-        #expect(operations.map { $0["$set"] } == [["plan": "pro", "seats": 3], nil])
-        #expect(operations.map { $0["$set_once"] } == [nil, ["first": "2025-11-30T10:34:59.327Z"]])
+        #expect(operations.compactMap { $0["$set"] } == [["plan": "pro"], ["plan": "pro", "seats": 3]])
+        #expect(
+            operations.compactMap { $0["$set_once"] } == [
+                ["since": "2025-11-30T10:34:59.327Z"], ["first": "2025-11-30T10:34:59.327Z"],
+            ])
     }
 
     @Test func literalsStillBuildCohorlyValues() async throws {
