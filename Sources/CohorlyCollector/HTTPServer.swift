@@ -291,7 +291,7 @@ private func makeResponse(_ answer: HTTPResponse) -> OpaquePointer? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     var info = stat()
-    guard fstat(fd, &info) == 0, let response = cly_mhd_response_from_fd(UInt64(info.st_size), fd) else {
+    guard fstat(fd, &info) == 0, let response = cly_mhd_response_from_fd(UInt64(clamping: info.st_size), fd) else {
         close(fd)
         return nil
     }
