@@ -8,6 +8,9 @@ import Foundation
 /// Not done here: skew correction (`PostHog-Request-Timestamp` is checked, not applied), `br`/`zstd` bodies
 /// (415 `unsupported_encoding`), cookieless mode, billing limits.
 struct CaptureV1Ingestion: Sendable {
+    /// The route it answers.
+    static let path = "/i/v1/analytics/events"
+
     let store: CollectorStore
     let configuration: CollectorConfiguration
 

@@ -33,6 +33,11 @@ extension Router {
             let mediaType = request.header("Content-Type")?.split(separator: ";").first
                 .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard mediaType == "application/json" else {
+                // PostHog's clients read the tag of their own error body; the Cohorly routes keep theirs.
+                if request.path == CaptureV1Ingestion.path {
+                    return CaptureV1Ingestion.error(
+                        415, "unsupported_content_type", "Content-Type must be application/json")
+                }
                 return .error(415, "content type must be application/json")
             }
         }

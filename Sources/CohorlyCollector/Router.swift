@@ -38,7 +38,7 @@ struct Router: Sendable {
             }
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
-        case "/i/v1/analytics/events": return withFaults(request) { captureV1.handle(request) }
+        case CaptureV1Ingestion.path: return withFaults(request) { captureV1.handle(request) }
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }

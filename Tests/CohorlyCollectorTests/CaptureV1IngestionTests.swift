@@ -108,8 +108,8 @@ import Testing
             ("unknown token", good, Self.headers(token: "other"), 401, "invalid_api_token"),
             ("personal key", good, Self.headers(token: "phx_abc"), 401, "invalid_api_token"),
             ("basic auth", good, replacing("Authorization", "Basic dXNlcg=="), 400, "invalid_header_value"),
-            // The collector's request screen refuses it before any route (its own error text): status only.
-            ("content type", good, replacing("Content-Type", "text/plain"), 415, ""),
+            // Refused by the collector's request screen before the body is read, in PostHog's words.
+            ("content type", good, replacing("Content-Type", "text/plain"), 415, "unsupported_content_type"),
             ("no user agent", good, without("User-Agent"), 400, "missing_required_headers"),
             ("no sdk info", good, without("PostHog-Sdk-Info"), 400, "missing_required_headers"),
             ("attempt 0", good, replacing("PostHog-Attempt", "0"), 400, "invalid_header_value"),
