@@ -34,6 +34,7 @@ extension Cohorly {
         }
         options.flushInterval = .infinity
         options.flushAt = .max
+        options.loadFeatureFlags = false
         // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
         // and key either way.
         let client = Cohorly(apiHost: apiHost, token: token, options: options) { store in

@@ -26,6 +26,7 @@ public final class Cohorly: Sendable {
     let store: any QueueStore
     let delivery: Delivery
     let automatic: AutomaticProperties
+    let flags: FeatureFlagStore
     let persisterFinished = DispatchSemaphore(value: 0)
 
     private static let sharedBox = ClientStateBox.SharedSlot()
@@ -55,11 +56,13 @@ public final class Cohorly: Sendable {
     ///   - flushAt: queued events that trigger a flush. Default 20.
     ///   - maxQueueSize: records kept on disk; the oldest beyond it are dropped. Default 10,000.
     ///   - debug: log what is sent (never the token). Default false.
+    ///   - loadFeatureFlags: evaluate feature flags now (`identify` and `reset` always do). Default true.
     ///   - options: everything else (retry timings, transport, log handler). Default `.default`.
     @discardableResult
     public static func initialize(
         apiHost: URL = defaultAPIHost, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
-        flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
+        flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, loadFeatureFlags: Bool? = nil,
+        options: CohorlyOptions = .default
     ) -> Cohorly {
         let options = merged(
             options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
@@ -73,6 +76,7 @@ public final class Cohorly: Sendable {
         debug: Bool?
     ) -> CohorlyOptions {
         var options = options
+        if let loadFeatureFlags { options.loadFeatureFlags = loadFeatureFlags }
         if let storageDirectory { options.storageDirectory = storageDirectory }
         if let flushInterval { options.flushInterval = flushInterval }
         if let flushAt { options.flushAt = flushAt }
@@ -135,9 +139,16 @@ public final class Cohorly: Sendable {
         if store.meta(MetaKey.destination) != destination.persistedDescription {
             state.mutate { _ in [.store(.setMeta(MetaKey.destination, destination.persistedDescription))] }
         }
+        let transport = options.transport ?? CurlTransport()
         self.delivery = Delivery(
-            store: store, transport: options.transport ?? CurlTransport(), options: options,
-            destination: destination, lockPath: lockPath, log: log)
+            store: store, transport: transport, options: options, destination: destination, lockPath: lockPath,
+            log: log)
+        let weakClient = WeakClient()
+        self.flags = Self.makeFlags(
+            store: store, destination: destination, transport: transport, options: options, state: state,
+            client: weakClient)
+        weakClient.value = self
+        if options.loadFeatureFlags { flags.reload() }
         delivery.setPaused(state.withLock { $0.optedOut })
         delivery.start()
         let thread = Thread { [self] in runPersister() }

@@ -5,7 +5,7 @@ import Foundation
 /// `X-Cohorly-Token`, answers under the shared retry contract (`RetryContract`): no retry limit, failures back off.
 final class CohorlyDestination: Destination, @unchecked Sendable {
     let apiHost: URL
-    private let token: String?
+    let token: String?
     // Only touched by the delivery thread.
     private var failures = 0
 

@@ -23,9 +23,17 @@ public struct CohorlyOptions: Sendable {
     public var retry: RetryPolicy = .default
     /// The HTTP transport. Default: libcurl (`nil` chooses it).
     public var transport: (any Transport)?
+    /// Evaluate feature flags when the client starts (`identify` and `reset` always do). Default true.
+    public var loadFeatureFlags: Bool = true
+    /// How flag reads use the persisted cache. Default `.persistenceUntilNetworkSuccess`.
+    public var flagPersistence: FlagPersistence = .persistenceUntilNetworkSuccess
+    /// How long a persisted flag cache counts as fresh, in seconds. Default `Cohorly.defaultFlagCacheTTL` (24 h).
+    public var flagCacheTTL: TimeInterval = Cohorly.defaultFlagCacheTTL
 
     /// Test hook: called after every delivery attempt with what was sent and decided.
     var attemptObserver: (@Sendable (DeliveryAttempt) -> Void)?
+    /// Test hook: the clock flag cache ages are measured with.
+    var flagClock: @Sendable () -> Date = { Date() }
 
     /// The documented defaults.
     public static var `default`: CohorlyOptions { CohorlyOptions() }

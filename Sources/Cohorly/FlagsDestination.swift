@@ -1,0 +1,29 @@
+/// The flags capability of the `Destination` seam: a destination that can evaluate feature flags conforms to it
+/// too (in its own `+Flags` file). The client asks `destination as? FlagsDestination`; a destination without it
+/// serves fallbacks only (logged once per evaluation).
+///
+/// Contract: `evaluateFlags` runs on the client's flags queue (never the caller's thread), blocks until the
+/// exchange ends (its own retries included), never throws, and returns `.failure` with a reason for the debug log
+/// for anything but a well-formed answer, so the client keeps serving what it had.
+protocol FlagsDestination: AnyObject, Sendable {
+    /// Evaluates every flag (or only `request.keys`) for `request.distinctId`.
+    func evaluateFlags(_ request: FlagsRequest, transport: any Transport, options: CohorlyOptions) -> FlagsAnswer
+}
+
+/// What the client asks a flags evaluation for.
+struct FlagsRequest: Sendable {
+    /// The identity evaluated.
+    var distinctId: String
+    /// The anonymous (device) id of this install.
+    var anonymousId: String
+    /// Only these flags (nil: all of them).
+    var keys: [String]? = nil
+}
+
+/// A flags evaluation's result.
+enum FlagsAnswer: Sendable {
+    /// The server's flags by key (all of them: a flag absent here is unknown).
+    case flags([String: EvaluatedFlag])
+    /// No usable answer (network failure, refusal or malformed body), with why.
+    case failure(String)
+}
