@@ -66,14 +66,14 @@ public final class Cohorly: Sendable {
     ) -> Cohorly {
         let options = merged(
             options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
-            maxQueueSize: maxQueueSize, debug: debug)
+            maxQueueSize: maxQueueSize, debug: debug, loadFeatureFlags: loadFeatureFlags)
         return makeShared(Cohorly(apiHost: apiHost, token: token, options: options))
     }
 
     /// `options` with each non-nil argument of `initialize` applied.
     static func merged(
         _ options: CohorlyOptions, storageDirectory: URL?, flushInterval: Double?, flushAt: Int?, maxQueueSize: Int?,
-        debug: Bool?
+        debug: Bool?, loadFeatureFlags: Bool? = nil
     ) -> CohorlyOptions {
         var options = options
         if let loadFeatureFlags { options.loadFeatureFlags = loadFeatureFlags }
