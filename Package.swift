@@ -69,6 +69,7 @@ let package = Package(
             name: "CohorlyCollector",
             dependencies: [
                 "CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyFiles",
+                "CCrypto",
             ]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, stdc++).

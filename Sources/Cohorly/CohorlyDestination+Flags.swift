@@ -41,7 +41,8 @@ extension CohorlyDestination: FlagsDestination {
             default:
                 return .failure("POST /flags/evaluate: malformed answer (flag \"\(key)\" has a non-string variant)")
             }
-            let payload = flag["payload"].flatMap { $0 == .null ? nil : $0 }
+            var payload = flag["payload"]
+            if payload == .some(.null) { payload = nil }
             result[key] = EvaluatedFlag(enabled: enabled, variant: variant, payload: payload)
         }
         return .flags(result)

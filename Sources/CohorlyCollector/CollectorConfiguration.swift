@@ -13,6 +13,8 @@ public struct CollectorConfiguration: Sendable {
     public var tokens: Set<String> = []
     /// When set, `/api/*` and `/admin/*` need `Authorization: Bearer <adminToken>`. Default nil (open).
     public var adminToken: String?
+    /// The secret `GET /flags/local-evaluation` needs (`Authorization: Bearer`); nil: `adminToken`. Default nil.
+    public var flagSecret: String?
     /// Largest accepted body in bytes; larger gets 413. Default 1 MiB (1,048,576).
     public var maxBodyBytes: Int = 1 << 20
     /// Most records per request; more gets 400. Default 500.

@@ -62,8 +62,8 @@ public struct EventQuery: Sendable {
 /// The collector's SQLite storage: events deduplicated by (token, `$insert_id`), aliases and profile operations.
 /// Each batch is inserted in one transaction, so a rejected batch is never partly inserted.
 public final class CollectorStore: @unchecked Sendable {
-    private let lock = NSLock()
-    private let db: SQLiteDatabase
+    let lock = NSLock()
+    let db: SQLiteDatabase
 
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
@@ -87,6 +87,7 @@ public final class CollectorStore: @unchecked Sendable {
                 received_at INTEGER NOT NULL);
             """
         )
+        try db.execute(Self.flagsSchema)
     }
 
     struct NewEvent {

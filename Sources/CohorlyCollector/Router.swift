@@ -42,6 +42,7 @@ struct Router: Sendable {
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
+        if let answer = try flags(request) { return answer }  // FlagRoutes.swift
         switch (request.method, request.path) {
         case ("GET", "/api/events"): return try events(request)
         case ("GET", "/api/crashes"):

@@ -27,6 +27,13 @@ struct CollectorRequest {
 
     /// Fetches `path` with `query`; returns the body of a 200 answer.
     func get(_ path: String, query: [URLQueryItem] = []) -> Result<String, Failure> {
+        send("GET", path, query: query)
+    }
+
+    /// Sends `method` to `path` (with `body` as JSON when given); returns the body of a 2xx answer.
+    func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: String? = nil)
+        -> Result<String, Failure>
+    {
         let base = host.hasSuffix("/") ? String(host.dropLast()) : host
         var components = URLComponents(string: base + path)
         if !query.isEmpty { components?.queryItems = query }
@@ -35,15 +42,17 @@ struct CollectorRequest {
         }
         var headers: [(String, String)] = []
         if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
+        if body != nil { headers.append(("Content-Type", "application/json")) }
         let request = TransportRequest(
-            url: url, method: "GET", headers: headers, body: [], timeout: 30, connectTimeout: 10)
+            url: url, method: method, headers: headers, body: Array((body ?? "").utf8), timeout: 30,
+            connectTimeout: 10)
         switch CurlTransport().send(request) {
         case .failure(let message):
             Console.error("cohorly: cannot reach \(host): \(message)")
             return .failure(.failed)
         case .http(let status, _, let body):
             let text = String(decoding: body, as: UTF8.self)
-            guard status == 200 else {
+            guard (200..<300).contains(status) else {
                 // The collector's errors are `{"status":0,"error":"…"}`: print the reason alone.
                 let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
                 Console.error("cohorly: \(host) answered \(status): \(TerminalText.escaped(reason))")

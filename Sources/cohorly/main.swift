@@ -15,6 +15,10 @@ let commands: [any Command.Type] = [
     EventsListCommand.self,
     CrashesListCommand.self,
     CrashesShowCommand.self,
+    FlagsSetCommand.self,
+    FlagsListCommand.self,
+    FlagsShowCommand.self,
+    FlagsDeleteCommand.self,
 ]
 
 @MainActor func topLevelHelp() -> String {

@@ -9,6 +9,7 @@
 //       only flushes what an earlier run left queued.
 // Both print "flushed" and exit 0 once the queue is delivered.
 //   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
+//   CohorlyTestApp bench-flags --host URL --dir DIR [--count N]   (scripts/bench-flags)
 // `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API.
 import Cohorly
 import Foundation
@@ -29,6 +30,11 @@ else {
 
 if mode == "bench" {
     await Bench.run(host: host, directory: directory, count: Int(options["--count"] ?? "") ?? 200_000)
+    exit(0)
+}
+
+if mode == "bench-flags" {
+    await FlagsBench.run(host: host, directory: directory, count: Int(options["--count"] ?? "") ?? 1_000_000)
     exit(0)
 }
 

@@ -21,6 +21,7 @@ import Testing
         let details = client.getFeatureFlagDetails("checkout")
         #expect(details.source == .network && details.enabled && details.payload == ["color": "blue"])
         #expect(details.persistedAt == nil && details.ttlMs == nil)
+        #expect(client.getFeatureFlagDetails("beta").payload == nil)  // `null` is no payload
         // Unknown key: the fallback, no exposure.
         let unknown = client.getFeatureFlagDetails("nope", fallback: "on")
         #expect(unknown.source == .fallback && unknown.value == "on" && unknown.enabled && unknown.payload == nil)

@@ -13,4 +13,8 @@ const char *cly_crypto_load_error(void);
 /// Returns 1 on success, 0 when libcrypto is missing or the digest failed.
 int cly_crypto_sha512(const void *data, size_t size, unsigned char digest[64]);
 
+/// SHA-1 of `size` bytes at `data` into `digest` (20 bytes), through `EVP_Digest` with `EVP_sha1()`: the
+/// feature-flag bucketing hash (cohorly-api.md §5). Returns 1 on success, 0 when libcrypto is missing.
+int cly_crypto_sha1(const void *data, size_t size, unsigned char digest[20]);
+
 #endif
