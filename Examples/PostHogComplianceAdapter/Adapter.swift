@@ -8,6 +8,7 @@ final class Adapter: @unchecked Sendable {
     private var client: Cohorly?
     private var directory: URL?
     private let stats = AdapterStats()
+    private let flagAnswers = FlagAnswers()
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let body = request.body.isEmpty ? CohorlyValue.object([:]) : CohorlyValue(bytes: request.body)
@@ -28,6 +29,9 @@ final class Adapter: @unchecked Sendable {
         case ("POST", "/capture"):
             guard let body = body?.objectValue else { return Self.failure("the body must be a JSON object") }
             return capture(body)
+        case ("POST", "/get_feature_flag"):
+            guard let body = body?.objectValue else { return Self.failure("the body must be a JSON object") }
+            return featureFlag(body)
         default: return Self.failure("no such endpoint: \(request.method) \(request.path)", status: 404)
         }
     }
@@ -41,6 +45,7 @@ final class Adapter: @unchecked Sendable {
         old?.shutdown()
         if let oldDirectory { try? FileManager.default.removeItem(at: oldDirectory) }
         stats.reset()
+        flagAnswers.clear()
     }
 
     private func initialize(_ body: [String: CohorlyValue]) -> HTTPResponse {
@@ -63,6 +68,8 @@ final class Adapter: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "posthog-compliance-adapter-\(getpid())-\(UUID().uuidString)")
         options.storageDirectory = directory
+        // A server-side SDK evaluates flags only when asked: a capture alone never causes a flags request.
+        options.loadFeatureFlags = false
         let instance = Cohorly(posthog: posthog, options: options)
         lock.withLock { (client, self.directory) = (instance, directory) }
         return Self.json(["success": true])
@@ -116,6 +123,35 @@ final class Adapter: @unchecked Sendable {
         return Self.json(["success": true, "uuid": .string(uuid)])
     }
 
+    /// `/get_feature_flag` `{key, distinct_id, person_properties?, groups?, group_properties?, disable_geoip?,
+    /// force_remote?}` → `{success, value}` (value: the variant, true/false, or null for an unknown flag).
+    /// `force_remote` evaluates over the network every time; otherwise an answer already received for this
+    /// (distinct id, key, properties) is reused.
+    private func featureFlag(_ body: [String: CohorlyValue]) -> HTTPResponse {
+        guard let client = lock.withLock({ client }) else { return Self.failure("call /init first") }
+        guard let key = body["key"]?.stringValue, !key.isEmpty else { return Self.failure("\"key\" must be a string") }
+        guard let distinctId = body["distinct_id"]?.stringValue, !distinctId.isEmpty else {
+            return Self.failure("\"distinct_id\" must be a non-empty string")
+        }
+        var disableGeoIP: Bool?
+        if case .bool(let on)? = body["disable_geoip"] { disableGeoIP = on }
+        let person = body["person_properties"]?.objectValue ?? [:]
+        let groups = body["groups"]?.objectValue ?? [:]
+        let groupProperties = body["group_properties"]?.objectValue ?? [:]
+        let cacheKey = CohorlyValue.array([
+            .string(key), .string(distinctId), .object(person), .object(groups), .object(groupProperties),
+        ]).jsonString
+        if body["force_remote"] != .bool(true), let known = flagAnswers.value(cacheKey) {
+            return Self.json(["success": true, "value": known])
+        }
+        let details = client.evaluateFeatureFlagRemotely(
+            key, distinctId: distinctId, personProperties: person, groups: groups, groupProperties: groupProperties,
+            disableGeoIP: disableGeoIP)
+        let value = details?.value?.propertyValue ?? .null
+        if details != nil { flagAnswers.set(cacheKey, value) }
+        return Self.json(["success": true, "value": value])
+    }
+
     /// Blocks until everything captured is delivered or terminally failed, retries included.
     private func flush() -> HTTPResponse {
         guard let client = lock.withLock({ client }) else { return Self.json(["success": true, "events_flushed": 0]) }
@@ -143,4 +179,13 @@ final class Adapter: @unchecked Sendable {
     private final class ResultBox: @unchecked Sendable {
         var value = false
     }
+}
+
+/// Flag answers already received, by request (cleared with the instance).
+final class FlagAnswers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [String: CohorlyValue] = [:]
+    func value(_ key: String) -> CohorlyValue? { lock.withLock { answers[key] } }
+    func set(_ key: String, _ value: CohorlyValue) { lock.withLock { answers[key] = value } }
+    func clear() { lock.withLock { answers = [:] } }
 }

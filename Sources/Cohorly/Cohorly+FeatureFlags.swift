@@ -42,6 +42,22 @@ extension Cohorly {
         flags.addListener(listener)
     }
 
+    /// Evaluates `key` for `distinctId` over the network now, whatever the client's identity and served flags,
+    /// with the given person and group properties (PostHog) — what a server-side caller (the compliance
+    /// adapter) needs. Blocks until the answer; nil for an unknown key or a failed evaluation. The first answer
+    /// per (distinct id, key, value) tracks `$feature_flag_called` for that distinct id.
+    package func evaluateFeatureFlagRemotely(
+        _ key: String, distinctId: String, personProperties: Properties = [:], groups: Properties = [:],
+        groupProperties: Properties = [:], disableGeoIP: Bool? = nil
+    ) -> FeatureFlagDetails? {
+        let request = FlagsRequest(
+            distinctId: distinctId, anonymousId: state.withLock { $0.anonymousId }, personProperties: personProperties,
+            groups: groups, groupProperties: groupProperties, disableGeoIP: disableGeoIP)
+        guard let flag = flags.evaluateRemotely(key, request) else { return nil }
+        return FeatureFlagDetails(
+            key: key, value: flag.value, source: .network, enabled: flag.enabled, payload: flag.payload)
+    }
+
     /// Makes the client's flag store and follows identity changes (`identify`, `reset`).
     static func makeFlags(
         store: any QueueStore, destination: any Destination, transport: any Transport, options: CohorlyOptions,

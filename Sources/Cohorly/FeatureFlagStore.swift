@@ -29,6 +29,8 @@ final class FeatureFlagStore: @unchecked Sendable {
     private var generation = 0
     private var exposed: Set<Exposure> = []
     private var listeners: [@Sendable ([String: FeatureFlagValue]) -> Void] = []
+    /// (distinct id, key, value) reported by `evaluateRemotely`.
+    private var remoteExposed: Set<[String]> = []
 
     /// Evaluations, cache writes and listener calls, in order.
     let queue = DispatchQueue(label: "cohorly.flags")
@@ -173,27 +175,57 @@ final class FeatureFlagStore: @unchecked Sendable {
         case .failure(let reason):
             let kept = lock.withLock { entries.count }
             log("feature flags: evaluation failed (\(reason)); still serving \(kept) flag(s)")
-        case .flags(let flags):
-            let current: Bool = lock.withLock {
-                guard generation == asked else { return false }
-                entries = [:]
+        case .flags(let flags), .partial(let flags):
+            var replace = false
+            if case .flags = answer { replace = true }
+            let served: [String: EvaluatedFlag]? = lock.withLock {
+                guard generation == asked else { return nil }
+                if replace { entries = [:] }
                 for (key, flag) in flags {
                     entries[key] = Entry(
                         flag: flag, source: .network, persistedAt: nil,
                         reported: exposed.contains(Exposure(key: key, value: flag.value)))
                 }
-                return true
+                return entries.mapValues(\.flag)
             }
-            guard current else {
+            guard let served else {
                 log("feature flags: answer for a previous identity dropped")
                 return
             }
             if options.flagPersistence != .networkOnly {
-                writeCache(Self.cacheJSON(distinctId: id, storedAt: options.flagClock(), flags: flags))
+                writeCache(Self.cacheJSON(distinctId: id, storedAt: options.flagClock(), flags: served))
             }
-            log("feature flags: \(flags.count) flag(s) evaluated for the current identity")
-            notify(flags.mapValues(\.value))
+            log("feature flags: \(flags.count) flag(s) evaluated for the current identity\(replace ? "" : " (partial answer merged)")")
+            notify(served.mapValues(\.value))
         }
+    }
+
+    /// Evaluates `key` over the network for `request` (any identity, not the served flags), blocking the caller
+    /// (never the flags queue) until the answer; the first time a (distinct id, key, value) is seen,
+    /// `$feature_flag_called` is tracked for that distinct id. Nil for an unknown key or a failed evaluation.
+    func evaluateRemotely(_ key: String, _ request: FlagsRequest) -> EvaluatedFlag? {
+        guard let destination else { return nil }
+        var asked = request
+        asked.keys = [key]
+        let answer = queue.sync { destination.evaluateFlags(asked, transport: transport, options: options) }
+        let flag: EvaluatedFlag?
+        switch answer {
+        case .failure(let reason):
+            log("feature flags: evaluation of \(key) failed (\(reason))")
+            return nil
+        case .flags(let flags), .partial(let flags): flag = flags[key]
+        }
+        guard let flag else { return nil }
+        let first = lock.withLock { remoteExposed.insert([request.distinctId, key, flag.value.description]).inserted }
+        if first {
+            var properties = flag.exposureProperties
+            properties["$feature_flag"] = .string(key)
+            properties["$feature_flag_response"] = flag.value.propertyValue
+            properties["$feature_flag_source"] = .string(FeatureFlagSource.network.rawValue)
+            properties["distinct_id"] = .string(request.distinctId)
+            track("$feature_flag_called", properties)
+        }
+        return flag
     }
 
     private func notify(_ values: [String: FeatureFlagValue]) {

@@ -18,12 +18,23 @@ struct FlagsRequest: Sendable {
     var anonymousId: String
     /// Only these flags (nil: all of them).
     var keys: [String]? = nil
+    /// Person properties to evaluate with (PostHog; `$device_id` is added).
+    var personProperties: Properties = [:]
+    /// Groups by type (PostHog).
+    var groups: Properties = [:]
+    /// Group properties by type (PostHog).
+    var groupProperties: Properties = [:]
+    /// Overrides the destination's GeoIP setting (PostHog).
+    var disableGeoIP: Bool? = nil
 }
 
 /// A flags evaluation's result.
 enum FlagsAnswer: Sendable {
     /// The server's flags by key (all of them: a flag absent here is unknown).
     case flags([String: EvaluatedFlag])
+    /// Only some flags could be computed (PostHog's `errorsWhileComputingFlags`): these replace what is served
+    /// under their keys, the others stay.
+    case partial([String: EvaluatedFlag])
     /// No usable answer (network failure, refusal or malformed body), with why.
     case failure(String)
 }

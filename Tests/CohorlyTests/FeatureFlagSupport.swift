@@ -21,7 +21,7 @@ final class FlagsTransport: Transport, @unchecked Sendable {
     }
 
     func send(_ request: TransportRequest) -> TransportResponse {
-        let isFlags = request.url.path.hasSuffix("/flags/evaluate")
+        let isFlags = Self.isFlags(request)
         let (response, gate): (TransportResponse, DispatchSemaphore?) = lock.withLock {
             sent.append(request)
             guard isFlags else { return (.http(status: 200, retryAfter: nil, body: []), nil) }
@@ -35,20 +35,28 @@ final class FlagsTransport: Transport, @unchecked Sendable {
         return response
     }
 
+    /// A flags request: Cohorly's `/flags/evaluate` or PostHog's `/flags`.
+    static func isFlags(_ request: TransportRequest) -> Bool {
+        request.url.path.hasSuffix("/flags/evaluate") || request.url.path.hasSuffix("/flags")
+    }
+
+    /// The flags requests sent.
+    var flagsSent: [TransportRequest] { lock.withLock { sent.filter(Self.isFlags) } }
+
     /// Replaces the remaining answers.
     func script(_ responses: [TransportResponse]) { lock.withLock { script = responses } }
 
     /// The flags requests' bodies, parsed.
     var flagsRequests: [Properties] {
         lock.withLock {
-            sent.filter { $0.url.path.hasSuffix("/flags/evaluate") }.map {
+            sent.filter(Self.isFlags).map {
                 CohorlyValue(json: String(decoding: $0.body, as: UTF8.self))?.objectValue ?? [:]
             }
         }
     }
 
     var flagsHeaders: [[(String, String)]] {
-        lock.withLock { sent.filter { $0.url.path.hasSuffix("/flags/evaluate") }.map(\.headers) }
+        lock.withLock { sent.filter(Self.isFlags).map(\.headers) }
     }
 
     /// Every tracked event sent to `/track`, in order.
