@@ -195,7 +195,9 @@ final class FeatureFlagStore: @unchecked Sendable {
             if options.flagPersistence != .networkOnly {
                 writeCache(Self.cacheJSON(distinctId: id, storedAt: options.flagClock(), flags: served))
             }
-            log("feature flags: \(flags.count) flag(s) evaluated for the current identity\(replace ? "" : " (partial answer merged)")")
+            log(
+                "feature flags: \(flags.count) flag(s) evaluated for the current identity\(replace ? "" : " (partial answer merged)")"
+            )
             notify(served.mapValues(\.value))
         }
     }

@@ -60,7 +60,9 @@ extension PostHogDestination: FlagsDestination {
                     return .failure("POST /flags: malformed answer (flag \"\(key)\" has no boolean \"enabled\")")
                 }
                 var exposure = common
-                if let reason = flag["reason"]?["description"], reason != .null { exposure["$feature_flag_reason"] = reason }
+                if let reason = flag["reason"]?["description"], reason != .null {
+                    exposure["$feature_flag_reason"] = reason
+                }
                 let metadata = flag["metadata"]
                 if let id = metadata?["id"], id != .null { exposure["$feature_flag_id"] = id }
                 if let version = metadata?["version"], version != .null { exposure["$feature_flag_version"] = version }
@@ -77,7 +79,8 @@ extension PostHogDestination: FlagsDestination {
                 case .string(let variant):
                     result[key] = EvaluatedFlag(enabled: true, variant: variant, payload: payload(payloads[key]))
                 default:
-                    return .failure("POST /flags: malformed answer (featureFlags \"\(key)\" is not a boolean or string)")
+                    return .failure(
+                        "POST /flags: malformed answer (featureFlags \"\(key)\" is not a boolean or string)")
                 }
             }
         } else {

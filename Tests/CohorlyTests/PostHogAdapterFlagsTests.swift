@@ -10,7 +10,9 @@ import Testing
         defer { mock.stop() }
         let adapter = try PostHogAdapterTests.RunningAdapter()
         defer { adapter.stop() }
-        #expect(adapter.call("init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10]).0 == 200)
+        #expect(
+            adapter.call("init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10]).0
+                == 200)
         // A capture alone never causes a flags request.
         _ = adapter.call("capture", ["distinct_id": "u1", "event": "one"])
         _ = adapter.call("flush")
@@ -27,8 +29,12 @@ import Testing
         let flags = mock.requests.dropFirst(before).filter { $0.path.hasSuffix("/flags") }
         let request = try #require(flags.first)
         #expect(request.body?["distinct_id"] == "u2" && request.body?["token"] == "phc_adapter")
-        #expect(request.body?["person_properties"]?["plan"] == "pro" && request.body?["person_properties"]?["$device_id"] != nil)
-        #expect(request.body?["groups"] == ["company": "c1"] && request.body?["group_properties"] == ["company": ["size": 5]])
+        #expect(
+            request.body?["person_properties"]?["plan"] == "pro"
+                && request.body?["person_properties"]?["$device_id"] != nil)
+        #expect(
+            request.body?["groups"] == ["company": "c1"]
+                && request.body?["group_properties"] == ["company": ["size": 5]])
         #expect(request.body?["geoip_disable"] == true && request.body?["flag_keys_to_evaluate"] == ["checkout"])
         #expect(request.header("Authorization") == nil)
         // force_remote asks again every time; without it the answer is reused.

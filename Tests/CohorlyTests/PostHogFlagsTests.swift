@@ -42,11 +42,18 @@ import Testing
         #expect(details.value == "test" && details.payload == ["a": 1] && details.source == .network)
         #expect(client.getFeatureFlag("off") == false)
         let evaluated = try #require(
-            { if case .flags(let flags) = PostHogDestination.parseFlags(Array(Self.v2.utf8)) { return flags } else { return nil } }())
-        #expect(evaluated["checkout"]?.exposureProperties == [
-            "$feature_flag_request_id": "req-1", "$feature_flag_evaluated_at": 1_764_500_000_000,
-            "$feature_flag_reason": "Matched condition set 1", "$feature_flag_id": 42, "$feature_flag_version": 3,
-        ])
+            {
+                if case .flags(let flags) = PostHogDestination.parseFlags(Array(Self.v2.utf8)) {
+                    return flags
+                } else {
+                    return nil
+                }
+            }())
+        #expect(
+            evaluated["checkout"]?.exposureProperties == [
+                "$feature_flag_request_id": "req-1", "$feature_flag_evaluated_at": 1_764_500_000_000,
+                "$feature_flag_reason": "Matched condition set 1", "$feature_flag_id": 42, "$feature_flag_version": 3,
+            ])
     }
 
     @Test func geoipDisableFollowsTheConfiguration() async throws {
@@ -58,7 +65,8 @@ import Testing
     }
 
     @Test func theLegacyAnswerIsParsed() async throws {
-        let legacy = #"{"featureFlags":{"checkout":"control","beta":true,"off":false},"featureFlagPayloads":{"beta":"{\"n\":2}","checkout":"plain"}}"#
+        let legacy =
+            #"{"featureFlags":{"checkout":"control","beta":true,"off":false},"featureFlagPayloads":{"beta":"{\"n\":2}","checkout":"plain"}}"#
         let transport = FlagsTransport([FlagsTransport.answer(legacy)])
         let client = try Self.client(transport)
         defer { client.shutdown() }
