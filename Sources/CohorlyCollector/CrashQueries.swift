@@ -14,12 +14,17 @@ struct CrashQueries: Sendable {
 
     /// `GET /api/crashes`: newest first, `limit` at most, older than row `after` when given; one page read row by
     /// row (see `JSONPage`), so memory stays bounded whatever the store holds.
-    func list(limit: Int, after: Int64? = nil) throws -> HTTPResponse {
+    func list(limit: Int, after: Int64? = nil, flag: FlagFilter? = nil) throws -> HTTPResponse {
         var page = JSONPage(key: "crashes")
-        let query = EventQuery(event: "$exception", afterId: after, limit: limit, newestFirst: true)
+        // With a flag filter the rows are read until `limit` of them match.
+        let query = EventQuery(
+            event: "$exception", afterId: after, limit: flag == nil ? limit : Int.max, newestFirst: true)
         // The reason `show` gives (a release trap's `Swift runtime failure: …` needs the crash site looked up).
         let reasons = CrashReasons { buildId in locator(for: [buildId]) }
-        try store.forEachEvent(matching: query) { event in page.add(Self.summary(event, reasons), id: event.id) }
+        try store.forEachEvent(matching: query) { event in
+            if let flag, !flag.matches(JSONValue(json: event.propertiesJSON) ?? .object([:])) { return true }
+            return page.add(Self.summary(event, reasons), id: event.id) && page.count < limit
+        }
         return page.response()
     }
 

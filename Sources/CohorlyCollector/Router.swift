@@ -48,7 +48,8 @@ struct Router: Sendable {
         case ("GET", "/api/crashes"):
             return try crashes.list(
                 limit: try request.integer("limit", in: QueryLimits.limit, absent: 100),
-                after: try request.integer("after", in: QueryLimits.rowId).map(Int64.init))
+                after: try request.integer("after", in: QueryLimits.rowId).map(Int64.init),
+                flag: request.query["flag"].map(FlagFilter.init))
         case ("GET", _) where request.path.hasPrefix("/api/crashes/"):
             return try crash(String(request.path.dropFirst("/api/crashes/".count)))
         case ("GET", "/api/aliases"): return try records("alias", request)

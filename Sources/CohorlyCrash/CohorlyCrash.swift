@@ -102,6 +102,10 @@ public enum CohorlyCrash {
         cohorly.observeSuperProperties { superProperties in
             CrashRecorder.updateContext { $0.superProperties = superProperties }
         }
+        // …and the feature flags served at that moment (an identity change clears them first).
+        cohorly.onFeatureFlags { flags in
+            CrashRecorder.updateContext { $0.featureFlags = flags.mapValues(\.propertyValue) }
+        }
         let delivery = Delivery()
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {

@@ -24,6 +24,13 @@ public struct CrashContext: Sendable, Equatable, Codable {
     /// The client's super properties (`register()`), as they are now (default empty): a crash event carries
     /// the values they had when the crash happened.
     public var superProperties: Properties
+    /// The feature flags the launch was served, key → value (a variant's name or a boolean; default empty):
+    /// a crash event carries them as `$active_feature_flags` (the keys that are on) and `$feature/<key>`, at
+    /// most ``maxFeatureFlags`` of them (by key).
+    public var featureFlags: Properties = [:]
+
+    /// The most flags a crash context carries: 50.
+    public static let maxFeatureFlags = 50
 
     /// The key of ``properties`` in the serialized context.
     static let propertiesKey = "properties"
@@ -51,12 +58,35 @@ public struct CrashContext: Sendable, Equatable, Codable {
         if let distinctId { members["distinct_id"] = .string(distinctId) }
         members[Self.propertiesKey] = .object(properties.mapValues(CohorlyValue.string))
         members[Self.superPropertiesKey] = .object(superProperties)
+        let flags = flagMembers()
+        members.merge(flags) { _, flag in flag }
         for dropped in [Self.propertiesKey, Self.superPropertiesKey] {
             let json = CohorlyValue.object(members).jsonString
             if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
             members[dropped] = .object([:])
         }
+        // Still too large: the flags go too.
+        for key in flags.keys { members[key] = nil }
         return CohorlyValue.object(members).jsonString
+    }
+
+    /// `$active_feature_flags` (keys whose value is `true` or a non-empty variant) and `$feature/<key>` for the
+    /// first ``maxFeatureFlags`` flags by key.
+    func flagMembers() -> Properties {
+        guard !featureFlags.isEmpty else { return [:] }
+        var members: Properties = [:]
+        var active: [CohorlyValue] = []
+        for key in featureFlags.keys.sorted().prefix(Self.maxFeatureFlags) {
+            guard let value = featureFlags[key] else { continue }
+            members["$feature/" + key] = value
+            switch value {
+            case .bool(true): active.append(.string(key))
+            case .string(let variant) where !variant.isEmpty: active.append(.string(key))
+            default: break
+            }
+        }
+        members["$active_feature_flags"] = .array(active)
+        return members
     }
 }
 

@@ -6,11 +6,12 @@ enum CrashesListCommand: Command {
     static let words = ["crashes", "list"]
     static let summary = "List the crashes a collector received."
     static let help = """
-        USAGE: cohorly crashes list [--host URL] [--limit N] [--auth-token-file F] [--json]
+        USAGE: cohorly crashes list [--host URL] [--limit N] [--flag KEY[=VALUE]] [--auth-token-file F] [--json]
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --limit N         At most N crashes, newest first (default 100).
+          --flag KEY[=VALUE]  Only crashes of launches served flag KEY on (or with variant/value VALUE).
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
@@ -22,14 +23,20 @@ enum CrashesListCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"], options: ["--host", "--limit", "--auth-token", "--auth-token-file"])
+                arguments, flags: ["--json"],
+                options: ["--host", "--limit", "--flag", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes list")
         }
         guard parsed.positionals.isEmpty else {
             return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "crashes list")
         }
-        return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes") { text, request in
+        if let flag = parsed.options["--flag"]?.last, flag.isEmpty || flag.hasPrefix("=") {
+            return Console.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)", command: "crashes list")
+        }
+        let query = parsed.options["--flag"]?.last.map { [URLQueryItem(name: "flag", value: $0)] } ?? []
+        return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes", query: query) {
+            text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
