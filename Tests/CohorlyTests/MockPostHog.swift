@@ -4,7 +4,9 @@ import Foundation
 import CohorlyCollector
 
 /// A mock PostHog capture V1 server over loopback (libmicrohttpd, the collector's `HTTPServer`): records every
-/// request (gzip bodies inflated) and answers from a script, then `200` with an `ok` result per event.
+/// request (gzip bodies inflated) and answers from a script, then `200` with an `ok` result per event. Flags
+/// requests (`POST /flags`) are kept apart (`flagsRequests`, answered from `thenFlags`, else `{"flags":{}}`), so
+/// a client's flag evaluations never take a capture answer.
 final class MockPostHog: @unchecked Sendable {
     /// One recorded request.
     struct Request {
@@ -36,6 +38,8 @@ final class MockPostHog: @unchecked Sendable {
     private let lock = NSLock()
     private var script: [Answer] = []
     private var recorded: [Request] = []
+    private var flagsScript: [String] = []
+    private var flagsRecorded: [Request] = []
     private var server: PlainHTTPServer?
     private(set) var url = URL(fileURLWithPath: "/")
 
@@ -69,6 +73,12 @@ final class MockPostHog: @unchecked Sendable {
 
     var requests: [Request] { lock.withLock { recorded } }
 
+    /// Queues bodies (status 200) for the next flags requests, in order.
+    func thenFlags(_ bodies: String...) { lock.withLock { flagsScript += bodies } }
+
+    /// The flags requests received.
+    var flagsRequests: [Request] { lock.withLock { flagsRecorded } }
+
     private func answer(_ http: HTTPRequest) -> HTTPResponse? {
         var raw = http.body
         if http.header("Content-Encoding") == "gzip" {
@@ -80,6 +90,13 @@ final class MockPostHog: @unchecked Sendable {
             raw = inflated
         }
         let request = Request(path: http.path, headers: http.headers, rawBody: raw, body: CohorlyValue(bytes: raw))
+        if http.path.hasSuffix("/flags") {
+            let body = lock.withLock {
+                flagsRecorded.append(request)
+                return flagsScript.isEmpty ? #"{"flags":{}}"# : flagsScript.removeFirst()
+            }
+            return HTTPResponse(status: 200, body: Array(body.utf8))
+        }
         let next: Answer = lock.withLock {
             recorded.append(request)
             return script.isEmpty ? .ok : script.removeFirst()

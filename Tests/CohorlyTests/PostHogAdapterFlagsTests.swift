@@ -16,18 +16,16 @@ import Testing
         // A capture alone never causes a flags request.
         _ = adapter.call("capture", ["distinct_id": "u1", "event": "one"])
         _ = adapter.call("flush")
-        #expect(mock.requests.allSatisfy { !$0.path.hasSuffix("/flags") })
-        let before = mock.requests.count
+        #expect(mock.flagsRequests.isEmpty)
 
-        mock.then(.body(PostHogFlagsTests.v2), .body(PostHogFlagsTests.v2), .body(#"{"flags":{}}"#))
+        mock.thenFlags(PostHogFlagsTests.v2, PostHogFlagsTests.v2)
         let ask: CohorlyValue = [
             "key": "checkout", "distinct_id": "u2", "person_properties": ["plan": "pro"], "groups": ["company": "c1"],
             "group_properties": ["company": ["size": 5]], "disable_geoip": true, "force_remote": true,
         ]
         let (status, answer) = adapter.call("get_feature_flag", ask)
         #expect(status == 200 && answer == ["success": true, "value": "test"])
-        let flags = mock.requests.dropFirst(before).filter { $0.path.hasSuffix("/flags") }
-        let request = try #require(flags.first)
+        let request = try #require(mock.flagsRequests.first)
         #expect(request.body?["distinct_id"] == "u2" && request.body?["token"] == "phc_adapter")
         #expect(
             request.body?["person_properties"]?["plan"] == "pro"
@@ -42,13 +40,12 @@ import Testing
         var reuse = ask.objectValue ?? [:]
         reuse["force_remote"] = false
         #expect(adapter.call("get_feature_flag", .object(reuse)).1?["value"] == "test")
-        #expect(mock.requests.filter { $0.path.hasSuffix("/flags") }.count == 2)
+        #expect(mock.flagsRequests.count == 2)
         // An unknown flag is null.
         var unknown = ask.objectValue ?? [:]
         unknown["key"] = "nope"
         #expect(adapter.call("get_feature_flag", .object(unknown)).1 == ["success": true, "value": nil])
         // The exposure went out once for (u2, checkout, test), with PostHog's properties.
-        mock.then(.ok)
         _ = adapter.call("flush")
         let exposures = mock.requests.flatMap(\.batch).filter { $0["event"] == "$feature_flag_called" }
         #expect(exposures.count == 1)

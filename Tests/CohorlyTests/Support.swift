@@ -67,6 +67,8 @@ func testOptions(_ directory: URL, recorder: Recorder? = nil) -> CohorlyOptions 
     options.retry.requestTimeout = 5
     options.retry.connectTimeout = 2
     options.debug = true
+    // No flags evaluation at start (a flags request would also open a connection that later requests reuse).
+    options.loadFeatureFlags = false
     if let recorder {
         options.logHandler = { recorder.add($0) }
         options.attemptObserver = { recorder.add($0) }
