@@ -68,7 +68,9 @@ extension Cohorly {
             destination: destination as? any FlagsDestination, transport: transport, options: options,
             log: state.log, anonymousId: { state.withLock { $0.anonymousId } },
             track: { name, properties in client.value?.track(name, properties: properties) })
-        state.addIdentityObserver { distinctId, _ in flags.identityChanged(to: distinctId) }
+        // Weakly: the store reads the state (anonymous id), so a strong capture would keep both, and with them
+        // the queue's database and the transport's connections, alive after the client is gone.
+        state.addIdentityObserver { [weak flags] distinctId, _ in flags?.identityChanged(to: distinctId) }
         return flags
     }
 }

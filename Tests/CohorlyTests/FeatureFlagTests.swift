@@ -176,6 +176,21 @@ import Testing
         }
     }
 
+    @Test func aShutDownClientAndItsFlagStoreAreReleased() async throws {
+        weak var released: FeatureFlagStore?
+        do {
+            let transport = FlagsTransport([FlagsTransport.answer(networkAnswer)])
+            let client = makeFlagsClient(transport)
+            await client.reloadFeatureFlags()
+            client.identify("someone")
+            flagsSettled(client)
+            released = client.flags
+            client.shutdown()
+        }
+        // The store holds the queue's database and the transport: nothing may keep it once the client is gone.
+        #expect(eventually { released == nil })
+    }
+
     @Test func aDestinationWithoutFlagsServesFallbacks() async throws {
         final class NoFlags: Destination, @unchecked Sendable {
             let inner = CohorlyDestination(apiHost: URL(string: "http://127.0.0.1:9")!, token: nil)
