@@ -97,9 +97,12 @@ import Testing
         #expect(transport.flagsRequests.last?["distinct_id"] == "user-2")
         #expect(persistedFlagCache(client)?["distinct_id"] == "user-2")
         // reset: the same again for a new anonymous id.
-        transport.gate = nil
+        let resetGate = DispatchSemaphore(value: 0)
+        transport.gate = resetGate
         client.reset()
         #expect(client.getFeatureFlag("checkout") == nil)
+        transport.arrived.wait()
+        resetGate.signal()
         flagsSettled(client)
         #expect(heard.maps.suffix(2) == [[:], ["checkout": "test", "beta": true, "old": false]])
         #expect(transport.flagsRequests.last?["distinct_id"]?.stringValue == client.currentDistinctId)
