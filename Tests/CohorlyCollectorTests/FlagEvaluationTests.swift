@@ -5,7 +5,7 @@ import Testing
 
 /// The collector's flags: bucketing against a reference computed here (its own SHA-1), the routes, the admin
 /// CLI and the client's wire against the collector.
-@Suite struct FlagEvaluationTests {
+@Suite(.serialized) struct FlagEvaluationTests {
     /// SHA-1 (FIPS 180-4) written out for the reference, independent of the libcrypto the collector uses.
     static func sha1(_ message: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]

@@ -5,7 +5,7 @@ import Testing
 
 /// Every row of the seed's `flagPersistence` table, the TTL / max-stale edges on an injected clock and the
 /// legacy-cache rule.
-@Suite struct FeatureFlagPolicyTests {
+@Suite(.serialized) struct FeatureFlagPolicyTests {
     static let failing = TransportResponse.failure("connection refused")
     static let hour: TimeInterval = 3600
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The flag API: reads, exposure dedupe, listeners, identity changes and the Cohorly `/flags/evaluate` wire
 /// against a scripted transport.
-@Suite struct FeatureFlagTests {
+@Suite(.serialized) struct FeatureFlagTests {
     @Test func networkAnswerServesValuesPayloadsAndOneExposurePerKeyValue() async throws {
         let transport = FlagsTransport([FlagsTransport.answer(networkAnswer)])
         let client = makeFlagsClient(transport)

@@ -4,7 +4,7 @@ import Testing
 @testable import Cohorly
 
 /// PostHog's `POST /flags?v=2` (posthog.md part D) against a scripted transport.
-@Suite struct PostHogFlagsTests {
+@Suite(.serialized) struct PostHogFlagsTests {
     static let v2 = #"""
         {"errorsWhileComputingFlags":false,"requestId":"req-1","evaluatedAt":1764500000000,
          "flags":{"checkout":{"key":"checkout","enabled":true,"variant":"test",
