@@ -5,7 +5,7 @@ import Testing
 
 /// `cohorly crashes list --flag KEY[=VALUE]` and `GET /api/crashes?flag=` over crashes carrying the flags their
 /// launch was served.
-@Suite struct CrashFlagFilterTests {
+@Suite(.serialized) struct CrashFlagFilterTests {
     static func crash(_ id: String, _ flags: [String: CohorlyValue]) -> String {
         var event =
             CohorlyValue(

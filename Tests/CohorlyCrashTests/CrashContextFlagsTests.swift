@@ -5,7 +5,7 @@ import Testing
 @testable import CohorlyCrash
 
 /// The crash-time context carries the served feature flags, bounded.
-@Suite struct CrashContextFlagsTests {
+@Suite(.serialized) struct CrashContextFlagsTests {
     @Test func servedFlagsBecomeActiveFlagsAndFeatureProperties() throws {
         var context = CrashContext(distinctId: "u")
         context.featureFlags = ["checkout": "test", "beta": true, "off": false, "empty": ""]

@@ -4,7 +4,7 @@ import Testing
 @testable import Cohorly
 
 /// The compliance adapter's `/get_feature_flag` over the real client and a mock PostHog.
-@Suite struct PostHogAdapterFlagsTests {
+@Suite(.serialized) struct PostHogAdapterFlagsTests {
     @Test func getFeatureFlagEvaluatesRemotelyAndCaptureNeverAsksForFlags() throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
