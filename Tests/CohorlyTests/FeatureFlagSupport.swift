@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import Cohorly
 
@@ -127,3 +128,7 @@ let networkAnswer = #"""
     "beta":{"enabled":true,"variant":null,"payload":null,"reason":"rule:1"},
     "old":{"enabled":false,"variant":null,"payload":null,"reason":"inactive"}}}
     """#
+
+/// The client-side flag suites, one at a time: each holds clients, servers and connections, and the whole test
+/// process stays under the descriptors libmicrohttpd's select() accepts.
+@Suite(.serialized) struct FlagClientSuites {}
