@@ -39,7 +39,9 @@ struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHa
                                  unsigned int per_ip_limit, MHD_NotifyConnectionCallback notify,
                                  void *notify_context) {
     if (!ready()) return NULL;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    // poll(), not select(): with select libmicrohttpd refuses every socket numbered at or above FD_SETSIZE (1024),
+    // so a process holding a thousand descriptors (a busy collector, a test runner) could not listen or accept.
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
     return ((start_function)slots[START_DAEMON])(
         flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context, MHD_OPTION_SOCK_ADDR, address,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,

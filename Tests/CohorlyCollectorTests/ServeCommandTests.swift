@@ -11,13 +11,17 @@ import Testing
         let host: String
         private let errorPipe = Pipe()
 
-        init(_ arguments: [String], environment: [String: String] = [:], umask: String? = nil) throws {
+        init(
+            _ arguments: [String], environment: [String: String] = [:], umask: String? = nil,
+            shellPrelude: String? = nil
+        ) throws {
             process.executableURL = CLITests.cli
             process.arguments = ["serve", "--port", "0"] + arguments
-            if let umask {  // the umask is per process: the shell sets it, then becomes the server
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            // What is per process (the umask, open descriptors) a shell sets up, then becomes the server.
+            if let prelude = shellPrelude ?? umask.map({ "umask \($0)" }) {
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
                 process.arguments =
-                    ["-c", "umask \(umask) && exec \"$0\" \"$@\"", CLITests.cli.path] + (process.arguments ?? [])
+                    ["-c", "\(prelude) && exec \"$0\" \"$@\"", CLITests.cli.path] + (process.arguments ?? [])
             }
             process.environment = ["PATH": "/usr/bin:/bin", "HOME": testRoot.path].merging(environment) { $1 }
             let output = Pipe()
@@ -91,6 +95,17 @@ import Testing
         let pipe = try CLITests.run(["serve", "--port", "0", "--auth-token-file", fifo.path])
         #expect(pipe.status == 2)
         #expect(pipe.error.contains("not a regular file"))
+    }
+
+    /// libmicrohttpd's select() loop refused every socket numbered 1024 or above: a collector holding many
+    /// descriptors could neither listen nor accept.
+    @Test func aServerHoldingOverAThousandDescriptorsStillListensAndAnswers() throws {
+        let server = try Server(
+            ["--data", temporaryDirectory().path],
+            shellPrelude: "for i in $(seq 10 1100); do eval \"exec $i</dev/null\"; done; true")
+        #expect(server.host.hasPrefix("http://127.0.0.1:"))
+        #expect(server.get("/api/events") == 200)
+        #expect(server.stop()?.status == 0)
     }
 
     @Test func withoutASecretServeSaysTheAPIIsOpenToEveryLocalUser() throws {
