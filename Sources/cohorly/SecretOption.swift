@@ -14,6 +14,10 @@ struct SecretOption {
     /// The collector secret: `--auth-token-file`, `--auth-token`, `COHORLY_AUTH_TOKEN`.
     static let collector = SecretOption(
         file: "--auth-token-file", value: "--auth-token", variable: "COHORLY_AUTH_TOKEN")
+    /// The collector's flag secret for `GET /flags/local-evaluation`: `--flag-secret-file`, `--flag-secret`,
+    /// `COHORLY_FLAG_SECRET` (distinct from the project token and the admin secret; cohorly-api.md §5).
+    static let flags = SecretOption(
+        file: "--flag-secret-file", value: "--flag-secret", variable: "COHORLY_FLAG_SECRET")
     /// PostHog's personal API key: `--api-key-file`, `--api-key`, `POSTHOG_CLI_API_KEY`.
     static let postHog = SecretOption(file: "--api-key-file", value: "--api-key", variable: "POSTHOG_CLI_API_KEY")
 

@@ -7,8 +7,8 @@ enum ServeCommand: Command {
     static let summary = "Run the local collector (ingestion, events, debug files, crashes)."
     static let help = """
         USAGE: cohorly serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token-file FILE]
-                             [--rate-limit N/SECONDS] [--debug-dir DIR]… [--allow-host NAME]… [--max-upload SIZE]
-                             [--connections-per-client N] [--log-requests]
+                             [--flag-secret-file FILE] [--rate-limit N/SECONDS] [--debug-dir DIR]…
+                             [--allow-host NAME]… [--max-upload SIZE] [--connections-per-client N] [--log-requests]
 
         OPTIONS:
           --port P                    TCP port (default 4000; 0 picks a free one and prints it).
@@ -19,6 +19,9 @@ enum ServeCommand: Command {
           --auth-token-file FILE      Secret required on /api/* and /admin/* (uploads included), read from the first
                                       line of FILE (default COHORLY_AUTH_TOKEN; else open to every local user).
           --auth-token S              The same secret on the command line, where `ps` shows it: avoid.
+          --flag-secret-file FILE     Secret required on GET /flags/local-evaluation, first line of FILE (default
+                                      COHORLY_FLAG_SECRET; else the --auth-token-file secret; else open).
+          --flag-secret S             The same on the command line, where `ps` shows it: avoid.
           --rate-limit N/S            At most N requests per S seconds per client address (N up to 1000000,
                                       S up to 86400).
           --debug-dir DIR             A directory whose debug files (searched recursively by build id) and
@@ -42,7 +45,7 @@ enum ServeCommand: Command {
                 options: Set<String>([
                     "--port", "--bind", "--data", "--token", "--rate-limit", "--debug-dir", "--allow-host",
                     "--max-upload", "--connections-per-client",
-                ]).union(SecretOption.options))
+                ]).union(SecretOption.options).union(SecretOption.flags.options))
         } catch {
             return Console.usageError(error.reason, command: "serve")
         }

@@ -52,6 +52,10 @@ enum ServeOptions {
         case .failure(let error): return .failure(error)
         case .success(let secret): configuration.adminToken = secret
         }
+        switch SecretOption.flags.resolve(parsed) {
+        case .failure(let error): return .failure(error)
+        case .success(let secret): configuration.flagSecret = secret
+        }
         return .success(configuration)
     }
 

@@ -108,6 +108,23 @@ import Testing
         #expect(server.stop()?.status == 0)
     }
 
+    @Test func theFlagSecretGuardsLocalEvaluationApartFromTheAdminSecret() throws {
+        let directory = temporaryDirectory()
+        let flagSecret = directory.appendingPathComponent("flag-secret")
+        try Data("flag-s3cret\n".utf8).write(to: flagSecret)
+        let server = try Server(
+            ["--data", directory.appendingPathComponent("data").path, "--flag-secret-file", flagSecret.path],
+            environment: ["COHORLY_AUTH_TOKEN": "admin-s3cret"])
+        #expect(server.get("/flags/local-evaluation") == 401)
+        #expect(server.get("/flags/local-evaluation", headers: [("Authorization", "Bearer admin-s3cret")]) == 401)
+        #expect(server.get("/flags/local-evaluation", headers: [("Authorization", "Bearer flag-s3cret")]) == 200)
+        let result = try #require(server.stop())
+        #expect(!result.error.contains("s3cret"))
+        let empty = try CLITests.run(["serve", "--port", "0"], environment: ["COHORLY_FLAG_SECRET": ""])
+        #expect(empty.status == 2)
+        #expect(empty.error.contains("COHORLY_FLAG_SECRET is set but empty"))
+    }
+
     @Test func withoutASecretServeSaysTheAPIIsOpenToEveryLocalUser() throws {
         let server = try Server(["--data", temporaryDirectory().path])
         #expect(server.get("/api/events") == 200)
