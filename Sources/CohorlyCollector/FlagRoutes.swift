@@ -2,6 +2,7 @@ import Foundation
 
 // The feature flag endpoints (cohorly-api.md §5):
 //
+//   POST /flags?v=2                 PostHog's flags request (FlagRoutes+PostHog.swift)
 //   POST /flags/evaluate            {"distinct_id":ID, "flag_keys"?:[K…]} + project token (X-Cohorly-Token or
 //                                   body "token") -> {"flags":{K:{enabled, variant, payload, reason}}}
 //   GET  /flags/local-evaluation    Authorization: Bearer <flag secret> -> {"flags":[definition…]}
@@ -17,6 +18,7 @@ extension Router {
     func flags(_ request: HTTPRequest) throws -> HTTPResponse? {
         switch (request.method, request.path) {
         case ("POST", "/flags/evaluate"): return try evaluateFlags(request)
+        case ("POST", "/flags"): return try postHogFlags(request)  // PostHog's wire (FlagRoutes+PostHog.swift)
         case ("GET", "/flags/local-evaluation"): return try localEvaluation(request)
         case ("GET", "/api/flags"): return .json(200, ["flags": .array(try store.flags().map(\.json))])
         case (_, "/flags/evaluate"), (_, "/flags/local-evaluation"), (_, "/api/flags"):

@@ -233,7 +233,8 @@ import Testing
         #expect(!(try CLITests.run(["flags", "list"] + auth).output.contains("checkout")))
     }
 
-    @Test func theClientEvaluatesAgainstTheCollector() async throws {
+    @Test(arguments: [false, true])
+    func theClientEvaluatesAgainstTheCollector(throughPostHog: Bool) async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         #expect(
@@ -246,7 +247,11 @@ import Testing
         options.storageDirectory = temporaryDirectory()
         options.flushInterval = 3600
         options.loadFeatureFlags = false
-        let client = Cohorly(apiHost: collector.baseURL, token: "t1", options: options)
+        // The same definitions over both wires: Cohorly's /flags/evaluate and PostHog's /flags?v=2.
+        let client =
+            throughPostHog
+            ? Cohorly(posthog: try PostHogConfiguration(host: collector.baseURL, apiKey: "t1"), options: options)
+            : Cohorly(apiHost: collector.baseURL, token: "t1", options: options)
         defer { client.shutdown() }
         for id in ["alice", "bob", "carol", "dave", "erin"] {
             client.identify(id)

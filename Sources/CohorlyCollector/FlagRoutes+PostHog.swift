@@ -1,0 +1,50 @@
+import Foundation
+
+// PostHog's flags wire on the collector (research/posthog.md part D), so the PostHog destination's flags run end
+// to end on one machine like its capture V1:
+//
+//   POST /flags?v=2   {"token"|"api_key"|"$token", "distinct_id", "flag_keys_to_evaluate"|"flag_keys"?, …}
+//                     -> {"flags":{K:{key, enabled, variant, reason:{code, description}, metadata:{payload}}},
+//                         "errorsWhileComputingFlags":false, "requestId"}
+//
+// The flags are the collector's own definitions evaluated by the same rule as `/flags/evaluate`; the payload goes
+// out as JSON text, as PostHog sends it. No `Authorization`: the project token in the body is the credential.
+
+extension Router {
+    /// The answer to PostHog's `POST /flags`.
+    func postHogFlags(_ request: HTTPRequest) throws -> HTTPResponse {
+        let usage = #"expected {"token":"…","distinct_id":"ID","flag_keys_to_evaluate":["KEY"]} (keys optional)"#
+        guard let json = JSONValue(bytes: request.body), json.objectValue != nil else { return .error(400, usage) }
+        let token = ["token", "api_key", "$token"].lazy.compactMap { json[$0]?.stringValue }.first
+        guard let token, configuration.accepts(token: token) else { return .error(401, "invalid token") }
+        guard let distinctId = json["distinct_id"]?.stringValue, !distinctId.isEmpty else {
+            return .error(400, "distinct_id must be a non-empty string; " + usage)
+        }
+        var keys: Set<String>?
+        if let list = json["flag_keys_to_evaluate"] ?? json["flag_keys"] {
+            guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                return .error(400, "flag_keys_to_evaluate must be an array of strings")
+            }
+            keys = Set(array.compactMap(\.stringValue))
+        }
+        var flags: [String: JSONValue] = [:]
+        for flag in try store.flags() where keys?.contains(flag.key) ?? true {
+            guard let result = flag.evaluate(distinctId) else {
+                return .error(500, "cannot evaluate flags: libcrypto (SHA-1) is unavailable")
+            }
+            let reason = result["reason"]?.stringValue ?? ""
+            var metadata: [String: JSONValue] = ["payload": .null]
+            if let payload = result["payload"], payload != .null { metadata["payload"] = .string(payload.jsonString) }
+            flags[flag.key] = [
+                "key": .string(flag.key), "enabled": result["enabled"] ?? false, "variant": result["variant"] ?? .null,
+                "reason": ["code": .string(reason), "description": .string(reason)], "metadata": .object(metadata),
+            ]
+        }
+        return .json(
+            200,
+            [
+                "flags": .object(flags), "errorsWhileComputingFlags": false,
+                "requestId": .string(UUID().uuidString.lowercased()),
+            ])
+    }
+}
