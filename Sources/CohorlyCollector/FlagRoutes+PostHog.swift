@@ -20,23 +20,19 @@ extension Router {
         guard let distinctId = json["distinct_id"]?.stringValue, !distinctId.isEmpty else {
             return .error(400, "distinct_id must be a non-empty string; " + usage)
         }
-        var keys: Set<String>?
-        if let list = json["flag_keys_to_evaluate"] ?? json["flag_keys"] {
-            guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
-                return .error(400, "flag_keys_to_evaluate must be an array of strings")
-            }
-            keys = Set(array.compactMap(\.stringValue))
+        let results: [String: JSONValue]
+        switch try evaluatedFlags(json, keysField: "flag_keys_to_evaluate", alias: "flag_keys", distinctId: distinctId)
+        {
+        case .refused(let answer): return answer
+        case .evaluated(let evaluated): results = evaluated
         }
         var flags: [String: JSONValue] = [:]
-        for flag in try store.flags() where keys?.contains(flag.key) ?? true {
-            guard let result = flag.evaluate(distinctId) else {
-                return .error(500, "cannot evaluate flags: libcrypto (SHA-1) is unavailable")
-            }
+        for (key, result) in results {
             let reason = result["reason"]?.stringValue ?? ""
             var metadata: [String: JSONValue] = ["payload": .null]
             if let payload = result["payload"], payload != .null { metadata["payload"] = .string(payload.jsonString) }
-            flags[flag.key] = [
-                "key": .string(flag.key), "enabled": result["enabled"] ?? false, "variant": result["variant"] ?? .null,
+            flags[key] = [
+                "key": .string(key), "enabled": result["enabled"] ?? false, "variant": result["variant"] ?? .null,
                 "reason": ["code": .string(reason), "description": .string(reason)], "metadata": .object(metadata),
             ]
         }

@@ -60,21 +60,38 @@ extension Router {
         guard let distinctId = json["distinct_id"]?.stringValue, !distinctId.isEmpty else {
             return .error(400, "distinct_id must be a non-empty string; " + usage)
         }
+        switch try evaluatedFlags(json, keysField: "flag_keys", distinctId: distinctId) {
+        case .refused(let answer): return answer
+        case .evaluated(let results): return .json(200, ["flags": .object(results)])
+        }
+    }
+
+    /// What `evaluatedFlags` gives: every asked flag's evaluation by key, or the answer refusing the request.
+    enum FlagEvaluation {
+        case evaluated([String: JSONValue])
+        case refused(HTTPResponse)
+    }
+
+    /// The stored flags named by the body's `keysField` (or alias; all flags when absent) evaluated for
+    /// `distinctId` — shared by Cohorly's `/flags/evaluate` and PostHog's `/flags`.
+    func evaluatedFlags(_ json: JSONValue, keysField: String, alias: String? = nil, distinctId: String) throws
+        -> FlagEvaluation
+    {
         var keys: Set<String>?
-        if let list = json["flag_keys"] {
+        if let list = json[keysField] ?? alias.flatMap({ json[$0] }) {
             guard let array = list.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
-                return .error(400, "flag_keys must be an array of strings")
+                return .refused(.error(400, "\(keysField) must be an array of strings"))
             }
             keys = Set(array.compactMap(\.stringValue))
         }
         var results: [String: JSONValue] = [:]
         for flag in try store.flags() where keys?.contains(flag.key) ?? true {
             guard let result = flag.evaluate(distinctId) else {
-                return .error(500, "cannot evaluate flags: libcrypto (SHA-1) is unavailable")
+                return .refused(.error(500, "cannot evaluate flags: libcrypto (SHA-1) is unavailable"))
             }
             results[flag.key] = result
         }
-        return .json(200, ["flags": .object(results)])
+        return .evaluated(results)
     }
 
     private func localEvaluation(_ request: HTTPRequest) throws -> HTTPResponse {
