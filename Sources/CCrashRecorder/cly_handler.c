@@ -10,6 +10,7 @@
 //         . cly_threads_capture (tgkill + SIGSYS self-unwinds, bounded wait) - up to 19 other threads;
 //         . cly_context_copy_for_crash (seqlock copy of the app's context);
 //         . cly_report_write (open/write/rename, no allocation) - the committed report;
+//         . cly_launch_marker_clear_for_crash (unlink) - this launch ended in a reported crash;
 //         . cly_threads_release;
 //     - chain: restore the previous actions (or the default ones), call the previous handler (the Swift
 //       runtime's backtracer when it is on), then make sure the process dies of the original signal: a
@@ -57,7 +58,10 @@ void cly_set_enabled(bool enabled) { atomic_store(&recording_disabled, enabled ?
 
 bool cly_handle_crash(const cly_crash *crash) {
     if (atomic_load(&report_done) != 0) return true;  // written already (C++ terminate, then SIGABRT)
-    if (atomic_load(&recording_disabled) != 0) return false;  // opted out: no report, only the chain
+    if (atomic_load(&recording_disabled) != 0) {  // opted out: no report, only the chain
+        cly_launch_marker_clear_for_crash();          // …and no abnormal-exit event for this crash either
+        return false;
+    }
     pid_t tid = cly_gettid();
     int expected = 0;
     if (!atomic_compare_exchange_strong(&winner_tid, &expected, tid)) {
@@ -107,7 +111,7 @@ bool cly_handle_crash(const cly_crash *crash) {
                                             &input.threads_answered);
     input.context = context_copy;
     input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
-    cly_report_write(&input);
+    if (cly_report_write(&input)) cly_launch_marker_clear_for_crash();  // the report is this launch's event
     cly_threads_release();
     atomic_store(&report_done, 1);
     cly_futex_wake(&report_done);

@@ -153,6 +153,12 @@ typedef struct {
 /// CLY_MAX_REPORTS. Returns true when the report was committed. Signal-safe.
 bool cly_report_write(const cly_report_input *input);
 
+// ---- the launch marker (cly_launch_marker.c) ----
+
+/// Removes this launch's marker file (the crash is reported, or deliberately not: opted out), so the next
+/// launch does not take the crash for an abnormal exit. Only in the process that set it. Signal-safe (unlink).
+void cly_launch_marker_clear_for_crash(void);
+
 // ---- shared configuration, set at install (cly_install.c) ----
 
 extern char cly_report_directory[CLY_MAX_PATH];
