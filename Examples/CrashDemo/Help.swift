@@ -34,6 +34,8 @@ let helpText = """
       --opt-out               opt the user out before crashing (no report is written)
       --version V             the app version in the release `CrashDemo@V` (default 1.0.0)
       --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
+      --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
+      --until FILE            scenarios hold-then-exit / hold-then-kill: run until FILE exists
       --crashed-only          symbolicate-report: only the crashed thread
       -h, --help              show this help
 

@@ -16,6 +16,7 @@ enum Scenario {
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
+        case _ where ExitScenario.names.contains(name): ExitScenario.run(name, options: options)
         case "concurrent": concurrent()
         case "context-race": contextRace()
         case "fork": forkThenCrash()
@@ -59,7 +60,7 @@ enum Scenario {
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         default:
-            usage("unknown scenario '\(name)' (\(names.joined(separator: ", ")))")
+            usage("unknown scenario '\(name)' (\((names + ExitScenario.names).joined(separator: ", ")))")
         }
         exit(97)
     }

@@ -23,6 +23,8 @@ struct DemoOptions {
     var optOut = false
     var version = "1.0.0"
     var senderTimeoutMilliseconds = 120_000
+    var memorySampleMilliseconds = 10_000
+    var until: String?
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -47,6 +49,8 @@ struct DemoOptions {
             case "--crashed-only": options.crashedOnly = true
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
+            case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
+            case "--until": options.until = iterator.next()
             case "-h", "--help":
                 print(helpText)
                 exit(0)
@@ -100,11 +104,11 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         if let user = options.identify { cohorly.identify(user) }
         if !options.register.isEmpty { cohorly.register(options.register.mapValues(CohorlyValue.string)) }
         if options.optOut { cohorly.optOut() }
-        return try CohorlyCrash.install(
-            cohorly: cohorly, version: options.version,
-            options: .init(
-                reportDirectory: directory, chainToPreviousHandlers: options.chain,
-                senderTimeout: .milliseconds(options.senderTimeoutMilliseconds)))
+        var crashOptions = CohorlyCrash.Options(
+            reportDirectory: directory, chainToPreviousHandlers: options.chain,
+            senderTimeout: .milliseconds(options.senderTimeoutMilliseconds))
+        crashOptions.abnormalExits.memorySampleInterval = .milliseconds(options.memorySampleMilliseconds)
+        return try CohorlyCrash.install(cohorly: cohorly, version: options.version, options: crashOptions)
     } catch {
         FileHandle.standardError.write(Data("CrashDemo: \(error)\n".utf8))
         exit(1)

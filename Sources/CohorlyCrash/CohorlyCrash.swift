@@ -25,6 +25,9 @@ public enum CohorlyCrash {
         /// How reports become events: on-device symbolication (on by default), in-app rules, size cap
         /// (default ``ExceptionEventOptions/default``).
         public var events: ExceptionEventOptions
+        /// Abnormal exits (SIGKILL, OOM kills, power loss) reported by the next launch: on, with the resident
+        /// memory sampled every 10 s (default ``AbnormalExitOptions/default``).
+        public var abnormalExits: AbnormalExitOptions = .default
 
         /// Options with the documented defaults.
         public init(
@@ -51,6 +54,8 @@ public enum CohorlyCrash {
         public var kept = 0
         /// Whether a detached sender was started.
         public var senderStarted = false
+        /// Abnormal exits of earlier launches whose events are now queued.
+        public var abnormalExits = 0
     }
 
     /// The delivery of the reports found at install, running off the caller's thread.
@@ -93,10 +98,17 @@ public enum CohorlyCrash {
             reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
             context: context)
         try CrashRecorder.install(recorderOptions)
+        // Marked on the caller's thread: a launch killed right after install is still found by the next one.
+        if options.abnormalExits.enabled {
+            LaunchMarker.start(
+                directory: recorderOptions.reportDirectory.path,
+                sampleInterval: options.abnormalExits.memorySampleInterval)
+        }
         // The crash-time context follows identify() and reset(); opted-out users get no report at all.
         cohorly.observeIdentity { distinctId, optedOut in
             CrashRecorder.updateContext { $0.distinctId = distinctId }
             cly_set_enabled(!optedOut)
+            LaunchMarker.optedOutChanged(optedOut)
         }
         // Crash events carry the super properties registered at the moment of the crash.
         cohorly.observeSuperProperties { superProperties in
@@ -110,6 +122,11 @@ public enum CohorlyCrash {
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {
             CrashRecorder.prepareCurrentThread()
+            // Before the crash reports are delivered (and deleted): a marker whose launch left a report is no
+            // abnormal exit.
+            let abnormalExits =
+                options.abnormalExits.enabled
+                ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0
             let files = store.pendingReports()
             // The detached sender starts before the reports are turned into events (symbolication takes a
             // while): if this launch dies first, the sender takes over the reports it was handed, once the
@@ -120,11 +137,17 @@ public enum CohorlyCrash {
             handover?.acquire()
             var summary = deliver(files, from: store, to: cohorly, options: options.events)
             summary.senderStarted = started ?? false
+            summary.abnormalExits = abnormalExits
             handover?.release()
             delivery.finish(summary)
         }
         return delivery
     }
+
+    /// Call right before this process `exec`s another program: the launch ends there, and its marker is removed
+    /// so that the next launch does not report it as an abnormal exit. Without it, an exec is recognized only
+    /// while the exec'd program still runs (README "Abnormal exits").
+    public static func prepareForExec() { LaunchMarker.endForExec() }
 
     /// `<executable name>@<version>`, the version from `version` or `COHORLY_RELEASE`; a `COHORLY_RELEASE` that
     /// already holds an `@` is taken as the whole release.

@@ -127,10 +127,17 @@ public enum CrashRecorder {
         return String(decoding: buffer.prefix(36).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Hands the context to the crash path. Called with the state lock held.
+    /// Calls `body` with the serialized context, holding the state lock: every later change reaches the
+    /// launch marker after it (``LaunchMarker``).
+    static func withSerializedContext(_ body: (String) -> Void) {
+        state.withLock { body($0.context.serializedForCrash()) }
+    }
+
+    /// Hands the context to the crash path (and the launch marker). Called with the state lock held.
     private static func publish(_ context: CrashContext) {
         let json = context.serializedForCrash()
         _ = json.withCString { cly_set_context($0, strlen($0)) }
+        LaunchMarker.contextChanged(json)
         cly_refresh_modules()
     }
 }

@@ -68,14 +68,17 @@ public enum ExceptionEvent {
     /// The report's crash-time context as event properties: the device fields and release, then the super
     /// properties registered at crash time (they win over the device fields, as on every other event), then
     /// the free-form crash properties where nothing else set the key.
-    static func contextProperties(_ report: CrashReport) -> Properties {
+    static func contextProperties(_ report: CrashReport) -> Properties { contextProperties(report.context) }
+
+    /// A crash-time context (``CrashContext``, serialized) as event properties; see the report variant.
+    static func contextProperties(_ context: [String: CohorlyValue]) -> Properties {
         var properties: Properties = [:]
         let nested: Set = [CrashContext.propertiesKey, CrashContext.superPropertiesKey]
-        for (key, value) in report.context where !nested.contains(key) { properties[key] = value }
-        if case .object(let registered)? = report.context[CrashContext.superPropertiesKey] {
+        for (key, value) in context where !nested.contains(key) { properties[key] = value }
+        if case .object(let registered)? = context[CrashContext.superPropertiesKey] {
             for (key, value) in registered where key != "distinct_id" { properties[key] = value }
         }
-        if case .object(let extra)? = report.context[CrashContext.propertiesKey] {
+        if case .object(let extra)? = context[CrashContext.propertiesKey] {
             for (key, value) in extra where properties[key] == nil { properties[key] = value }
         }
         return properties

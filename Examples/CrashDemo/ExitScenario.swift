@@ -1,0 +1,53 @@
+import CohorlyCrash
+import Foundation
+
+/// Launches that end without a crash, for the abnormal-exit tests (`CrashDemo scenario NAME`): the next launch
+/// (`CrashDemo run`) reports the ones that ended abnormally.
+enum ExitScenario {
+    static let names = ["sigkill", "hold-then-exit", "hold-then-kill", "exec-sleep", "exec-prepared", "allocate"]
+
+    static func run(_ name: String, options: DemoOptions) -> Never {
+        say("insert id \(CrashRecorder.pendingInsertId)")
+        switch name {
+        case "sigkill":
+            kill(getpid(), SIGKILL)  // what the OOM killer or `kill -9` does: no handler runs
+        case "hold-then-exit", "hold-then-kill":
+            // Runs until the file --until names exists (at most 60 s), then exits normally or is killed.
+            let deadline = Date(timeIntervalSinceNow: 60)
+            while !FileManager.default.fileExists(atPath: options.until ?? "") && Date() < deadline {
+                usleep(10_000)
+            }
+            if name == "hold-then-kill" { kill(getpid(), SIGKILL) }
+            exit(0)
+        case "exec-sleep":
+            // Becomes another program (same pid): not an abnormal exit of this launch.
+            execProgram(["/bin/sleep", "60"])
+        case "exec-prepared":
+            CohorlyCrash.prepareForExec()
+            execProgram(["/bin/true"])
+        case "allocate":
+            allocateUntilKilled()
+        default:
+            usage("unknown scenario '\(name)'")
+        }
+        exit(97)
+    }
+
+    static func execProgram(_ arguments: [String]) -> Never {
+        var argv = arguments.map { strdup($0) }
+        argv.append(nil)
+        execv(arguments[0], &argv)
+        usage("cannot exec \(arguments[0]): \(String(cString: strerror(errno)))")
+    }
+
+    /// Touches 1 MiB after 1 MiB until the kernel kills the process (the OOM test runs it in a small cgroup).
+    static func allocateUntilKilled() -> Never {
+        var blocks: [UnsafeMutableRawPointer] = []
+        while blocks.count < 1 << 20 {
+            guard let block = malloc(1 << 20) else { break }
+            memset(block, 1, 1 << 20)
+            blocks.append(block)
+        }
+        exit(98)  // not killed: the limit was not applied
+    }
+}

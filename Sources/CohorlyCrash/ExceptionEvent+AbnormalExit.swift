@@ -1,0 +1,59 @@
+import Cohorly
+
+extension ExceptionEvent {
+    /// The `$exception_list` type of an OOM kill.
+    static let oomKillType = "OOMKill"
+    /// The `$exception_list` type of any other abnormal exit.
+    static let abnormalExitType = "AbnormalExit"
+
+    /// The event for a launch that ended abnormally (``AbnormalExits``): level `fatal`, mechanism
+    /// `abnormal_exit` (handled false), the launch's own `$insert_id` (stable if it is sent again), its crash-time
+    /// context as it last set it (release, identity, super properties, flags — the same properties a crash
+    /// event carries), its last known resident memory, and the cause. No stack: nothing ran in the process when
+    /// it was killed, so the exception has no `stacktrace` and its `value` says so. `time` is the last moment
+    /// the launch was known alive (its last memory sample).
+    static func abnormalExit(_ record: LaunchRecord, cause: AbnormalExits.Cause, rebooted: Bool) -> PreparedEvent {
+        var properties = contextProperties(record.context)
+        let type: String
+        var value: String
+        switch cause {
+        case .oomKill:
+            type = oomKillType
+            value = "Killed by the kernel's OOM killer: the memory cgroup's oom_kill counter rose during the launch"
+        case .killedOrLostPower:
+            type = abnormalExitType
+            value =
+                rebooted
+                ? "Lost power or the machine restarted (reboot, …) while the launch ran"
+                : "Killed or lost power (SIGKILL, reboot, …): the launch ended without a normal exit or a crash report"
+        }
+        value += ". No stack trace: the process got no chance to record one."
+        let lastAlive = record.memory?.sampledMs ?? record.startedMs
+        properties["time"] = .int(Int(clamping: lastAlive))
+        properties["$insert_id"] = .string(record.insertId)
+        properties["$exception_level"] = "fatal"
+        properties["$exception_type"] = .string(type)
+        properties["$exception_message"] = .string(value)
+        properties["$issue_name"] = .string(cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit")
+        properties["$exception_list"] = [
+            .object([
+                "type": .string(type), "value": .string(value),
+                "mechanism": ["type": "abnormal_exit", "handled": false, "synthetic": false],
+            ])
+        ]
+        properties["$exception_abnormal_exit_cause"] = .string(cause.rawValue)
+        if rebooted { properties["$exception_rebooted"] = true }
+        properties["$exception_pid"] = .int(Int(record.pid))
+        properties["$exception_executable"] = .string(record.executable)
+        properties["$exception_launch_started_ms"] = .int(Int(clamping: record.startedMs))
+        if let memory = record.memory {
+            properties["$exception_last_rss_bytes"] = .int(Int(clamping: memory.residentBytes))
+            properties["$exception_peak_rss_bytes"] = .int(Int(clamping: memory.peakResidentBytes))
+            properties["$exception_last_rss_ms"] = .int(Int(clamping: memory.sampledMs))
+        }
+        if let cgroup = record.oomCounters.first {
+            properties["$exception_cgroup_oom_file"] = .string(cgroup.file)
+        }
+        return PreparedEvent(name: name, properties: properties)
+    }
+}
