@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlySymbols"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
-            name: "CrashDemoSupport", path: "Examples/CrashDemoSupport",
+            name: "CrashDemoSupport", dependencies: ["CCrashRecorder"], path: "Examples/CrashDemoSupport",
             linkerSettings: [.linkedLibrary("dl")]),
         .executableTarget(
             name: "CrashDemo",

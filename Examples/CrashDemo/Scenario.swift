@@ -11,7 +11,7 @@ enum Scenario {
         "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
         "handler-fault",
         "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
-        "register-then-crash",
+        "register-then-crash", "handler-unwinds",
     ]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -57,11 +57,28 @@ enum Scenario {
             cly_test_set_report_limit(6 * 1024)
             Workers.park(count: 17, depth: 110)
             demo_null_write()
+        case "handler-unwinds":
+            handlerUnwinds()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         default:
             usage("unknown scenario '\(name)' (\((names + ExitScenario.names).joined(separator: ", ")))")
         }
+        exit(97)
+    }
+
+    /// Every thread unwinds itself from a signal handler under the allocation guard (when preloaded), then
+    /// the crash runs the recorder's handler with the crashing thread armed (RecorderScenarioTests).
+    static func handlerUnwinds() -> Never {
+        Workers.park(count: 3, depth: 5)
+        var result = demo_handler_unwinds()
+        if demo_unwind_threads_in_handlers(&result) != 0 { usage("cannot signal the threads") }
+        say(
+            "guard \(result.guard_loaded) self_test \(result.self_test_calls) threads \(result.threads)"
+                + " answered \(result.answered) fewest_frames \(result.fewest_frames)"
+                + " most_frames \(result.most_frames) guard_calls \(result.guard_calls)")
+        if demo_arm_guard_for_crash() != 0 { usage("no recorder handler to arm") }
+        demo_null_write()
         exit(97)
     }
 

@@ -1,3 +1,4 @@
+import CCrashRecorder
 import Cohorly
 import CohorlyCrash
 import CrashDemoSupport
@@ -83,10 +84,7 @@ func installRecorder() -> CohorlyCrash.Delivery? {
     let directory = (options.reportDirectory ?? environment["COHORLY_CRASH_DIR"]).map { URL(fileURLWithPath: $0) }
     do {
         if options.recorderOnly {
-            try CrashRecorder.install(
-                .init(
-                    reportDirectory: directory, chainToPreviousHandlers: options.chain,
-                    context: CrashContext(release: "CrashDemo@1.0.0", distinctId: "demo-user")))
+            try CrashRecorder.install(recorderOptions())
             return nil
         }
         let host = environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
@@ -113,6 +111,14 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         FileHandle.standardError.write(Data("CrashDemo: \(error)\n".utf8))
         exit(1)
     }
+}
+
+/// The options of `--recorder-only`.
+func recorderOptions() -> CrashRecorder.Options {
+    let directory = options.reportDirectory ?? ProcessInfo.processInfo.environment["COHORLY_CRASH_DIR"]
+    return CrashRecorder.Options(
+        reportDirectory: directory.map { URL(fileURLWithPath: $0) }, chainToPreviousHandlers: options.chain,
+        context: CrashContext(release: "CrashDemo@1.0.0", distinctId: "demo-user"))
 }
 
 var scratchDirectory: String {
@@ -197,16 +203,35 @@ case "reports":
         }
     }
 case "scenario" where options.word == "install-cost":
-    // Prints what install costs: wall time and resident memory added (benchmarks read this line).
-    // Foundation is warmed first (URL, paths), as in any app that has started: its one-time start-up is
-    // not the recorder's cost.
+    // Prints what install costs: wall time and resident memory added (benchmarks read this line). With
+    // --recorder-only it measures CrashRecorder.install alone, its options made first: an app that has
+    // started has read its environment and warmed Foundation (URL, paths), and those one-time costs
+    // (ProcessInfo's environment alone is ~500 KiB of code pages) are not the recorder's.
+    // With COHORLY_PROBE set, install also records resident memory between its steps (one `step` line
+    // each); COHORLY_PROBE_SMAPS=DIR copies /proc/self/smaps there at every step.
     _ = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("warm").path
+    let environment = ProcessInfo.processInfo.environment
+    let prepared = options.recorderOnly ? recorderOptions() : nil
+    let probe = environment["COHORLY_PROBE"] != nil
+    if probe { cly_test_probe_enable(environment["COHORLY_PROBE_SMAPS"]) }
+    // The harness's own first uses (the clock; reading and parsing smaps_rollup, which costs ~128 KiB of code
+    // pages after its figure is taken) happen before the baseline.
+    _ = DispatchTime.now().uptimeNanoseconds
+    _ = residentBytes()
     let residentBefore = residentBytes()
+    cly_test_probe_mark("before install")
     let start = DispatchTime.now().uptimeNanoseconds
-    installRecorder()
+    if let prepared {
+        do { try CrashRecorder.install(prepared) } catch { usage("install failed: \(error)") }
+    } else {
+        installRecorder()
+    }
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    cly_test_probe_mark("after install")
     let residentAfter = residentBytes()
+    cly_test_probe_mark("after measuring")
     print("install_ns \(elapsed) resident_added_bytes \(residentAfter - residentBefore)")
+    if probe { printProbeSteps() }
 case "scenario":
     installRecorder()
     Scenario.run(options.word, options: options)
@@ -228,8 +253,23 @@ func milliseconds(_ duration: Duration) -> String {
 }
 
 /// Resident set size from /proc/self/statm.
+/// Prints the steps the install probe recorded: `step NAME rss_kib R anonymous_kib A`.
+func printProbeSteps() {
+    for index in 0..<cly_test_probe_count() {
+        var rss: UInt64 = 0
+        var anonymous: UInt64 = 0
+        guard let name = cly_test_probe_step(Int32(index), &rss, &anonymous) else { continue }
+        print(
+            "step \(String(cString: name).replacingOccurrences(of: " ", with: "_")) rss_kib \(rss) anonymous_kib \(anonymous)"
+        )
+    }
+}
+
+/// Resident bytes now: `Rss` of /proc/self/smaps_rollup, which the kernel counts by walking the page tables
+/// (statm's figure comes from per-thread counters that are only folded in now and then: tens of KiB off).
 func residentBytes() -> Int {
-    let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
-    let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    let text = (try? String(contentsOfFile: "/proc/self/smaps_rollup", encoding: .utf8)) ?? ""
+    let line = text.split(separator: "\n").first { $0.hasPrefix("Rss:") }
+    let kib = line.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+    return kib * 1024
 }

@@ -132,7 +132,9 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
     renew_insert_id();
     pthread_atfork(NULL, NULL, renew_insert_id);
     pthread_key_create(&altstack_key, free_altstack);
+    cly_test_probe_mark("c: insert id, hooks");
     cly_modules_build();
+    cly_test_probe_mark("c: module table");
     memcpy(cly_report_directory, report_directory, length + 1);
     result = cly_prepare_current_thread();
     if (result == 0) result = cly_signals_install(chain);
@@ -141,7 +143,9 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
         pthread_mutex_unlock(&install_lock);
         return result;
     }
+    cly_test_probe_mark("c: altstack, handlers");
     cly_terminate_install();
+    cly_test_probe_mark("c: C++ terminate hook");
     installed = true;
     pthread_mutex_unlock(&install_lock);
     return 0;

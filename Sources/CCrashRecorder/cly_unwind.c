@@ -4,8 +4,16 @@
 // libstdc++'s exception handling to libunwind for every C++ throw in the app. Loaded with RTLD_LOCAL its
 // symbols stay out of the global scope, and we reach the local-only entry points (`_ULx86_64_*`) by dlsym.
 //
-// At install (normal code): dlopen + dlsym, then one unwind of the current stack to warm libunwind's caches
-// (its first use reads /proc and allocates; later unwinds of known code do not).
+// At install (normal code): dlopen + dlsym, then libunwind's one-time initialisation, done by one
+// `unw_init_local2` on this thread's context and nothing more (see `prime`). That first use is what sets up
+// its state: the memory pools (mmap), the global register-state cache, the memory-validation pipe (pipe2),
+// a getenv. After it, an unwind from a signal handler on any thread — the crashed one, the others answering
+// SIGSYS, a live thread sampled for a hang — makes no allocating or initialising call: its pools were filled
+// here and an unwind holds one or two of their objects at a time. HandlerAllocationTests shows it with an
+// interposed allocator that counts every malloc/mmap/pipe2 made while a handler unwinds.
+// No `unw_step` at install: stepping would page in the unwind tables (.eh_frame) of every module on the
+// installing thread's stack, ~200 KiB of resident memory nothing needs before a crash (a crash reads the
+// tables of the crashed stack: page faults on mapped files, not allocation).
 // In the handler: `unw_init_local2(context, UNW_INIT_SIGNAL_FRAME)` makes frame 0 the exact interrupted PC;
 // `unw_step` / `unw_get_reg` are documented signal-safe for local unwinding. We never call
 // `unw_get_proc_name` (it may allocate): names are found at symbolication time.
@@ -17,6 +25,7 @@
 #include <libunwind.h>
 
 #include "cly_internal.h"
+#include "cly_recorder.h"
 
 typedef int (*init_local2_fn)(unw_cursor_t *, unw_context_t *, int);
 typedef int (*step_fn)(unw_cursor_t *);
@@ -34,9 +43,20 @@ static void set_error(char *error, size_t size, const char *a, const char *b) {
     error[n] = 0;
 }
 
+/// libunwind's one-time initialisation (tdep_init: memory pools, the global cache, the validation pipe) runs
+/// in the first `unw_init_local2` of the process; a cursor made here and dropped is all it takes.
+static void prime(void) {
+    ucontext_t context;
+    getcontext(&context);
+    unw_cursor_t cursor;
+    unw_init_local2_ptr(&cursor, (unw_context_t *)&context, 0);
+}
+
 int cly_unwind_load(char *error, size_t error_size) {
     if (unw_step_ptr != NULL) return 0;
+    cly_test_probe_mark("c: start");
     void *library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    cly_test_probe_mark("c: dlopen libunwind");
     if (library == NULL) {
         set_error(error, error_size, "cannot load libunwind.so.8 (install the libunwind8 package): ", dlerror());
         return ENOENT;
@@ -52,12 +72,17 @@ int cly_unwind_load(char *error, size_t error_size) {
     unw_get_reg_ptr = get_reg;
     unw_step_ptr = step;
 
-    // Warm the caches with one unwind of this thread.
-    ucontext_t context;
-    getcontext(&context);
-    cly_thread scratch;
-    cly_unwind_from_ucontext(&context, false, &scratch);
+    prime();
+    cly_test_probe_mark("c: libunwind initialised");
     return 0;
+}
+
+int cly_test_unwind_context(void *context, uintptr_t *frames, int capacity) {
+    cly_thread thread;
+    cly_unwind_from_ucontext((ucontext_t *)context, true, &thread);
+    int count = thread.frame_count < capacity ? thread.frame_count : capacity;
+    for (int i = 0; i < count; i++) frames[i] = thread.frames[i];
+    return count;
 }
 
 void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread) {

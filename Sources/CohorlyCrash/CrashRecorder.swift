@@ -70,6 +70,7 @@ public enum CrashRecorder {
     /// gives the calling thread an alternate signal stack. Calling it again only applies the new options.
     /// - Throws: ``InstallError`` when the directory is unusable or the recorder cannot be set up.
     public static func install(_ options: Options = Options()) throws {
+        cly_test_probe_mark("swift: start")
         let directory = options.reportDirectory.path
         do {
             try PrivateFiles.makeDirectory(directory, requireOwnerOnly: true)
@@ -77,6 +78,7 @@ public enum CrashRecorder {
             throw InstallError.reportDirectoryUnusable(
                 path: directory, reason: error.path == directory ? error.reason : error.description)
         }
+        cly_test_probe_mark("swift: report directory")
         var message = [CChar](repeating: 0, count: 512)
         let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)
         if result != 0 {
@@ -92,6 +94,7 @@ public enum CrashRecorder {
             $0.context = options.context
             publish($0.context)
         }
+        cly_test_probe_mark("swift: context handed over")
     }
 
     /// Whether ``install(_:)`` succeeded in this process.
@@ -135,7 +138,10 @@ public enum CrashRecorder {
 
     /// Hands the context to the crash path (and the launch marker). Called with the state lock held.
     private static func publish(_ context: CrashContext) {
+        _ = DeviceInfo.current
+        cly_test_probe_mark("swift: device facts")
         let json = context.serializedForCrash()
+        cly_test_probe_mark("swift: context JSON")
         _ = json.withCString { cly_set_context($0, strlen($0)) }
         LaunchMarker.contextChanged(json)
         cly_refresh_modules()

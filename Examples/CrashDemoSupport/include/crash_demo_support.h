@@ -2,6 +2,8 @@
 #ifndef CRASH_DEMO_SUPPORT_H
 #define CRASH_DEMO_SUPPORT_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,6 +30,24 @@ void demo_set_thread_name(const char *name);
 long demo_identity(long value);
 /// Does nothing, opaquely (keeps the optimizer from removing a frame).
 void demo_opaque(void *pointer);
+
+/// What demo_unwind_threads_in_handlers saw.
+typedef struct {
+    bool guard_loaded;     // the allocation guard (fixtures/alloc-guard) is preloaded
+    long self_test_calls;  // calls the guard counted for one deliberate malloc (1 when it works)
+    int threads;           // threads listed in /proc/self/task
+    int answered;          // threads whose handler unwound in time
+    int fewest_frames;     // the shortest and longest stacks unwound
+    int most_frames;
+    long guard_calls;      // allocation calls made while the handlers unwound (-1 without the guard)
+} demo_handler_unwinds;
+
+/// Has every thread unwind its own interrupted context from a SIGSYS handler through the recorder's unwinder,
+/// with the allocation guard armed around each unwind. Returns 0, or -1 when it could not set up.
+int demo_unwind_threads_in_handlers(demo_handler_unwinds *result);
+/// Puts a handler in front of the recorder's SIGSEGV handler that arms the allocation guard on the crashing
+/// thread, so everything the recorder does for the crash on that thread runs armed. Returns 0 or -1.
+int demo_arm_guard_for_crash(void);
 
 #ifdef __cplusplus
 }

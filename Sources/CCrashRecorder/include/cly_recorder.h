@@ -61,6 +61,21 @@ void cly_test_set_report_limit(size_t bytes);
 /// Test hook: how many modules the prepared table holds.
 int cly_module_count(void);
 
+/// Test hook: unwinds `ucontext` (a signal handler's third argument) exactly as the crash path does — frame
+/// 0 the interrupted PC — into `frames`; returns how many were written (at most `capacity`). Signal-safe.
+int cly_test_unwind_context(void *ucontext, uintptr_t *frames, int capacity);
+
+/// Benchmark hook: from now on, install records resident memory (Rss and Anonymous of
+/// /proc/self/smaps_rollup, in KiB) at each of its steps; with a `smaps_directory` it also copies
+/// /proc/self/smaps there at each step (`NN-step.smaps`). Normal code, not thread-safe.
+void cly_test_probe_enable(const char *smaps_directory);
+/// Records the resident memory after `step` (a string that outlives the probe) when the probe is on.
+void cly_test_probe_mark(const char *step);
+/// How many steps were recorded.
+int cly_test_probe_count(void);
+/// The name of recorded step `index` with its Rss and Anonymous KiB, or NULL when out of range.
+const char *cly_test_probe_step(int index, uint64_t *rss_kib, uint64_t *anonymous_kib);
+
 #ifdef __cplusplus
 }
 #endif

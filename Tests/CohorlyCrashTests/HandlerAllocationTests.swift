@@ -1,0 +1,60 @@
+import CohorlyCrash
+import Foundation
+import Testing
+
+/// The recorder's promise to every signal handler that unwinds (the crashed thread, the others answering
+/// SIGSYS, live threads sampled for a hang): no allocation and no initialisation at that moment. A child runs
+/// with `fixtures/alloc-guard` preloaded, which counts every malloc/mmap/pipe2 call a thread makes while
+/// armed; each thread unwinds itself in a SIGSYS handler with the guard armed, then the crash goes through
+/// the recorder's handler with the crashing thread armed. Without libunwind's initialisation at install, the
+/// first handler unwind maps memory and opens a pipe, and this fails.
+@Suite("Signal-handler unwinds allocate nothing")
+struct HandlerAllocationTests {
+    /// Builds the guard library into `directory`.
+    static func buildGuard(in directory: URL) throws -> URL {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/alloc-guard/alloc_guard.c")
+        let library = directory.appendingPathComponent("libclyallocguard.so")
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        compiler.arguments = ["-shared", "-fPIC", "-O1", "-o", library.path, source.path]
+        try compiler.run()
+        compiler.waitUntilExit()
+        try #require(compiler.terminationStatus == 0)
+        return library
+    }
+
+    @Test(arguments: DemoBuild.allCases)
+    func everyThreadUnwindsInItsHandlerAndTheCrashIsWrittenWithoutAllocating(build: DemoBuild) async throws {
+        let directory = try makeTemporaryDirectory("alloc-guard-\(build)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let library = try Self.buildGuard(in: directory)
+        let run = try await runCrashDemo(
+            ["scenario", "handler-unwinds", "--recorder-only"], build: build, label: "alloc-guard",
+            environment: ["LD_PRELOAD": library.path])
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        let fields = Dictionary(
+            uniqueKeysWithValues: stride(from: 0, to: run.words.count - 1, by: 2).map {
+                (run.words[$0], run.words[$0 + 1])
+            })
+        // The guard works in this process: it counted the one deliberate allocation.
+        #expect(fields["guard"] == "true" && fields["self_test"] == "1", "\(run.stdout)")
+        // Main, 3 parked threads, a dispatch and a concurrency worker at least; all answered, none allocated.
+        let threads = Int(fields["threads"] ?? "") ?? 0
+        #expect(threads >= 6 && fields["answered"] == String(threads), "\(run.stdout)")
+        #expect((Int(fields["fewest_frames"] ?? "") ?? 0) >= 3, "\(run.stdout)")
+        #expect(fields["guard_calls"] == "0", "\(run.stderr)")
+        // The crash: written by the armed thread, and the only guard line is the self-test's.
+        #expect(run.signal == SIGSEGV)
+        let report = try #require(try run.reports().first)
+        #expect((report.crashedThread?.frames.count ?? 0) >= 3)
+        #expect(report.threads.count >= 5)
+        let guardLines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("alloc-guard:") }
+        #expect(guardLines == ["alloc-guard: malloc while armed"], "\(run.stderr)")
+    }
+}
+
+extension CrashDemoRun {
+    /// The words of standard output.
+    fileprivate var words: [String] { stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init) }
+}
