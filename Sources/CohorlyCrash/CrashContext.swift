@@ -50,24 +50,66 @@ public struct CrashContext: Sendable, Equatable, Codable {
     }
 
     /// The JSON object the recorder copies into a report's `context` (at most CLY_MAX_CONTEXT bytes: when
-    /// the properties make it larger, the free-form properties are left out, then the super properties).
+    /// the properties make it larger, the free-form properties are left out, then the super properties and
+    /// the flags).
+    ///
+    /// Written member by member (the device facts first, as DeviceInfo prepared them), not through one merged
+    /// dictionary: install serializes the context, and an app's context at install is mostly a release and a
+    /// distinct id, which then cost no dictionary, sorting or number formatting code (~250 KiB of code pages
+    /// on first use). Members are in a fixed order; the collections inside are written with sorted keys.
     func serializedForCrash() -> String {
-        var members = DeviceInfo.current.fields
-        if let release { members["release"] = .string(release) }
-        if let dist { members["dist"] = .string(dist) }
-        if let distinctId { members["distinct_id"] = .string(distinctId) }
-        members[Self.propertiesKey] = .object(properties.mapValues(CohorlyValue.string))
-        members[Self.superPropertiesKey] = .object(superProperties)
         let flags = flagMembers()
-        members.merge(flags) { _, flag in flag }
-        for dropped in [Self.propertiesKey, Self.superPropertiesKey] {
-            let json = CohorlyValue.object(members).jsonString
-            if json.utf8.count <= Int(CLY_MAX_CONTEXT) { return json }
-            members[dropped] = .object([:])
+        let full = serialized(properties: true, superProperties: true, flags: flags)
+        if full.utf8.count <= Int(CLY_MAX_CONTEXT) { return full }
+        let withoutProperties = serialized(properties: false, superProperties: true, flags: flags)
+        if withoutProperties.utf8.count <= Int(CLY_MAX_CONTEXT) { return withoutProperties }
+        // Still too large: the super properties and the flags go too.
+        return serialized(properties: false, superProperties: false, flags: [:])
+    }
+
+    /// The context with or without its collections.
+    private func serialized(properties withProperties: Bool, superProperties withSuper: Bool, flags: Properties)
+        -> String
+    {
+        var out = "{" + DeviceInfo.current.jsonMembers
+        func member(_ key: String) {
+            out += ",\""
+            out += key
+            out += "\":"
         }
-        // Still too large: the flags go too.
-        for key in flags.keys { members[key] = nil }
-        return CohorlyValue.object(members).jsonString
+        if let release {
+            member("release")
+            CohorlyValue.writeString(release, into: &out)
+        }
+        if let dist {
+            member("dist")
+            CohorlyValue.writeString(dist, into: &out)
+        }
+        if let distinctId {
+            member("distinct_id")
+            CohorlyValue.writeString(distinctId, into: &out)
+        }
+        member(Self.propertiesKey)
+        if withProperties && !properties.isEmpty {
+            CohorlyValue.object(properties.mapValues(CohorlyValue.string)).write(into: &out)
+        } else {
+            out += "{}"
+        }
+        member(Self.superPropertiesKey)
+        if withSuper && !superProperties.isEmpty {
+            CohorlyValue.object(superProperties).write(into: &out)
+        } else {
+            out += "{}"
+        }
+        for key in flags.isEmpty ? [] : flags.keys.sorted() {
+            guard let value = flags[key] else { continue }
+            out += ","
+            CohorlyValue.writeString(key, into: &out)
+            out += ":"
+            value.write(into: &out)
+        }
+        out += "}"
+        return out
     }
 
     /// `$active_feature_flags` (keys whose value is `true` or a non-empty variant) and `$feature/<key>` for the
@@ -87,38 +129,5 @@ public struct CrashContext: Sendable, Equatable, Codable {
         }
         members["$active_feature_flags"] = .array(active)
         return members
-    }
-}
-
-/// Facts about this launch's device, computed once.
-struct DeviceInfo: Sendable {
-    static let current = DeviceInfo()
-
-    let fields: Properties
-
-    private init() {
-        var fields = AutomaticProperties().values
-        var uts = utsname()
-        uname(&uts)
-        fields["$hostname"] = .string(
-            withUnsafeBytes(of: uts.nodename) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
-        if let start = Self.processStartMilliseconds() { fields["$app_start_ms"] = .int(Int(start)) }
-        fields["$app_name"] = .string(String(CommandLine.arguments.first?.split(separator: "/").last ?? ""))
-        self.fields = fields
-    }
-
-    /// When this process started (unix ms), from /proc/self/stat and the boot time in /proc/stat.
-    static func processStartMilliseconds() -> UInt64? {
-        guard let stat = AutomaticProperties.readSmallFile("/proc/self/stat"),
-            let close = stat.lastIndex(of: ")"),
-            let system = AutomaticProperties.readSmallFile("/proc/stat"),
-            let bootLine = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
-            let bootSeconds = UInt64(bootLine.dropFirst(6))
-        else { return nil }
-        // Fields after the command name; starttime is field 22 of the whole line (20th after the name).
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 19, let ticks = UInt64(fields[19]) else { return nil }
-        let ticksPerSecond = UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
-        return bootSeconds * 1000 + ticks * 1000 / ticksPerSecond
     }
 }

@@ -51,6 +51,23 @@ void cly_refresh_modules(void);
 /// Copies the `$insert_id` the next report of this process will carry (36 characters + NUL) into `out`.
 void cly_current_insert_id(char out[37]);
 
+/// Facts about this device and launch for the crash-time context (cly_device.c). Empty strings when unknown.
+typedef struct {
+    char os_version[64];        // os-release VERSION_ID, else BUILD_ID
+    char os_distribution[128];  // os-release NAME
+    bool has_uname;             // the three uname fields below were read
+    char kernel_version[65];    // uname release
+    char arch[65];              // uname machine
+    char hostname[65];          // uname nodename
+    char app_name[256];         // argv[0] after its last '/'
+    uint64_t start_ms;          // when the process started, unix ms (0 when unknown)
+    char start_ms_text[24];     // the same in decimal digits ("" when unknown)
+} cly_device_facts;
+
+/// Reads the device facts; `os_release_path` is normally "/etc/os-release" (at most 64 KiB of it is read).
+/// Normal code, not async-signal-safe.
+void cly_device_facts_read(const char *os_release_path, cly_device_facts *out);
+
 /// Test hook: makes the next crash report's writer fault right after the header (a crash inside the crash
 /// handler), to prove that such a fault marks the file once and the process still dies, without hanging.
 void cly_test_fault_in_writer(bool enabled);
