@@ -127,5 +127,40 @@ void cly_device_facts_read(const char *os_release_path, cly_device_facts *out) {
     const char *name = program_invocation_short_name != NULL ? program_invocation_short_name : "";
     copy_value(out->app_name, sizeof out->app_name, name, strlen(name));
     out->start_ms = start_milliseconds();
-    if (out->start_ms > 0) out->start_ms_text[cly_format_uint(out->start_ms, out->start_ms_text)] = 0;
 }
+
+size_t cly_device_facts_json(const cly_device_facts *facts, const char *lib, const char *lib_version, char *out,
+                             size_t capacity) {
+    if (capacity < 3) {
+        if (capacity > 0) out[0] = 0;
+        return 0;
+    }
+    // No descriptor: the writer never flushes while the output fits, and marks itself failed when it would.
+    cly_writer w;
+    cly_writer_init(&w, -1, out, capacity - 1, capacity - 1);
+    cly_writer_begin_object(&w, NULL);
+    cly_writer_string(&w, "$app_name", facts->app_name, sizeof facts->app_name);
+    if (facts->start_ms > 0) cly_writer_uint(&w, "$app_start_ms", facts->start_ms);
+    if (facts->has_uname) cly_writer_string(&w, "$arch", facts->arch, sizeof facts->arch);
+    cly_writer_string(&w, "$hostname", facts->hostname, sizeof facts->hostname);
+    if (facts->has_uname)
+        cly_writer_string(&w, "$kernel_version", facts->kernel_version, sizeof facts->kernel_version);
+    cly_writer_string(&w, "$lib", lib, 256);
+    cly_writer_string(&w, "$lib_version", lib_version, 256);
+    cly_writer_string(&w, "$os", "Linux", 8);
+    if (facts->os_distribution[0] != 0)
+        cly_writer_string(&w, "$os_distribution", facts->os_distribution, sizeof facts->os_distribution);
+    if (facts->os_version[0] != 0)
+        cly_writer_string(&w, "$os_version", facts->os_version, sizeof facts->os_version);
+    cly_writer_end_object(&w);
+    if (w.failed || w.used < 2) {
+        out[0] = 0;
+        return 0;
+    }
+    // The members without the braces.
+    size_t length = w.used - 2;
+    memmove(out, out + 1, length);
+    out[length] = 0;
+    return length;
+}
+

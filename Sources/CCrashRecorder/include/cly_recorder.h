@@ -61,12 +61,18 @@ typedef struct {
     char hostname[65];          // uname nodename
     char app_name[256];         // argv[0] after its last '/'
     uint64_t start_ms;          // when the process started, unix ms (0 when unknown)
-    char start_ms_text[24];     // the same in decimal digits ("" when unknown)
 } cly_device_facts;
 
 /// Reads the device facts; `os_release_path` is normally "/etc/os-release" (at most 64 KiB of it is read).
 /// Normal code, not async-signal-safe.
 void cly_device_facts_read(const char *os_release_path, cly_device_facts *out);
+
+/// The facts as the members of a JSON object, keys sorted, without the braces (`"$app_name":"…",…`), with
+/// `lib` and `lib_version` as `$lib` / `$lib_version`: written into `out` (NUL-terminated). Returns the length,
+/// or 0 when `capacity` is too small (CLY_MAX_CONTEXT is always enough). Strings escaped and repaired to valid
+/// UTF-8 as in a report. Normal code.
+size_t cly_device_facts_json(const cly_device_facts *facts, const char *lib, const char *lib_version, char *out,
+                             size_t capacity);
 
 /// Test hook: makes the next crash report's writer fault right after the header (a crash inside the crash
 /// handler), to prove that such a fault marks the file once and the process still dies, without hanging.
