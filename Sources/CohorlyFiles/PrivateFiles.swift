@@ -23,18 +23,21 @@ public enum PrivateFiles {
     /// plant or remove the files in it).
     /// - Throws: ``Failure`` naming the directory that could not be created or is unsafe.
     public static func makeDirectory(_ path: String, requireOwnerOnly: Bool = false) throws(Failure) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) == 0 {
-                chmod(prefix, 0o700)  // the umask may have taken bits away
-            } else if errno != EEXIST {
-                throw Failure(path: prefix, reason: "cannot create: \(String(cString: strerror(errno)))")
-            }
-        }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw Failure(path: path, reason: "not a directory")
+        // Usually it exists already (every launch but the first): one stat, no walk over the components.
+        if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+            var prefix = path.hasPrefix("/") ? "" : "."
+            for component in path.split(separator: "/") {
+                prefix += "/" + component
+                if mkdir(prefix, 0o700) == 0 {
+                    chmod(prefix, 0o700)  // the umask may have taken bits away
+                } else if errno != EEXIST {
+                    throw Failure(path: prefix, reason: "cannot create: \(String(cString: strerror(errno)))")
+                }
+            }
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw Failure(path: path, reason: "not a directory")
+            }
         }
         if requireOwnerOnly, let problem = ownerOnlyProblem(info) { throw Failure(path: path, reason: problem) }
     }
