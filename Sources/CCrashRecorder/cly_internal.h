@@ -99,6 +99,8 @@ const cly_module_table *cly_modules_current(void);
 bool cly_modules_find_extra(uintptr_t pc, cly_module *out, char *path, size_t path_size);
 /// Reads the GNU build id from a mapped object's program headers. Signal-safe (reads mapped memory only).
 int cly_modules_read_build_id(uintptr_t load_bias, const void *phdrs, int phdr_count, uint8_t *out, int capacity);
+/// Base (first PT_LOAD page) and size (extent of the PT_LOAD segments) of a loaded object. Signal-safe.
+void cly_modules_extent(uintptr_t load_bias, const void *phdrs, int phdr_count, uintptr_t *base, uintptr_t *size);
 
 // ---- crash-time context (cly_context.c) ----
 

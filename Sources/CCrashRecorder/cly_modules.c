@@ -149,3 +149,7 @@ bool cly_modules_find_extra(uintptr_t pc, cly_module *out, char *path, size_t pa
     path[n] = 0;
     return true;
 }
+
+void cly_modules_extent(uintptr_t load_bias, const void *phdrs, int phdr_count, uintptr_t *base, uintptr_t *size) {
+    load_extent(load_bias, (const ElfW(Phdr) *)phdrs, phdr_count, base, size);
+}
