@@ -28,6 +28,8 @@ public final class Cohorly: Sendable {
     let automatic: AutomaticProperties
     let flags: FeatureFlagStore
     let persisterFinished = DispatchSemaphore(value: 0)
+    /// Events being made off the caller's thread (Cohorly+LiveEvents.swift): flush and shutdown wait for them.
+    let liveEvents = LiveEventReservations()
 
     private static let sharedBox = ClientStateBox.SharedSlot()
 
@@ -35,6 +37,7 @@ public final class Cohorly: Sendable {
     /// tracked just before `exit()` are sent by the next launch.
     private static let commitAtExit: Void = {
         atexit {
+            _ = Cohorly.shared?.liveEvents.waitSettled(timeout: 2)
             _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 5)
         }
     }()
@@ -277,19 +280,21 @@ public final class Cohorly: Sendable {
     /// Profile updates for the current user, sent to `/engage`.
     public var people: People { People(client: self) }
 
-    /// Sends everything queued before the call. Returns true once all of it was delivered (or dropped as the
-    /// contract says), false when an attempt failed (it stays queued and is retried after the backoff).
-    /// Bypasses the backoff window: an explicit flush tries now.
+    /// Sends everything queued before the call (handled errors captured before it included). Returns true once
+    /// all of it was delivered (or dropped as the contract says), false when an attempt failed (it stays queued
+    /// and is retried after the backoff). Bypasses the backoff window: an explicit flush tries now.
     @discardableResult
     public func flush() async -> Bool {
-        await withCheckedContinuation { continuation in
+        await liveEvents.settled()
+        return await withCheckedContinuation { continuation in
             state.requestFlush(continuation)
         }
     }
 
-    /// Commits everything queued so far to disk, then stops the background threads (after any exchange in
-    /// flight). The client does nothing afterwards; queued records are sent by the next launch.
+    /// Commits everything queued so far to disk (handled errors still being prepared included, waiting at most
+    /// 5 s for them), then stops the background threads (after any exchange in flight). The client does nothing afterwards; queued records are sent by the next launch.
     public func shutdown() {
+        liveEvents.waitSettled(timeout: 5)
         guard state.stop() else { return }
         persisterFinished.wait()
         delivery.stop()
