@@ -23,30 +23,54 @@ extension ExceptionEvent {
     /// the debug roots, `.build-id/xx/rest.debug` under the debug roots); no network. Never fails: what cannot
     /// be read stays raw. Runs on the calling thread (CohorlyCrash calls it on its delivery thread).
     public static func symbolicate(_ report: CrashReport, options: ExceptionEventOptions = .default) -> ReportSymbols {
-        let images = report.modules.map { module in
+        let symbolicator = makeSymbolicator(modules: report.modules, options: options)
+        let threads = symbolicate(
+            report.allThreads.map(\.frames), firstFrameIsExact: true, with: symbolicator,
+            budget: options.symbolicationBudget)
+        return ReportSymbols(threads: threads, unresolvedModules: unresolvedModules(of: symbolicator))
+    }
+
+    /// A symbolicator for `modules`: each read from its binary while the build id matches, else from its debug
+    /// file (`.gnu_debuglink`, `.build-id` under ``ExceptionEventOptions/debugRoots``); no network.
+    static func makeSymbolicator(modules: [CrashReport.Module], options: ExceptionEventOptions) -> ImageSymbolicator {
+        let images = modules.map { module in
             LoadedImage(
                 path: module.path, base: module.base.value, size: module.size.value,
                 buildId: DebugId.buildId(hex: module.buildId))
         }
         let locator = DebugFileLocator(searchPaths: [], debugRoots: options.debugRoots, debuginfod: nil)
-        let symbolicator = ImageSymbolicator(images: images, locator: locator)
+        return ImageSymbolicator(images: images, locator: locator)
+    }
+
+    /// Per thread (innermost frame first), the source-level frames of each address: the first thread whole,
+    /// the others while `budget` lasts once it is done (nil after). Frame 0 is looked up as is when
+    /// `firstFrameIsExact` (a crash's or a signal's PC), every other frame as a return address.
+    static func symbolicate(
+        _ threads: [[Address]], firstFrameIsExact: Bool, with symbolicator: ImageSymbolicator, budget: Duration
+    ) -> [[[SymbolicatedFrame]]?] {
         let clock = ContinuousClock()
         var deadline: ContinuousClock.Instant?
-        var threads: [[[SymbolicatedFrame]]?] = []
-        for thread in report.allThreads {
+        var result: [[[SymbolicatedFrame]]?] = []
+        for frames in threads {
             if let deadline, clock.now > deadline {
-                threads.append(nil)
+                result.append(nil)
                 continue
             }
-            threads.append(
-                thread.frames.enumerated().map { index, address in
-                    // Frame 0 is the exact PC; the others are return addresses (looked up at address - 1).
-                    symbolicator.symbolicate(address.value, isReturnAddress: index > 0).result?.frames ?? []
+            result.append(
+                frames.enumerated().map { index, address in
+                    let isReturnAddress = index > 0 || !firstFrameIsExact
+                    return symbolicator.symbolicate(address.value, isReturnAddress: isReturnAddress).result?.frames
+                        ?? []
                 })
-            if deadline == nil { deadline = clock.now + options.symbolicationBudget }
+            if deadline == nil { deadline = clock.now + budget }
         }
+        return result
+    }
+
+    /// Modules whose frames stay raw (binary or debug file not found), with why.
+    static func unresolvedModules(of symbolicator: ImageSymbolicator) -> [String: String] {
         var unresolved: [String: String] = [:]
         for failure in symbolicator.failures { unresolved[failure.image.path] = failure.error.description }
-        return ReportSymbols(threads: threads, unresolvedModules: unresolved)
+        return unresolved
     }
 }

@@ -2,23 +2,34 @@ import Cohorly
 import CohorlySymbols
 
 extension ExceptionEvent {
-    /// Turns a report's threads into native frames and its modules into debug images.
+    /// Turns threads into native frames and modules into debug images: a crash report's, or a live
+    /// capture's (``LiveException``).
     struct FrameLayout {
-        let report: CrashReport
-        /// Per module of the report: whether it is the app's.
+        /// The modules the frames point into.
+        let modules: [CrashReport.Module]
+        /// The `arch` of the debug images (nil: the architecture this SDK was compiled for).
+        let arch: String?
+        /// Per module: whether it is the app's.
         let inApp: [Bool]
         /// Sorted (base, module index) for the address → module lookup.
         private let sortedBases: [(base: UInt64, index: Int)]
 
         init(report: CrashReport, rules: InAppRules) {
-            self.report = report
-            inApp = report.modules.map { rules.isInApp(path: $0.path, executable: report.executable) }
-            sortedBases = report.modules.enumerated().map { ($0.element.base.value, $0.offset) }.sorted {
+            self.init(
+                modules: report.modules, executable: report.executable, arch: report.context["$arch"]?.stringValue,
+                rules: rules)
+        }
+
+        init(modules: [CrashReport.Module], executable: String, arch: String?, rules: InAppRules) {
+            self.modules = modules
+            self.arch = arch
+            inApp = modules.map { rules.isInApp(path: $0.path, executable: executable) }
+            sortedBases = modules.enumerated().map { ($0.element.base.value, $0.offset) }.sorted {
                 $0.base < $1.base
             }
         }
 
-        /// The index in `report.modules` of the module holding `address`.
+        /// The index in ``modules`` of the module holding `address`.
         func moduleIndex(containing address: Address) -> Int? {
             var low = 0
             var high = sortedBases.count
@@ -28,7 +39,7 @@ extension ExceptionEvent {
             }
             guard low > 0 else { return nil }
             let index = sortedBases[low - 1].index
-            return report.modules[index].contains(address) ? index : nil
+            return modules[index].contains(address) ? index : nil
         }
 
         /// The thread's frames, oldest first (the crash site last), one group per physical frame: the physical
@@ -53,8 +64,8 @@ extension ExceptionEvent {
                 "in_app": .bool(module.map { inApp[$0] } ?? false),
             ]
             if let module {
-                frame["image_addr"] = .string(report.modules[module].base.description)
-                frame["module"] = .string(InAppRules.fileName(report.modules[module].path))
+                frame["image_addr"] = .string(modules[module].base.description)
+                frame["module"] = .string(InAppRules.fileName(modules[module].path))
             }
             if let symbol, symbol.function != nil || symbol.file != nil {
                 if let function = symbol.function { frame["function"] = .string(function) }
@@ -85,7 +96,7 @@ extension ExceptionEvent {
             }
         }
 
-        /// `$debug_images`: the modules that `frames` reference, in the report's order. A module without a build
+        /// `$debug_images`: the modules that `frames` reference, in the modules' order. A module without a build
         /// id is left out (PostHog rejects an event with an image lacking a `debug_id`); its frames keep their
         /// module and address.
         func debugImages(referencedBy frames: [CohorlyValue]) -> CohorlyValue {
@@ -93,9 +104,9 @@ extension ExceptionEvent {
             for frame in frames {
                 if let base = frame["image_addr"]?.stringValue { referenced.insert(base) }
             }
-            let arch = report.context["$arch"]?.stringValue ?? Self.compiledArch
+            let arch = self.arch ?? Self.compiledArch
             return .array(
-                report.modules.filter {
+                modules.filter {
                     referenced.contains($0.base.description) && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
                 }.map { module in
                     [

@@ -37,16 +37,12 @@ public enum ExceptionEvent {
         signal["address"] = .string(report.signal.address.description)
         let crashedFrames = report.crashedThread.map { layout.frames(of: $0, symbols: crashedSymbols) } ?? []
         properties["$exception_list"] = [
-            .object([
-                "type": .string(String(description.type.prefix(255))),
-                "value": .string(String(description.value.prefix(10_000))),
-                "mechanism": [
+            exceptionEntry(
+                type: description.type, value: description.value,
+                mechanism: [
                     "type": .string(description.mechanism), "handled": false, "synthetic": false,
                     "meta": ["signal": .object(signal)],
-                ],
-                "thread_id": .int(Int(report.crashedThread?.tid ?? 0)),
-                "stacktrace": ["type": "raw", "frames": .array(crashedFrames.flatMap { $0 })],
-            ])
+                ], threadId: report.crashedThread?.tid ?? 0, frames: crashedFrames)
         ]
         properties["$exception_pid"] = .int(Int(report.pid))
         properties["$exception_executable"] = .string(report.executable)
@@ -63,6 +59,18 @@ public enum ExceptionEvent {
         }
         fit(others, crashed: crashedFrames, into: &properties, layout: layout, limit: options.maxEventBytes)
         return PreparedEvent(name: name, properties: properties)
+    }
+
+    /// One `$exception_list` entry: `type` (cut to 255 characters) and `value` (cut to 10,000) as PostHog keeps
+    /// them, the mechanism, the thread and its frames (grouped per physical frame, oldest first).
+    static func exceptionEntry(
+        type: String, value: String, mechanism: Properties, threadId: Int32, frames: [[CohorlyValue]]
+    ) -> CohorlyValue {
+        .object([
+            "type": .string(String(type.prefix(255))), "value": .string(String(value.prefix(10_000))),
+            "mechanism": .object(mechanism), "thread_id": .int(Int(threadId)),
+            "stacktrace": ["type": "raw", "frames": .array(frames.flatMap { $0 })],
+        ])
     }
 
     /// The report's crash-time context as event properties: the device fields and release, then the super

@@ -1,0 +1,82 @@
+import Cohorly
+import CohorlySymbols
+import Dispatch
+
+/// Makes ``LiveException``s into events and queues them, on one serial background queue per process, so the
+/// thread that captured the exception pays only for the capture: the module list, the symbols and the event's
+/// JSON are made here. The event goes through the ticket reserved at the capture (``Cohorly/reserveLiveEvent()``),
+/// so it carries the time, identity and super properties of the capture, and a `flush()` made after the capture
+/// waits for it.
+///
+/// Modules are listed again only when a library was loaded or unloaded; the symbolicator (the debug files it
+/// opened, their address indexes) is kept while exceptions keep coming and released after
+/// ``symbolicatorIdleTime`` without one, so a quiet app holds no symbol memory.
+final class LiveExceptionReporter: Sendable {
+    /// The process's reporter.
+    static let shared = LiveExceptionReporter()
+
+    /// How long the symbolicator is kept after the last exception.
+    static let symbolicatorIdleTime: DispatchTimeInterval = .seconds(30)
+
+    private let queue = DispatchQueue(label: "cohorly.live-exceptions", qos: .utility)
+    private let worker = Worker()
+
+    /// Fills in the modules (the live ones when `exception` has none) and the symbols (unless `options` say
+    /// not to), makes the event and fulfils `ticket` with it, off the caller's thread, in submission order.
+    func submit(_ exception: LiveException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
+        queue.async { [worker, queue] in
+            let event = worker.event(for: exception, options: options)
+            ticket.fulfill(event)
+            let mark = worker.finishedOne()
+            queue.asyncAfter(deadline: .now() + Self.symbolicatorIdleTime) { worker.releaseIfIdle(since: mark) }
+        }
+    }
+
+    /// The state of the queue: touched only from it.
+    private final class Worker: @unchecked Sendable {
+        private var generation: UInt64?
+        private var modules: [CrashReport.Module] = []
+        private var symbolicator: (debugRoots: [String], value: ImageSymbolicator)?
+        private var finished = 0
+
+        func event(for exception: LiveException, options: ExceptionEventOptions) -> PreparedEvent {
+            var exception = exception
+            let live = exception.modules.isEmpty
+            if live { exception.modules = currentModules() }
+            guard options.symbolicate else { return exception.event(options: options) }
+            let symbolicator =
+                live
+                ? cachedSymbolicator(options)
+                : ExceptionEvent.makeSymbolicator(modules: exception.modules, options: options)
+            return exception.event(
+                symbols: exception.symbolicate(with: symbolicator, options: options), options: options)
+        }
+
+        /// The live modules, listed again when the loader's counters moved (the symbolicator goes with them).
+        private func currentModules() -> [CrashReport.Module] {
+            let now = LiveStack.modulesGeneration
+            if now != generation {
+                modules = LiveStack.modules()
+                generation = now
+                symbolicator = nil
+            }
+            return modules
+        }
+
+        private func cachedSymbolicator(_ options: ExceptionEventOptions) -> ImageSymbolicator {
+            if let symbolicator, symbolicator.debugRoots == options.debugRoots { return symbolicator.value }
+            let made = ExceptionEvent.makeSymbolicator(modules: modules, options: options)
+            symbolicator = (options.debugRoots, made)
+            return made
+        }
+
+        func finishedOne() -> Int {
+            finished += 1
+            return finished
+        }
+
+        func releaseIfIdle(since mark: Int) {
+            if finished == mark { symbolicator = nil }
+        }
+    }
+}
