@@ -28,17 +28,22 @@ public enum CohorlyCrash {
         /// Abnormal exits (SIGKILL, OOM kills, power loss) reported by the next launch: on, with the resident
         /// memory sampled every 10 s (default ``AbnormalExitOptions/default``).
         public var abnormalExits: AbnormalExitOptions = .default
+        /// How handled errors (`cohorly.captureError`) are rate-limited (default 10 per error type and call site
+        /// per minute); their events follow ``events`` unless these options set their own.
+        public var handledErrors: HandledErrorOptions
 
         /// Options with the documented defaults.
         public init(
             reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, detachedSender: Bool = true,
-            senderTimeout: Duration = .seconds(120), events: ExceptionEventOptions = .default
+            senderTimeout: Duration = .seconds(120), events: ExceptionEventOptions = .default,
+            handledErrors: HandledErrorOptions = .default
         ) {
             self.reportDirectory = reportDirectory
             self.chainToPreviousHandlers = chainToPreviousHandlers
             self.detachedSender = detachedSender
             self.senderTimeout = senderTimeout
             self.events = events
+            self.handledErrors = handledErrors
         }
     }
 
@@ -104,6 +109,7 @@ public enum CohorlyCrash {
                 directory: recorderOptions.reportDirectory.path,
                 sampleInterval: options.abnormalExits.memorySampleInterval)
         }
+        HandledErrors.configure(cohorly, options: options.handledErrors, events: options.events)
         // The crash-time context follows identify() and reset(); opted-out users get no report at all.
         cohorly.observeIdentity { distinctId, optedOut in
             CrashRecorder.updateContext { $0.distinctId = distinctId }

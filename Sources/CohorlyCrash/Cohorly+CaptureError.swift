@@ -1,0 +1,149 @@
+import Cohorly
+import Foundation
+import Synchronization
+
+extension Cohorly {
+    /// Sends a handled error now: a `$exception` event with `$exception_level` `error`, mechanism
+    /// `{type: "generic", handled: true}`, `type` = the error's type name (`MyApp.ParseError`), `value` = its
+    /// description (`errorDescription` of a `LocalizedError`, else `String(describing:)`), and the calling
+    /// thread's stack, symbolicated on the device like a crash's. Nothing is sent when the user opted out.
+    ///
+    /// The caller pays for the stack only (a few microseconds); the symbols and the event are made on a
+    /// background queue and queued with the time, identity and super properties of this call. A `flush()` made
+    /// after this call returns includes the event. Rate-limited per error type and call site
+    /// (``HandledErrorOptions``: 10 per minute by default); the next event that gets through carries
+    /// `$exception_suppressed_count`. Works without `CohorlyCrash.install` (the unwinder is loaded on first use).
+    /// - Parameters:
+    ///   - error: the error.
+    ///   - properties: more event properties (default none); the `$exception…` keys are the event's own.
+    @inline(never)
+    public func captureError(_ error: any Error, properties: Properties = [:]) {
+        guard !isOptedOut else { return }
+        let stack = LiveStack.capture(skip: 1)
+        HandledErrors.send(
+            HandledErrors.describe(error), stack: stack, synthetic: false, properties: properties, to: self)
+    }
+
+    /// Sends a message as a handled error (``captureError(_:properties:)`` without an error value): `type` is its
+    /// first line (up to 255 characters), `value` the whole message, mechanism `{type: "generic", handled: true,
+    /// synthetic: true}`, with the calling thread's stack. Same rate limit, per message and call site.
+    /// - Parameters:
+    ///   - message: what went wrong.
+    ///   - properties: more event properties (default none).
+    @inline(never)
+    public func captureMessage(_ message: String, properties: Properties = [:]) {
+        guard !isOptedOut else { return }
+        let stack = LiveStack.capture(skip: 1)
+        let firstLine = message.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let type = String(firstLine.prefix(255))
+        HandledErrors.send(
+            (type: type.isEmpty ? "Message" : type, value: message), stack: stack, synthetic: true,
+            properties: properties, to: self)
+    }
+}
+
+extension CohorlyCrash {
+    /// Sets how `client`'s handled errors are rate-limited and made into events (``install(cohorly:release:dist:version:options:)``
+    /// sets ``Options/handledErrors``; without install the defaults apply until this is called).
+    public static func setHandledErrorOptions(_ options: HandledErrorOptions, for client: Cohorly) {
+        HandledErrors.configure(client, options: options, events: nil)
+    }
+}
+
+/// The handled-error path between the public calls and ``LiveExceptionReporter``: description, rate limit
+/// and the settings of each client.
+enum HandledErrors {
+    /// One client's settings and rate limiter.
+    private struct Entry {
+        weak var client: Cohorly?
+        var options: HandledErrorOptions
+        /// ``CohorlyCrash/Options/events`` from install, used when ``HandledErrorOptions/events`` is nil.
+        var installedEvents: ExceptionEventOptions?
+        var limiter: HandledErrorRateLimiter
+        var now: @Sendable () -> ContinuousClock.Instant
+    }
+
+    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// Sets `client`'s options (the limiter starts over when its limit or window changed). `events` are the
+    /// install's event options.
+    static func configure(_ client: Cohorly, options: HandledErrorOptions, events: ExceptionEventOptions?) {
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.client != nil }
+            var entry = entries[ObjectIdentifier(client)] ?? makeEntry(client)
+            if entry.options.maxPerFingerprint != options.maxPerFingerprint || entry.options.window != options.window {
+                entry.limiter = HandledErrorRateLimiter(limit: options.maxPerFingerprint, window: options.window)
+            }
+            entry.options = options
+            if let events { entry.installedEvents = events }
+            entries[ObjectIdentifier(client)] = entry
+        }
+    }
+
+    /// Replaces the clock of `client`'s rate limiter (tests move time by hand).
+    package static func setClock(_ now: @escaping @Sendable () -> ContinuousClock.Instant, for client: Cohorly) {
+        entries.withLock { entries in
+            var entry = entries[ObjectIdentifier(client)] ?? makeEntry(client)
+            entry.now = now
+            entries[ObjectIdentifier(client)] = entry
+        }
+    }
+
+    private static func makeEntry(_ client: Cohorly) -> Entry {
+        Entry(
+            client: client, options: .default, installedEvents: nil,
+            limiter: HandledErrorRateLimiter(
+                limit: HandledErrorOptions.default.maxPerFingerprint, window: HandledErrorOptions.default.window),
+            now: { ContinuousClock.now })
+    }
+
+    /// The rate limiter's answer for `fingerprint` and the event options, for `client`.
+    private static func admit(_ fingerprint: String, client: Cohorly) -> (
+        HandledErrorRateLimiter.Decision, ExceptionEventOptions
+    ) {
+        entries.withLock { entries in
+            let key = ObjectIdentifier(client)
+            var entry = entries[key].flatMap { $0.client === client ? $0 : nil } ?? makeEntry(client)
+            let decision = entry.limiter.admit(fingerprint, now: entry.now())
+            entries[key] = entry
+            return (decision, entry.options.events ?? entry.installedEvents ?? .default)
+        }
+    }
+
+    /// `type` and `value` of an error: its type's full name without the `(unknown context at $…)` part a
+    /// private type's name holds (an address, different in every build, that would split its issue), and
+    /// its description.
+    static func describe(_ error: any Error) -> (type: String, value: String) {
+        (typeName(type(of: error)), (error as? any LocalizedError)?.errorDescription ?? String(describing: error))
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        var name = String(reflecting: type)
+        while let start = name.range(of: "(unknown context at $"), let end = name[start.upperBound...].range(of: ").") {
+            name.removeSubrange(start.lowerBound..<end.upperBound)
+        }
+        return name
+    }
+
+    /// Rate-limits, reserves the event and hands it to the reporter (on the caller's thread: cheap).
+    static func send(
+        _ description: (type: String, value: String), stack: (frames: [Address], truncated: Bool), synthetic: Bool,
+        properties: Properties, to client: Cohorly
+    ) {
+        // Fingerprint: what failed and where it was caught (the return address into the catching code).
+        let site = stack.frames.first?.description ?? "-"
+        let (decision, events) = admit(description.type + "\u{1}" + site, client: client)
+        guard case .send(let suppressed) = decision, let ticket = client.reserveLiveEvent() else { return }
+        var properties = properties
+        if suppressed > 0 { properties["$exception_suppressed_count"] = .int(suppressed) }
+        let thread = LiveStack.currentThread()
+        let exception = LiveException(
+            type: description.type, value: description.value,
+            mechanism: .init(type: "generic", handled: true, synthetic: synthetic),
+            threads: [
+                CrashReport.Thread(
+                    tid: thread.tid, name: thread.name, crashed: true, frames: stack.frames, truncated: stack.truncated)
+            ], properties: properties, timestampMs: ticket.time)
+        LiveExceptionReporter.shared.submit(exception, options: events, ticket: ticket)
+    }
+}
