@@ -94,6 +94,9 @@ let package = Package(
             dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib", "CZstd", "CCrypto"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
+        // `scripts/bench-errors`: handled errors' cost on the caller (a benchmark, not a test).
+        .executableTarget(
+            name: "CohorlyCrashBench", dependencies: ["CohorlyCrash", "Cohorly"], path: "Tests/CohorlyCrashBench"),
         // PostHog's SDK test harness drives this HTTP adapter around the client (research/posthog.md part B).
         .executableTarget(
             name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyCollector"],

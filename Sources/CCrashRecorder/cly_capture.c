@@ -84,7 +84,14 @@ static int visit_module(struct dl_phdr_info *info, size_t size, void *data) {
 void cly_capture_list_modules(cly_capture_module_visitor visit, void *context) {
     if (visit == NULL) return;
     list_state state = {visit, context, true};
+    // As libunwind does around the same call: with every signal blocked, a crash elsewhere cannot park this
+    // thread while it holds the loader lock (the crashed thread's unwind may need that lock).
+    sigset_t all;
+    sigset_t saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
     dl_iterate_phdr(visit_module, &state);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 static int read_generation(struct dl_phdr_info *info, size_t size, void *data) {
@@ -95,6 +102,11 @@ static int read_generation(struct dl_phdr_info *info, size_t size, void *data) {
 
 uint64_t cly_capture_modules_generation(void) {
     uint64_t generation = 0;
+    sigset_t all;
+    sigset_t saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);  // see cly_capture_list_modules
     dl_iterate_phdr(read_generation, &generation);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     return generation;
 }

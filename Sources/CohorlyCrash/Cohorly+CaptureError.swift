@@ -110,6 +110,15 @@ enum HandledErrors {
         }
     }
 
+    /// The event options of `client`'s live exceptions: ``HandledErrorOptions/events``, else install's
+    /// ``CohorlyCrash/Options/events``, else the defaults.
+    static func eventOptions(for client: Cohorly) -> ExceptionEventOptions {
+        entries.withLock { entries in
+            guard let entry = entries[ObjectIdentifier(client)], entry.client === client else { return .default }
+            return entry.options.events ?? entry.installedEvents ?? .default
+        }
+    }
+
     /// `type` and `value` of an error: its type's full name without the `(unknown context at $…)` part a
     /// private type's name holds (an address, different in every build, that would split its issue), and
     /// its description.

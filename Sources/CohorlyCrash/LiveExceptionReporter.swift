@@ -21,6 +21,19 @@ final class LiveExceptionReporter: Sendable {
     private let queue = DispatchQueue(label: "cohorly.live-exceptions", qos: .utility)
     private let worker = Worker()
 
+    /// Sends `exception` through `cohorly` now: reserves the event (stamped with this moment's time, distinct
+    /// id and super properties; ``LiveException/timestampMs`` is set to it) and hands it to ``submit(_:options:ticket:)``.
+    /// Returns false, doing nothing, when the user opted out. `options` default to the client's: `install`'s
+    /// ``CohorlyCrash/Options/events`` (or ``HandledErrorOptions/events`` when set), else the defaults.
+    @discardableResult
+    func send(_ exception: LiveException, to cohorly: Cohorly, options: ExceptionEventOptions? = nil) -> Bool {
+        guard let ticket = cohorly.reserveLiveEvent() else { return false }
+        var exception = exception
+        exception.timestampMs = ticket.time
+        submit(exception, options: options ?? HandledErrors.eventOptions(for: cohorly), ticket: ticket)
+        return true
+    }
+
     /// Fills in the modules (the live ones when `exception` has none) and the symbols (unless `options` say
     /// not to), makes the event and fulfils `ticket` with it, off the caller's thread, in submission order.
     func submit(_ exception: LiveException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
