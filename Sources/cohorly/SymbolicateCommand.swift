@@ -62,7 +62,7 @@ enum SymbolicateCommand: Command {
                 return Console.usageError("--exe takes exactly one file", command: "symbolicate")
             }
             let input: SymbolicateExecutable.Input =
-                parsed.positionals.isEmpty ? .lines(Console.readAll()) : .arguments(parsed.positionals)
+                parsed.positionals.isEmpty ? .descriptor(STDIN_FILENO) : .arguments(parsed.positionals)
             let names: Demangler.Style = parsed.flags.contains("--simplified") ? .simplified : .full
             return SymbolicateExecutable.run(
                 executable: executable, input: input, debugDirs: debugDirs, json: json, names: names)

@@ -1,11 +1,17 @@
 import CohorlySymbols
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `cohorly symbolicate --exe FILE [ADDR…]`: addresses of one ELF file, printed frame by frame.
 enum SymbolicateExecutable {
-    /// Where the addresses come from: the command's arguments, or text with one address per line (stdin).
+    /// Where the addresses come from: the command's arguments, or text with one address per line (in memory,
+    /// or read from a descriptor a block at a time, so a long list is never held whole).
     enum Input {
         case arguments([String])
         case lines([UInt8])
+        case descriptor(Int32)
 
         /// Calls `body` with the UTF-8 bytes of each address (blank lines skipped).
         func forEach(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
@@ -16,23 +22,58 @@ enum SymbolicateExecutable {
                     argument.withUTF8(body)
                 }
             case .lines(let text):
-                text.withUnsafeBufferPointer { bytes in
-                    var start = 0
-                    var isBlank = true
-                    for index in 0...bytes.count {
-                        guard index == bytes.count || bytes[index] == 0x0a else {
-                            let byte = bytes[index]
-                            if byte != 0x20 && byte != 0x09 && byte != 0x0d { isBlank = false }
-                            continue
-                        }
-                        if !isBlank { body(UnsafeBufferPointer(rebasing: bytes[start..<index])) }
-                        start = index + 1
-                        isBlank = true
-                    }
+                var splitter = LineSplitter()
+                text.withUnsafeBufferPointer { splitter.feed($0, body) }
+                splitter.finish(body)
+            case .descriptor(let descriptor):
+                var splitter = LineSplitter()
+                var block = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = block.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    block.withUnsafeBufferPointer { splitter.feed(UnsafeBufferPointer(rebasing: $0[..<count]), body) }
                 }
+                splitter.finish(body)
             }
         }
     }
+
+    /// Splits text arriving in blocks into its non-blank lines (a line cut by a block's end is kept until
+    /// its rest arrives).
+    private struct LineSplitter {
+        private var partial: [UInt8] = []
+
+        mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+            var start = 0
+            for index in 0..<bytes.count where bytes[index] == 0x0a {
+                if partial.isEmpty {
+                    Self.emit(UnsafeBufferPointer(rebasing: bytes[start..<index]), body)
+                } else {
+                    partial.append(contentsOf: bytes[start..<index])
+                    partial.withUnsafeBufferPointer { Self.emit($0, body) }
+                    partial.removeAll(keepingCapacity: true)
+                }
+                start = index + 1
+            }
+            partial.append(contentsOf: bytes[start..<bytes.count])
+        }
+
+        mutating func finish(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+            partial.withUnsafeBufferPointer { Self.emit($0, body) }
+            partial.removeAll()
+        }
+
+        private static func emit(_ line: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+            guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0d }) else { return }
+            body(line)
+        }
+    }
+
+    /// How many addresses are looked up together: the batch sorts them (neighbours share functions and cache
+    /// lines) and each is printed in the order given as soon as its batch is done, so memory does not grow
+    /// with the length of the input.
+    static let batchSize = 4096
 
     static func run(
         executable: String, input: Input, debugDirs: [String], json: Bool, names: Demangler.Style = .full
@@ -46,15 +87,11 @@ enum SymbolicateExecutable {
         }
         var status = ExitStatus.success
         var addresses: [UInt64] = []
-        input.forEach { bytes in
-            guard let address = Hex.parse(bytes) else {
-                Console.error("cohorly: '\(String(decoding: bytes, as: UTF8.self))' is not a hexadecimal address")
-                status = .failure
-                return
-            }
-            addresses.append(address)
-        }
         if json {
+            input.forEach { bytes in
+                guard let address = parse(bytes, status: &status) else { return }
+                addresses.append(address)
+            }
             let items: [JSON.Value] = addresses.map { address in
                 let result = symbolicator.symbolicate(address)
                 if result.frames.isEmpty { status = .failure }
@@ -66,65 +103,99 @@ enum SymbolicateExecutable {
             Console.out(JSON.render(.array(items)))
             return status
         }
-        // llvm-symbolizer's text layout: the address, then per frame the function and file:line:column. Each
-        // distinct address's text is made in ascending address order (neighbours share names: cache hits),
-        // then the pieces are written in the order asked.
-        let batch = symbolicator.records(for: addresses)
-        var pieces = ByteOutput(descriptor: nil, capacity: batch.groups.count * 128)
-        var pieceEnds: [Int] = []
-        pieceEnds.reserveCapacity(batch.groups.count)
-        // --simplified: the runtime's simplified form of each linkage name, made once per name.
-        var simplifiedNames: [Int32: [UInt8]] = [:]
-        symbolicator.text.withView { text in
-            func simplified(_ raw: Int32) -> [UInt8]? {
-                guard names == .simplified, raw >= 0 else { return nil }
-                if let known = simplifiedNames[raw] { return known }
-                let name = Demangler.simplified(String(decoding: text[raw], as: UTF8.self)).map { Array($0.utf8) }
-                simplifiedNames[raw] = name ?? []
-                return name
+        let writer = TextWriter(symbolicator: symbolicator, names: names)
+        addresses.reserveCapacity(batchSize)
+        input.forEach { bytes in
+            guard let address = parse(bytes, status: &status) else { return }
+            addresses.append(address)
+            if addresses.count == batchSize {
+                if !writer.write(addresses) { status = .failure }
+                addresses.removeAll(keepingCapacity: true)
             }
-            batch.records.withUnsafeBufferPointer { records in
-                for group in batch.groups {
-                    pieces.appendHex(group.address)
-                    pieces.append(0x0a)
-                    if group.frames.isEmpty {
-                        status = .failure
-                        pieces.append("??\n??:0:0\n")
+        }
+        if !addresses.isEmpty && !writer.write(addresses) { status = .failure }
+        writer.flush()
+        return status
+    }
+
+    /// The address in `bytes`, or nil (and a message, and `status` failed) when they are not hexadecimal.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, status: inout ExitStatus) -> UInt64? {
+        guard let address = Hex.parse(bytes) else {
+            Console.error("cohorly: '\(String(decoding: bytes, as: UTF8.self))' is not a hexadecimal address")
+            status = .failure
+            return nil
+        }
+        return address
+    }
+
+    /// Writes addresses in llvm-symbolizer's text layout: the address, then per frame the function and
+    /// file:line:column, a blank line after each address.
+    private final class TextWriter {
+        let symbolicator: ModuleSymbolicator
+        let names: Demangler.Style
+        var output = ByteOutput()
+        /// --simplified: the runtime's simplified form of each linkage name, made once per name.
+        var simplifiedNames: [Int32: [UInt8]] = [:]
+
+        init(symbolicator: ModuleSymbolicator, names: Demangler.Style) {
+            self.symbolicator = symbolicator
+            self.names = names
+        }
+
+        /// Looks `addresses` up as one batch and writes them in the order given; false when one was not found.
+        func write(_ addresses: [UInt64]) -> Bool {
+            let batch = symbolicator.records(for: addresses)
+            var found = true
+            symbolicator.text.withView { text in
+                batch.records.withUnsafeBufferPointer { records in
+                    for group in batch.groupOfAddress {
+                        let group = batch.groups[Int(group)]
+                        if group.frames.isEmpty { found = false }
+                        write(group.address, records[group.frames], text)
                     }
-                    for frame in records[group.frames] {
-                        if let name = simplified(frame.rawFunction), !name.isEmpty {
-                            name.withUnsafeBufferPointer { pieces.appendEscaped($0) }
-                        } else if frame.function >= 0 {
-                            pieces.appendEscaped(text[frame.function])
-                        } else {
-                            pieces.append("??")
-                        }
-                        if let offset = frame.symbolOffset {
-                            pieces.append(" + ")
-                            pieces.appendDecimal(offset)
-                        }
-                        pieces.append(0x0a)
-                        if frame.file >= 0 { pieces.appendEscaped(text[frame.file]) } else { pieces.append("??") }
-                        pieces.append(UInt8(ascii: ":"))
-                        pieces.appendDecimal(UInt64(frame.line))
-                        pieces.append(UInt8(ascii: ":"))
-                        pieces.appendDecimal(UInt64(frame.column))
-                        pieces.append(0x0a)
-                    }
-                    pieces.append(0x0a)
-                    pieceEnds.append(pieces.count)
                 }
             }
+            return found
         }
-        var output = ByteOutput()
-        pieces.withBytes { bytes in
-            for group in batch.groupOfAddress {
-                let start = group == 0 ? 0 : pieceEnds[Int(group) - 1]
-                output.append(UnsafeBufferPointer(rebasing: bytes[start..<pieceEnds[Int(group)]]))
+
+        private func write(
+            _ address: UInt64, _ frames: UnsafeBufferPointer<FrameRecord>.SubSequence, _ text: TextTable.View
+        ) {
+            output.appendHex(address)
+            output.append(0x0a)
+            if frames.isEmpty { output.append("??\n??:0:0\n") }
+            for frame in frames {
+                if let name = simplified(frame.rawFunction, text), !name.isEmpty {
+                    name.withUnsafeBufferPointer { output.appendEscaped($0) }
+                } else if frame.function >= 0 {
+                    output.appendEscaped(text[frame.function])
+                } else {
+                    output.append("??")
+                }
+                if let offset = frame.symbolOffset {
+                    output.append(" + ")
+                    output.appendDecimal(offset)
+                }
+                output.append(0x0a)
+                if frame.file >= 0 { output.appendEscaped(text[frame.file]) } else { output.append("??") }
+                output.append(UInt8(ascii: ":"))
+                output.appendDecimal(UInt64(frame.line))
+                output.append(UInt8(ascii: ":"))
+                output.appendDecimal(UInt64(frame.column))
+                output.append(0x0a)
             }
+            output.append(0x0a)
         }
-        output.flush()
-        return status
+
+        private func simplified(_ raw: Int32, _ text: TextTable.View) -> [UInt8]? {
+            guard names == .simplified, raw >= 0 else { return nil }
+            if let known = simplifiedNames[raw] { return known }
+            let name = Demangler.simplified(String(decoding: text[raw], as: UTF8.self)).map { Array($0.utf8) }
+            simplifiedNames[raw] = name ?? []
+            return name
+        }
+
+        func flush() { output.flush() }
     }
 }
 
