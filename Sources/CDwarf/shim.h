@@ -8,6 +8,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -29,10 +29,8 @@ final class DwarfIndex {
         @exclusivity(unchecked) var lines: LineTable?
         /// Per scope of `index`: its entry in `functionNames` (-1: none, -2: not resolved yet).
         @exclusivity(unchecked) var scopeNames: [Int32] = []
-        /// Per file number of the unit's line program: its number in `text` (-2: not resolved yet).
+        /// Per file number of the unit's line program: its number in `text` (-1: unnamed).
         @exclusivity(unchecked) var callFiles: [Int32] = []
-        var files: OpaquePointer?
-        var filesLoaded = false
         /// `DW_AT_comp_dir`, joined to relative file names (libdw leaves names under directory 0 relative).
         lazy var compilationDirectory: String? = {
             var attribute = Dwarf_Attribute()
@@ -142,15 +140,15 @@ final class DwarfIndex {
     /// length of the inline chain, or nil when no unit covers the address.
     func lookup(_ address: UInt64, into frames: inout [FrameRecord]) -> Int? {
         guard let unit = unit(containing: address) else { return nil }
+        // Line rows first: libdw's own copy of them lives only while they are read (see `loadLines`), and the
+        // index then grows into the memory it gave back.
+        if unit.lines == nil { loadLines(unit) }
         if unit.index == nil {
             unit.index = UnitIndex(
                 unitDie: unit.die,
                 scanner: scanner(unit.die, version: unit.version))
         }
         guard let index = unit.index else { return nil }
-        if unit.lines == nil {
-            unit.lines = LineTable(unitDie: unit.die) { self.text.number(of: self.absolute(unit, $0)) }
-        }
         var file: Int32 = -1
         var line: UInt32 = 0
         var column: UInt32 = 0
@@ -213,26 +211,43 @@ final class DwarfIndex {
         return number
     }
 
+    /// Line rows from which a unit's line program is large enough to return libdw's memory to the system.
+    static let trimAfterRows = 16_384
+
+    /// Reads the unit's line rows and file names (for call sites) into plain tables. libdw keeps what
+    /// `dwarf_getsrclines` decodes until its `Dwarf` handle ends — several times the size of the rows copied
+    /// out — so they are read through a handle of their own, ended at once; the index's handle never decodes
+    /// a line program. (Falls back to the index's handle when a second one cannot be had.)
+    private func loadLines(_ unit: Unit) {
+        let scratch = dwarf_begin_elf(file.elf, DWARF_C_READ, nil)
+        defer {
+            if let scratch {
+                dwarf_end(scratch)
+                // What libdw gave back is in small blocks malloc keeps for reuse; a large unit's is worth
+                // returning to the system (the index that follows allocates large arrays elsewhere).
+                if let lines = unit.lines, lines.rows.count >= DwarfIndex.trimAfterRows { malloc_trim(0) }
+            }
+        }
+        var die = unit.die
+        if let scratch {
+            var own = Dwarf_Die()
+            if dwarf_offdie(scratch, dwarf_dieoffset(&die), &own) != nil { die = own }
+        }
+        unit.lines = LineTable(unitDie: die) { self.text.number(of: self.absolute(unit, $0)) }
+        var files: OpaquePointer?
+        var count = 0
+        if dwarf_getsrcfiles(&die, &files, &count) == 0, let files {
+            unit.callFiles = (0..<count).map { index in
+                guard let name = dwarf_filesrc(files, index, nil, nil) else { return -1 }
+                return text.number(of: absolute(unit, String(cString: name)))
+            }
+        }
+    }
+
     /// The number in `text` of the path of the unit's file number `index` (a `DW_AT_call_file`), -1 when
     /// unknown.
     private func callFile(_ unit: Unit, _ index: Int) -> Int32 {
-        if index < unit.callFiles.count, unit.callFiles[index] != -2 { return unit.callFiles[index] }
-        if !unit.filesLoaded {
-            unit.filesLoaded = true
-            var files: OpaquePointer?
-            var count = 0
-            if dwarf_getsrcfiles(&unit.die, &files, &count) == 0 {
-                unit.files = files
-                unit.callFiles = [Int32](repeating: -2, count: count)
-            }
-        }
-        guard index < unit.callFiles.count, let files = unit.files else { return -1 }
-        var number: Int32 = -1
-        if let name = dwarf_filesrc(files, index, nil, nil) {
-            number = text.number(of: absolute(unit, String(cString: name)))
-        }
-        unit.callFiles[index] = number
-        return number
+        index >= 0 && index < unit.callFiles.count ? unit.callFiles[index] : -1
     }
 
     private func absolute(_ unit: Unit, _ path: String) -> String {
@@ -292,14 +307,13 @@ final class DwarfIndex {
                 index.scopes.map {
                     [
                         $0.dieOffset, UInt64(bitPattern: Int64($0.parent)), UInt64($0.subtreeEnd),
-                        UInt64($0.callFile), UInt64($0.callLine), UInt64($0.callColumn),
+                        UInt64($0.callFile), UInt64($0.callLine), UInt64($0.callColumn), UInt64($0.rangeStart),
                     ]
                 }
             }
             let same =
                 shape(linear) == shape(walked)
-                && linear.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
-                    == walked.ranges.map { [$0.low, $0.high, UInt64($0.scope)] }
+                && linear.ranges.map { [$0.low, $0.high] } == walked.ranges.map { [$0.low, $0.high] }
             return (linear.usedLinearWalk, same)
         }
     }

@@ -17,9 +17,9 @@ final class UnitIndex {
         var dieOffset: UInt64
         /// Index of the enclosing scope (-1 for a physical function).
         var parent: Int32
-        /// `[rangeStart, rangeStart + rangeCount)` in `ranges`.
+        /// Its first range in `ranges`; its ranges run up to the next scope's first (scopes and their ranges are
+        /// recorded in the same order).
         var rangeStart: Int32
-        var rangeCount: Int32
         /// One past the last scope recorded below this one (scopes are in DIE pre-order).
         var subtreeEnd: Int32
         var callFile: UInt32 = 0
@@ -31,17 +31,24 @@ final class UnitIndex {
         var mapCount: Int32 = 0
     }
 
+    /// A range of a scope (`scope` in this unit, or of a unit in a file).
     struct Range {
         var low: UInt64
         var high: UInt64
         var scope: Int32
     }
 
+    /// A range of the scope whose ranges it is among (see `Scope.rangeStart`): 16 bytes, not a `Range`'s 24.
+    struct Span {
+        var low: UInt64
+        var high: UInt64
+    }
+
     // The arrays are read on every lookup: they opt out of dynamic exclusivity checks, which cost more than
     // the binary searches. Safe because an index is used by one thread (its symbolicator is not thread-safe)
     // and no access to them overlaps another: nothing holds one `inout` across a call that reads it.
     @exclusivity(unchecked) private(set) var scopes: [Scope] = []
-    @exclusivity(unchecked) private(set) var ranges: [Range] = []
+    @exclusivity(unchecked) private(set) var ranges: [Span] = []
     /// Ranges of physical functions (`scope`: the function), gathered while the unit is read.
     private var rootRanges: [Range] = []
     /// The same, sorted for lookups.
@@ -65,7 +72,8 @@ final class UnitIndex {
             // Room for what a unit of this size typically holds (a Swift release unit: one scope per ~30 bytes,
             // one range per ~18), so the arrays are not copied over and over while they grow.
             let size = scanner.end - UnsafePointer(start.assumingMemoryBound(to: UInt8.self))
-            scopes.reserveCapacity(min(size / 32, 1 << 20))
+            // (Generous: capacity never written to costs no memory, a copy while growing costs both.)
+            scopes.reserveCapacity(min(size / 20, 1 << 20))
             ranges.reserveCapacity(min(size / 16, 1 << 21))
             linear = walkUnit(at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner)
             if !linear {
@@ -253,7 +261,7 @@ final class UnitIndex {
         let first = ranges.count
         var call = (file: found.callFile, line: found.callLine, column: found.callColumn)
         if found.askLibdw {
-            DwarfRanges.append(&die, scope: index, to: &ranges)
+            DwarfRanges.append(&die, to: &ranges)
             if isInlined {
                 call.file = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_file))
                 call.line = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_line))
@@ -261,19 +269,20 @@ final class UnitIndex {
             }
         } else if let low = found.low, let high = found.high {
             // libdw's rule: one range from low_pc to high_pc (an address, or an offset from low_pc).
-            DwarfRanges.append(low: low, high: found.highIsOffset ? low &+ high : high, scope: index, to: &ranges)
+            DwarfRanges.append(low: low, high: found.highIsOffset ? low &+ high : high, to: &ranges)
         }
         guard ranges.count > first else { return isInlined ? parent : -1 }
         var scope = Scope(
-            dieOffset: offset, parent: owner, rangeStart: Int32(first), rangeCount: Int32(ranges.count - first),
-            subtreeEnd: index + 1)
+            dieOffset: offset, parent: owner, rangeStart: Int32(first), subtreeEnd: index + 1)
         if isInlined {
             scope.callFile = UInt32(truncatingIfNeeded: call.file)
             scope.callLine = UInt32(truncatingIfNeeded: call.line)
             scope.callColumn = UInt32(truncatingIfNeeded: call.column)
         }
         scopes.append(scope)
-        if owner < 0 { rootRanges.append(contentsOf: ranges[first...]) }
+        if owner < 0 {
+            for span in ranges[first...] { rootRanges.append(Range(low: span.low, high: span.high, scope: index)) }
+        }
         return index
     }
 
@@ -294,6 +303,11 @@ final class UnitIndex {
         return innermostByMap(from: root, at: address)
     }
 
+    /// The positions in `ranges` of the ranges of the scope at `index`.
+    func rangesOf(_ index: Int) -> Swift.Range<Int> {
+        Int(scopes[index].rangeStart)..<(index + 1 < scopes.count ? Int(scopes[index + 1].rangeStart) : ranges.count)
+    }
+
     /// The physical function containing `address`, or -1.
     private func root(at address: UInt64) -> Int32 { roots.scope(containing: address) }
 
@@ -304,7 +318,7 @@ final class UnitIndex {
         var index = current + 1
         while index < Int(scopes[current].subtreeEnd) {
             let scope = scopes[index]
-            if scope.parent == Int32(current) && contains(scope, address) {
+            if scope.parent == Int32(current) && contains(index, address) {
                 current = index
                 index += 1
             } else {
@@ -324,8 +338,8 @@ final class UnitIndex {
         return mapOwners[piece - 1]
     }
 
-    private func contains(_ scope: Scope, _ address: UInt64) -> Bool {
-        for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)]
+    private func contains(_ index: Int, _ address: UInt64) -> Bool {
+        for range in ranges[rangesOf(index)]
         where range.low <= address && address < range.high {
             return true
         }
@@ -355,8 +369,7 @@ final class UnitIndex {
                 guard parent >= root, parent < index, scratchMembers[parent - root] else { continue }
             }
             scratchMembers[index - root] = true
-            let scope = scopes[index]
-            for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
+            for range in ranges[rangesOf(index)] {
                 scratchBounds.append(range.low)
                 scratchBounds.append(range.high)
             }
@@ -373,7 +386,7 @@ final class UnitIndex {
         for index in root..<end where scratchMembers[index - root] {
             let scope = scopes[index]
             let parent: Int32 = index == root ? -1 : scope.parent
-            for range in ranges[Int(scope.rangeStart)..<Int(scope.rangeStart + scope.rangeCount)] {
+            for range in ranges[rangesOf(index)] {
                 var low = partitionPoint(0..<unique) { scratchBounds[$0] < range.low }
                 while low < unique && scratchBounds[low] < range.high {
                     if scratchOwners[low] == parent { scratchOwners[low] = Int32(index) }
@@ -398,21 +411,21 @@ final class UnitIndex {
 /// (address 0 or ≥ -2 for code that was discarded).
 enum DwarfRanges {
     /// Appends the DIE's ranges, tagged with `scope`, to `ranges` (no temporary array per DIE).
-    static func append(_ die: inout Dwarf_Die, scope: Int32, to ranges: inout [UnitIndex.Range]) {
+    static func append(_ die: inout Dwarf_Die, to ranges: inout [UnitIndex.Span]) {
         var base: Dwarf_Addr = 0
         var start: Dwarf_Addr = 0
         var end: Dwarf_Addr = 0
         var offset = dwarf_ranges(&die, 0, &base, &start, &end)
         while offset > 0 {
-            append(low: start, high: end, scope: scope, to: &ranges)
+            append(low: start, high: end, to: &ranges)
             offset = dwarf_ranges(&die, offset, &base, &start, &end)
         }
     }
 
     /// Appends one range unless it is empty or a tombstone.
-    static func append(low: UInt64, high: UInt64, scope: Int32, to ranges: inout [UnitIndex.Range]) {
+    static func append(low: UInt64, high: UInt64, to ranges: inout [UnitIndex.Span]) {
         if high > low && low != 0 && low < UInt64.max - 1 {
-            ranges.append(UnitIndex.Range(low: low, high: high, scope: scope))
+            ranges.append(UnitIndex.Span(low: low, high: high))
         }
     }
 
