@@ -225,7 +225,7 @@ final class DwarfIndex {
                 dwarf_end(scratch)
                 // What libdw gave back is in small blocks malloc keeps for reuse; a large unit's is worth
                 // returning to the system (the index that follows allocates large arrays elsewhere).
-                if let lines = unit.lines, lines.rows.count >= DwarfIndex.trimAfterRows { malloc_trim(0) }
+                if let lines = unit.lines, lines.count >= DwarfIndex.trimAfterRows { malloc_trim(0) }
             }
         }
         var die = unit.die

@@ -3,6 +3,10 @@ import CDwarf
 /// One compile unit's line rows, copied out of libdw once (libdw keeps them sorted by address, sequence ends
 /// first at equal addresses) so each lookup is a binary search over plain values: no libdw lock, no strings
 /// built per address.
+///
+/// Kept as columns, 16 bytes a row (24 as an array of `Row`s): the addresses as 32-bit offsets from the lowest
+/// when the unit's code spans less than 4 GiB (as every real unit does; else as full addresses), and the place
+/// (line, column, file; a sequence end as file `Int32.min`) beside them.
 final class LineTable {
     struct Row {
         var address: UInt64
@@ -13,8 +17,23 @@ final class LineTable {
         var isSequenceEnd: Bool
     }
 
-    /// Read on every lookup: no dynamic exclusivity check (set once in `init`, then only read).
-    @exclusivity(unchecked) private(set) var rows: [Row] = []
+    private struct Place {
+        var line: UInt32
+        var column: UInt32
+        /// As `Row.file`; `Int32.min` for a row that ends a sequence.
+        var file: Int32
+    }
+
+    /// The lowest row address; `offsets` are counted from it.
+    private var base: UInt64 = 0
+    // Read on every lookup: no dynamic exclusivity check (set once in `init`, then only read). Exactly one of
+    // `offsets` and `addresses` holds the rows' addresses.
+    @exclusivity(unchecked) private var offsets: [UInt32] = []
+    @exclusivity(unchecked) private var addresses: [UInt64] = []
+    @exclusivity(unchecked) private var places: [Place] = []
+
+    /// How many rows the unit has.
+    var count: Int { places.count }
 
     /// Reads the unit's rows; `fileNumber` turns each distinct file name into the number rows carry.
     init(unitDie: Dwarf_Die, fileNumber: (String) -> Int32) {
@@ -22,8 +41,20 @@ final class LineTable {
         var lines: OpaquePointer?
         var count = 0
         guard dwarf_getsrclines(&die, &lines, &count) == 0, let lines else { return }
+        var lowest = UInt64.max
+        var highest: UInt64 = 0
+        for index in 0..<count {
+            var address: Dwarf_Addr = 0
+            guard let line = dwarf_onesrcline(lines, index), dwarf_lineaddr(line, &address) == 0 else { continue }
+            lowest = min(lowest, address)
+            highest = max(highest, address)
+        }
+        guard lowest <= highest else { return }
+        base = lowest
+        let narrow = highest - lowest <= UInt64(UInt32.max)
+        if narrow { offsets.reserveCapacity(count) } else { addresses.reserveCapacity(count) }
+        places.reserveCapacity(count)
         var fileIndex: [UnsafePointer<CChar>: Int32] = [:]
-        rows.reserveCapacity(count)
         for index in 0..<count {
             guard let line = dwarf_onesrcline(lines, index) else { continue }
             var address: Dwarf_Addr = 0
@@ -43,19 +74,35 @@ final class LineTable {
                     fileIndex[source] = file
                 }
             }
-            rows.append(
-                Row(
-                    address: address, line: UInt32(truncatingIfNeeded: number),
-                    column: UInt32(truncatingIfNeeded: column), file: file, isSequenceEnd: isEnd))
+            if narrow {
+                offsets.append(UInt32(truncatingIfNeeded: address &- lowest))  // ≤ UInt32.max: checked above
+            } else {
+                addresses.append(address)
+            }
+            places.append(
+                Place(
+                    line: UInt32(truncatingIfNeeded: number), column: UInt32(truncatingIfNeeded: column),
+                    file: isEnd ? Int32.min : file))
         }
     }
 
     /// The row covering `address` (the last row at or before it), or nil when that row ends a sequence or
     /// there is none — the same answer as libdw's `dwarf_getsrc_die`.
     func row(at address: UInt64) -> Row? {
-        let low = partitionPoint(0..<rows.count) { rows[$0].address <= address }
+        let low: Int
+        if addresses.isEmpty {
+            guard address >= base else { return nil }
+            let distance = address - base
+            let offset = distance > UInt64(UInt32.max) ? UInt32.max : UInt32(truncatingIfNeeded: distance)
+            low = partitionPoint(0..<offsets.count) { offsets[$0] <= offset }
+        } else {
+            low = partitionPoint(0..<addresses.count) { addresses[$0] <= address }
+        }
         guard low > 0 else { return nil }
-        let row = rows[low - 1]
-        return row.isSequenceEnd ? nil : row
+        let place = places[low - 1]
+        guard place.file != Int32.min else { return nil }
+        let rowAddress = addresses.isEmpty ? base + UInt64(offsets[low - 1]) : addresses[low - 1]
+        return Row(
+            address: rowAddress, line: place.line, column: place.column, file: place.file, isSequenceEnd: false)
     }
 }

@@ -36,8 +36,8 @@ final class SymbolTable {
             let (end, overflow) = section.header.sh_addr.addingReportingOverflow(section.header.sh_size)
             sectionEnds[elf_ndxscn(section.scn)] = overflow ? UInt64.max : end
         }
-        var result: [Symbol] = []
-        result.reserveCapacity(count)
+        var found: [Symbol] = []
+        found.reserveCapacity(Self.functionCount(data, count))
         var currentFile: UnsafePointer<CChar>?
         for index in 0..<count {
             var sym = GElf_Sym()
@@ -63,26 +63,39 @@ final class SymbolTable {
                 // A sizeless symbol outside any known section covers its own address only.
                 end = sectionEnds[Int(sym.st_shndx)] ?? sym.st_value &+ 1
             }
-            result.append(
+            found.append(
                 Symbol(
                     address: sym.st_value, size: sym.st_size, end: end, name: UnsafePointer(name),
                     file: isLocal ? currentFile : nil))
         }
         // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
-        // symbol wins over a sizeless alias, and among equal aliases the later one in the table.
-        result = result.enumerated().sorted {
-            ($0.element.address, $0.element.size, $0.offset) < (
-                $1.element.address, $1.element.size, $1.offset
-            )
-        }.map(\.element)
-        var unique: [Symbol] = []
-        unique.reserveCapacity(result.count)
-        for symbol in result {
-            if let last = unique.last, last.address == symbol.address { unique.removeLast() }
-            unique.append(symbol)
+        // symbol wins over a sizeless alias, and among equal aliases the later one in the table. The order is
+        // sorted as positions (4 bytes each), not as copies of the symbols.
+        var order = (0..<Int32(clamping: found.count)).map { $0 }
+        order.sort {
+            let (left, right) = (found[Int($0)], found[Int($1)])
+            return (left.address, left.size, $0) < (right.address, right.size, $1)
         }
-        result = unique
-        symbols = result
+        var unique = 0
+        for position in order {
+            if unique > 0 && found[Int(order[unique - 1])].address == found[Int(position)].address { unique -= 1 }
+            order[unique] = position  // unique ≤ the position read: compacting in place
+            unique += 1
+        }
+        symbols.reserveCapacity(unique)
+        for position in order[..<unique] { symbols.append(found[Int(position)]) }
+    }
+
+    /// How many of the table's `count` symbols are functions (an upper bound of what is kept).
+    private static func functionCount(_ data: UnsafeMutablePointer<Elf_Data>, _ count: Int) -> Int {
+        var functions = 0
+        for index in 0..<count {
+            var sym = GElf_Sym()
+            guard gelf_getsym(data, Int32(index), &sym) != nil else { break }
+            let type = Int32(sym.st_info & 0xf)
+            if type == STT_FUNC || type == STT_GNU_IFUNC { functions += 1 }
+        }
+        return functions
     }
 
     /// The position in ``symbols`` of the symbol containing `address` (a sizeless symbol covers up to the next

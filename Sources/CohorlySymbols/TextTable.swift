@@ -18,7 +18,7 @@ package final class TextTable {
     /// Every text's UTF-8 bytes; text `n` is `utf8[spans[n]]`.
     @exclusivity(unchecked) private var utf8: [UInt8] = []
     @exclusivity(unchecked) private var spans: [Range<Int>] = []
-    /// Strings made so far, by number.
+    /// Strings made so far, by number (grown on the first request: batch tools never make one).
     private var strings: [String?] = []
     private var numbers: [String: Int32] = [:]
     /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
@@ -66,7 +66,6 @@ package final class TextTable {
         guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
         let number = Int32(spans.count)
         spans.append(0..<0)
-        strings.append(nil)
         pending.append((number, mangled))
         if pending.count >= TextTable.chunkSize && TextTable.hasSeveralCores {
             let chunk = DemanglingChunk(pending)
@@ -99,7 +98,6 @@ package final class TextTable {
 
     private func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         let number = Int32(spans.count)
-        strings.append(nil)
         let start = utf8.count
         utf8.append(contentsOf: bytes)
         spans.append(start..<utf8.count)
@@ -109,6 +107,9 @@ package final class TextTable {
     /// The text numbered `number`, or nil for -1.
     package func string(_ number: Int32) -> String? {
         guard number >= 0 else { return nil }
+        if strings.count < spans.count {
+            strings.append(contentsOf: repeatElement(nil, count: spans.count - strings.count))
+        }
         if let made = strings[Int(number)] { return made }
         let span = spans[Int(number)]
         let made = utf8.withUnsafeBufferPointer { String(decoding: $0[span], as: UTF8.self) }
