@@ -162,6 +162,38 @@ import Testing
                 "0x\(String(trap, radix: 16))\nSwift runtime failure: Division by zero\n"))
     }
 
+    /// `--exe` reads stdin a block at a time and looks addresses up in batches, printing each batch as it is
+    /// done: a list longer than one batch (4,096 addresses) and than one read (64 KiB, so lines are cut by a
+    /// read's end) is answered address by address in the order given, as the library answers each alone.
+    @Test func aLongAddressListOnStdinIsAnsweredInOrder() throws {
+        let fixtures = try CLIFixtures.get()
+        let trap = try fixtures.trapAddress()
+        let main = try #require(try fixtures.symbol("main"))
+        let pattern: [UInt64] = [trap, main, main + 1, 0x9a_0000, trap, main + 2, main]
+        let addresses = (0..<20_000).map { pattern[($0 * 5 + $0 / 7) % pattern.count] }
+        var input = ""
+        for (index, address) in addresses.enumerated() {
+            input += (index % 2 == 0 ? "0x" : "") + String(address, radix: 16) + (index % 13 == 0 ? "\n\n" : "\n")
+        }
+        #expect(input.utf8.count > 1 << 16)
+        let result = try CLI.run(["symbolicate", "--exe", fixtures.path("shop")], input: input)
+        let symbolicator = try ModuleSymbolicator(debugFile: fixtures.path("shop"))
+        var answers: [UInt64: String] = [:]
+        for address in Set(addresses) {
+            var text = "0x" + String(address, radix: 16) + "\n"
+            let frames = symbolicator.symbolicate(address).frames
+            if frames.isEmpty { text += "??\n??:0:0\n" }
+            for frame in frames {
+                text += (frame.function ?? "??") + "\n" + (frame.file ?? "??") + ":\(frame.line):\(frame.column)\n"
+            }
+            answers[address] = text + "\n"
+        }
+        let expected = addresses.map { answers[$0] ?? "" }.joined()
+        #expect(result.stdout == expected)
+        #expect(result.status == 1)  // 0x9a0000 is in no function
+        #expect(result.stderr.isEmpty)
+    }
+
     @Test func executableErrors() throws {
         let fixtures = try CLIFixtures.get()
         let bad = try CLI.run(["symbolicate", "--exe", fixtures.path("shop"), "0x10", "zz"])
