@@ -84,6 +84,7 @@ final class DwarfIndex {
     }
 
     deinit {
+        if let lineDwarf { dwarf_end(lineDwarf) }
         dwarf_end(dwarf)
     }
 
@@ -211,21 +212,30 @@ final class DwarfIndex {
         return number
     }
 
-    /// Line rows from which a unit's line program is large enough to return libdw's memory to the system.
-    static let trimAfterRows = 16_384
+    /// The handle line programs are read through (see `loadLines`), and how many rows it has decoded.
+    private var lineDwarf: OpaquePointer?
+    private var lineDwarfRows = 0
+    /// Rows after which the line handle is ended and its memory returned to the system.
+    static let lineRowsPerHandle = 16_384
 
     /// Reads the unit's line rows and file names (for call sites) into plain tables. libdw keeps what
     /// `dwarf_getsrclines` decodes until its `Dwarf` handle ends — several times the size of the rows copied
-    /// out — so they are read through a handle of their own, ended at once; the index's handle never decodes
-    /// a line program. (Falls back to the index's handle when a second one cannot be had.)
+    /// out — so they are read through a handle of their own, ended (and malloc trimmed) once it has decoded
+    /// `lineRowsPerHandle` rows: at once after a large unit, after several small ones (a fresh handle finds a
+    /// unit by reading every unit header before it). The index's handle never decodes a line program (it
+    /// does only when a second handle cannot be had).
     private func loadLines(_ unit: Unit) {
-        let scratch = dwarf_begin_elf(file.elf, DWARF_C_READ, nil)
+        if lineDwarf == nil { lineDwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nil) }
+        let scratch = lineDwarf
         defer {
-            if let scratch {
+            lineDwarfRows += unit.lines?.count ?? 0
+            if let scratch, lineDwarfRows >= DwarfIndex.lineRowsPerHandle {
                 dwarf_end(scratch)
-                // What libdw gave back is in small blocks malloc keeps for reuse; a large unit's is worth
-                // returning to the system (the index that follows allocates large arrays elsewhere).
-                if let lines = unit.lines, lines.count >= DwarfIndex.trimAfterRows { malloc_trim(0) }
+                lineDwarf = nil
+                lineDwarfRows = 0
+                // What libdw gave back is in small blocks malloc keeps for reuse: return them to the system
+                // (the index that follows allocates large arrays elsewhere).
+                malloc_trim(0)
             }
         }
         var die = unit.die

@@ -5,8 +5,9 @@ import Dispatch
 #endif
 
 /// The names and paths a symbolicator has produced, each stored once and referred to by a number: as UTF-8
-/// bytes in one buffer (for tools that write many frames and should not build or copy a string per frame),
-/// and as a Swift string made on first request (for ``SymbolicatedFrame``).
+/// bytes in fixed blocks (for tools that write many frames and should not build or copy a string per frame),
+/// and as a Swift string made on first request (for ``SymbolicatedFrame``). Blocks are never grown or moved:
+/// a large table does not hold a half-empty doubled buffer, nor two copies while it grows.
 ///
 /// Readable names can be demangled at once or, in a batch (``defersDemangling``), handed in stretches to a
 /// background thread while the caller goes on looking addresses up: demangling is the costliest step per
@@ -15,9 +16,19 @@ import Dispatch
 /// Not thread-safe, like the symbolicator that owns it; the hot storage opts out of dynamic exclusivity checks
 /// (`@exclusivity(unchecked)`): no access to it ever overlaps another (no method hands out `inout` to it).
 package final class TextTable {
-    /// Every text's UTF-8 bytes; text `n` is `utf8[spans[n]]`.
-    @exclusivity(unchecked) private var utf8: [UInt8] = []
-    @exclusivity(unchecked) private var spans: [Range<Int>] = []
+    /// Where a text's UTF-8 bytes are (in one of `blocks`).
+    struct Span {
+        var start: UnsafePointer<UInt8>?
+        var count: Int
+    }
+
+    /// Every text's bytes: text `n` is `spans[n]`.
+    @exclusivity(unchecked) private var spans: [Span] = []
+    /// The blocks the bytes are copied into (each `blockSize`, or one text's size when larger), and how much
+    /// of the last is used.
+    private var blocks: [UnsafeMutableBufferPointer<UInt8>] = []
+    private var lastBlockUsed = 0
+    private static let blockSize = 1 << 16
     /// Strings made so far, by number (grown on the first request: batch tools never make one).
     private var strings: [String?] = []
     private var numbers: [String: Int32] = [:]
@@ -39,6 +50,21 @@ package final class TextTable {
 
     deinit {
         group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
+        for block in blocks { block.deallocate() }
+    }
+
+    /// Copies `bytes` into the blocks and returns where they are.
+    private func store(_ bytes: UnsafeBufferPointer<UInt8>) -> Span {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return Span(start: nil, count: 0) }
+        if blocks.isEmpty || blocks[blocks.count - 1].count - lastBlockUsed < bytes.count {
+            blocks.append(.allocate(capacity: max(TextTable.blockSize, bytes.count)))
+            lastBlockUsed = 0
+        }
+        guard let base = blocks[blocks.count - 1].baseAddress else { return Span(start: nil, count: 0) }
+        let target = base + lastBlockUsed
+        target.update(from: source, count: bytes.count)
+        lastBlockUsed += bytes.count
+        return Span(start: UnsafePointer(target), count: bytes.count)
     }
 
     /// The number of `text`, adding it when it is new (for texts met again and again, such as paths).
@@ -65,7 +91,7 @@ package final class TextTable {
     func add(demangling mangled: UnsafePointer<CChar>) -> Int32 {
         guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
         let number = Int32(spans.count)
-        spans.append(0..<0)
+        spans.append(Span(start: nil, count: 0))
         pending.append((number, mangled))
         if pending.count >= TextTable.chunkSize && TextTable.hasSeveralCores {
             let chunk = DemanglingChunk(pending)
@@ -86,11 +112,9 @@ package final class TextTable {
         for chunk in submitted + [last] {
             for (index, item) in chunk.items.enumerated() {
                 let text = chunk.results[index] ?? UnsafeMutablePointer(mutating: item.mangled)
-                let start = utf8.count
-                text.withMemoryRebound(to: UInt8.self, capacity: 1) {
-                    utf8.append(contentsOf: UnsafeBufferPointer(start: $0, count: strlen(text)))
+                spans[Int(item.number)] = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                    store(UnsafeBufferPointer(start: $0, count: strlen(text)))
                 }
-                spans[Int(item.number)] = start..<utf8.count
             }
         }
         submitted.removeAll()
@@ -98,9 +122,7 @@ package final class TextTable {
 
     private func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         let number = Int32(spans.count)
-        let start = utf8.count
-        utf8.append(contentsOf: bytes)
-        spans.append(start..<utf8.count)
+        spans.append(store(bytes))
         return number
     }
 
@@ -112,27 +134,25 @@ package final class TextTable {
         }
         if let made = strings[Int(number)] { return made }
         let span = spans[Int(number)]
-        let made = utf8.withUnsafeBufferPointer { String(decoding: $0[span], as: UTF8.self) }
+        let made = String(decoding: UnsafeBufferPointer(start: span.start, count: span.count), as: UTF8.self)
         strings[Int(number)] = made
         return made
     }
 
     /// Calls `body` with a read-only view of every text so far (the table must not grow meanwhile).
     package func withView<Result>(_ body: (View) throws -> Result) rethrows -> Result {
-        try utf8.withUnsafeBufferPointer { bytes in
-            try spans.withUnsafeBufferPointer { spans in try body(View(bytes: bytes, spans: spans)) }
-        }
+        try spans.withUnsafeBufferPointer { spans in try body(View(spans: spans)) }
     }
 
     /// The texts' bytes as they are while ``withView(_:)`` runs: reading them retains and copies nothing.
     package struct View {
-        let bytes: UnsafeBufferPointer<UInt8>
-        let spans: UnsafeBufferPointer<Range<Int>>
+        let spans: UnsafeBufferPointer<Span>
 
         /// The UTF-8 bytes of the text numbered `number` (empty for -1).
         package subscript(number: Int32) -> UnsafeBufferPointer<UInt8> {
             guard number >= 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
-            return UnsafeBufferPointer(rebasing: bytes[spans[Int(number)]])
+            let span = spans[Int(number)]
+            return UnsafeBufferPointer(start: span.start, count: span.count)
         }
     }
 }

@@ -133,7 +133,8 @@ enum SymbolicateExecutable {
     private final class TextWriter {
         let symbolicator: ModuleSymbolicator
         let names: Demangler.Style
-        var output = ByteOutput()
+        /// Written on every frame: no dynamic exclusivity check (one thread; no access overlaps another).
+        @exclusivity(unchecked) var output = ByteOutput()
         /// --simplified: the runtime's simplified form of each linkage name, made once per name.
         var simplifiedNames: [Int32: [UInt8]] = [:]
 
