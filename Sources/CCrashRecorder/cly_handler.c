@@ -2,7 +2,8 @@
 //
 // What runs in the handler (the crashed thread, on its alternate stack), in call order:
 //   crash_signal_handler
-//     - escape hatches: a fault inside our own unwinding jumps back (siglongjmp) to where that unwind began;
+//     - escape hatches: a fault inside our own unwinding (crash capture or live capture) jumps back (siglongjmp)
+//       to where that unwind began;
 //       a fault while this thread writes the report marks the file once and dies (never a hang);
 //     - cly_handle_crash: one thread wins a compare-and-swap and writes; any other crashing thread waits on
 //       a futex (at most CLY_CONCURRENT_CRASH_WAIT_MS) and then dies of its own signal;
@@ -171,6 +172,7 @@ static void crash_signal_handler(int signal_number, siginfo_t *info, void *conte
     pid_t tid = cly_gettid();
     // Our own unwinding faulted (a corrupt stack): go back to where it started, keep what we have.
     cly_threads_escape_if_dumping(tid);
+    cly_live_escape_if_unwinding(tid);  // the same for a live capture's unwind (cly_live_threads.c)
     if (atomic_load(&crashed_unwinding_tid) == tid) siglongjmp(crashed_unwind_jump, 1);
     // A fault while this very thread writes the report: mark the file once and die of the original
     // signal, never hang (the torn file is salvaged at the next launch).

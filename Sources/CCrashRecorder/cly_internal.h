@@ -72,6 +72,14 @@ void cly_threads_release(void);
 void cly_threads_escape_if_dumping(pid_t tid);
 /// Reads /proc/self/task/<tid>/comm into `name` (signal-safe: open/read/close).
 void cly_thread_read_name(pid_t tid, char *name, size_t size);
+/// Whether thread `tid` blocks `signal_number` (the "SigBlk:" line of its /proc status). Signal-safe.
+bool cly_thread_blocks_signal(pid_t tid, int signal_number);
+
+// ---- live capture of other threads (cly_live_threads.c) ----
+
+/// Whether `tid` is a thread unwinding itself for a live capture; if so, jumps back out of that unwind (used
+/// when it faults). Signal-safe. Returns only when `tid` is not such a thread.
+void cly_live_escape_if_unwinding(pid_t tid);
 
 // ---- modules (cly_modules.c) ----
 

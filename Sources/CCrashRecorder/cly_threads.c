@@ -79,8 +79,7 @@ void cly_thread_read_name(pid_t tid, char *name, size_t size) {
     if (name[n - 1] == '\n') name[n - 1] = 0;
 }
 
-/// Whether the thread blocks the dump signal (the "SigBlk:" line of its /proc status, in hex).
-static bool blocks_dump_signal(pid_t tid) {
+bool cly_thread_blocks_signal(pid_t tid, int signal_number) {
     char path[64];
     char status[4096];
     task_path(tid, "status", path);
@@ -96,7 +95,7 @@ static bool blocks_dump_signal(pid_t tid) {
         if (digit < 0) break;
         mask = (mask << 4) | (uint64_t)digit;
     }
-    return (mask & (1ull << (DUMP_SIGNAL - 1))) != 0;
+    return (mask & (1ull << (signal_number - 1))) != 0;
 }
 
 static int find_slot(pid_t tid) {
@@ -184,7 +183,7 @@ int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, in
     atomic_store(&capture_open, 1);
     pid_t pid = getpid();
     for (int i = 0; i < count; i++) {
-        if (blocks_dump_signal(threads[i].tid)) continue;
+        if (cly_thread_blocks_signal(threads[i].tid, DUMP_SIGNAL)) continue;
         if (cly_tgkill(pid, threads[i].tid, DUMP_SIGNAL) == 0) (*requested)++;
     }
     uint64_t deadline = cly_monotonic_ns() + (uint64_t)CLY_THREAD_WAIT_MS * 1000000ull;
