@@ -12,6 +12,8 @@ let helpText = """
       CrashDemo list                                     the crash kinds
       CrashDemo crash KIND [--on main|thread|dispatch|task] [options]
       CrashDemo scenario NAME [options]                  test scenarios (see Scenario.swift)
+      CrashDemo hang CASE --hang-threshold-ms N [--hang-ms M]  hang watchdog cases (see Hangs.swift):
+                                                         main, executor, heartbeat, forever, busy, plain-loop, idle
       CrashDemo reports [--report-dir DIR]               the reports waiting to be sent
       CrashDemo run [options]                            a clean launch: sends pending reports, then exits
       CrashDemo symbolicate-report FILE [--crashed-only] benchmarks: times the next launch's work on a report
@@ -37,6 +39,9 @@ let helpText = """
       --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
       --until FILE            scenarios hold-then-exit / hold-then-kill: run until FILE exists
       --crashed-only          symbolicate-report: only the crashed thread
+      --hang-threshold-ms N   turn the hang watchdog on with this threshold
+      --hang-ms M             how long a `hang` case blocks (default 3000)
+      --hang-report-after-ms N  report a hang still going on after N ms (default 30000)
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,

@@ -26,6 +26,9 @@ struct DemoOptions {
     var senderTimeoutMilliseconds = 120_000
     var memorySampleMilliseconds = 10_000
     var until: String?
+    var hangThresholdMilliseconds: Int?
+    var hangMilliseconds = 3000
+    var hangOngoingReportMilliseconds: Int?
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -52,6 +55,9 @@ struct DemoOptions {
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
             case "--until": options.until = iterator.next()
+            case "--hang-threshold-ms": options.hangThresholdMilliseconds = Int(iterator.next() ?? "")
+            case "--hang-ms": options.hangMilliseconds = Int(iterator.next() ?? "") ?? 3000
+            case "--hang-report-after-ms": options.hangOngoingReportMilliseconds = Int(iterator.next() ?? "")
             case "-h", "--help":
                 print(helpText)
                 exit(0)
@@ -104,8 +110,12 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         if options.optOut { cohorly.optOut() }
         var crashOptions = CohorlyCrash.Options(
             reportDirectory: directory, chainToPreviousHandlers: options.chain,
-            senderTimeout: .milliseconds(options.senderTimeoutMilliseconds))
+            senderTimeout: .milliseconds(options.senderTimeoutMilliseconds),
+            hangThreshold: options.hangThresholdMilliseconds.map { .milliseconds($0) })
         crashOptions.abnormalExits.memorySampleInterval = .milliseconds(options.memorySampleMilliseconds)
+        if let after = options.hangOngoingReportMilliseconds {
+            crashOptions.hangOngoingReportAfter = .milliseconds(after)
+        }
         return try CohorlyCrash.install(cohorly: cohorly, version: options.version, options: crashOptions)
     } catch {
         FileHandle.standardError.write(Data("CrashDemo: \(error)\n".utf8))
@@ -232,6 +242,9 @@ case "scenario" where options.word == "install-cost":
     cly_test_probe_mark("after measuring")
     print("install_ns \(elapsed) resident_added_bytes \(residentAfter - residentBefore)")
     if probe { printProbeSteps() }
+case "hang":
+    installRecorder()
+    HangDemo.run(options.word, options: options)
 case "scenario":
     installRecorder()
     Scenario.run(options.word, options: options)

@@ -31,12 +31,19 @@ public enum CohorlyCrash {
         /// How handled errors (`cohorly.captureError`) are rate-limited (default 10 per error type and call site
         /// per minute); their events follow ``events`` unless these options set their own.
         public var handledErrors: HandledErrorOptions
+        /// Turns the hang watchdog on: the main thread (once it services the main queue), every
+        /// ``Heartbeat`` and every ``WatchedExecutor`` busy without progress for longer than this is a hang,
+        /// reported once as a `$exception` of level `error` (README "Hangs"). Default nil: off.
+        public var hangThreshold: Duration?
+        /// A hang still going on after this long is reported then instead of at its end (default 30 s).
+        package var hangOngoingReportAfter: Duration = .seconds(30)
 
         /// Options with the documented defaults.
         public init(
             reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, detachedSender: Bool = true,
             senderTimeout: Duration = .seconds(120), events: ExceptionEventOptions = .default,
-            handledErrors: HandledErrorOptions = .default
+            handledErrors: HandledErrorOptions = .default,
+            hangThreshold: Duration? = nil
         ) {
             self.reportDirectory = reportDirectory
             self.chainToPreviousHandlers = chainToPreviousHandlers
@@ -44,6 +51,7 @@ public enum CohorlyCrash {
             self.senderTimeout = senderTimeout
             self.events = events
             self.handledErrors = handledErrors
+            self.hangThreshold = hangThreshold
         }
     }
 
@@ -124,6 +132,7 @@ public enum CohorlyCrash {
         cohorly.onFeatureFlags { flags in
             CrashRecorder.updateContext { $0.featureFlags = flags.mapValues(\.propertyValue) }
         }
+        startHangWatchdog(for: cohorly, options: options, reportDirectory: recorderOptions.reportDirectory)
         let delivery = Delivery()
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {
@@ -142,6 +151,7 @@ public enum CohorlyCrash {
                 for: cohorly, reports: files, directory: store.directory, options: options)
             handover?.acquire()
             var summary = deliver(files, from: store, to: cohorly, options: options.events)
+            summary.add(deliverHangReports(from: store, crashReports: files, to: cohorly, options: options.events))
             summary.senderStarted = started ?? false
             summary.abnormalExits = abnormalExits
             handover?.release()

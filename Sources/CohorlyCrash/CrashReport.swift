@@ -47,6 +47,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var complete: Bool
     /// The signal of a crash inside the crash handler itself (salvaged reports only).
     public var recrashSignal: Int32?
+    /// The hang the process died in (``Mechanism/hang`` only): who was blocked, and for how long.
+    public var hang: Hang?
 
     /// How a crash was caught.
     public enum Mechanism: String, Codable, Sendable {
@@ -56,6 +58,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
         case swiftFatal = "swift_fatal"
         /// An uncaught C++ exception.
         case cxxTerminate = "cxx_terminate"
+        /// The process ended while a thread was hung (a hang report left by the watchdog; no signal).
+        case hang
     }
 
     /// The signal that ended the process.
@@ -207,6 +211,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         case threadsAnswered = "threads_answered"
         case captureNs = "capture_ns"
         case recrashSignal = "recrash_signal"
+        case hang
     }
 
     /// Decodes a report; the sections after the header may be missing (salvaged reports).
@@ -233,6 +238,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         captureNs = try c.decodeIfPresent(UInt64.self, forKey: .captureNs)
         complete = try c.decodeIfPresent(Bool.self, forKey: .complete) ?? false
         recrashSignal = try c.decodeIfPresent(Int32.self, forKey: .recrashSignal)
+        hang = try c.decodeIfPresent(Hang.self, forKey: .hang)
     }
 
     /// Decodes `data` as a report of this format.

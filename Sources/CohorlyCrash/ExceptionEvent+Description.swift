@@ -12,7 +12,7 @@ extension ExceptionEvent {
         public var type: String
         /// The details: `Index out of range`, `what()`, `Segmentation fault: address not mapped at 0x0`.
         public var value: String
-        /// `swift_fatal`, `cxx_exception` or `signal`.
+        /// `swift_fatal`, `cxx_exception`, `signal` or `hang`.
         public var mechanism: String
         /// The reason in one line (`Fatal error: Index out of range`); nil when only the signal is known.
         public var issueName: String?
@@ -30,6 +30,7 @@ extension ExceptionEvent {
     /// `Swift runtime failure: …` inlined frame at the crash site (a release build's trap, found when the
     /// crash site was symbolicated: `crashSite` holds its frames), else the signal.
     public static func describe(_ report: CrashReport, crashSite: [SymbolicatedFrame]? = nil) -> Description {
+        if let hang = report.hang { return describeHang(hang, diedHung: true) }
         if let cxx = report.cxx {
             let issue = cxx.what.isEmpty ? cxx.type : "\(cxx.type): \(cxx.what)"
             return Description(type: cxx.type, value: cxx.what, mechanism: "cxx_exception", issueName: issue)

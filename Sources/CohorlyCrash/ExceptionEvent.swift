@@ -35,15 +35,17 @@ public enum ExceptionEvent {
         var signal: Properties = ["number": .int(Int(report.signal.number)), "name": .string(report.signal.name)]
         signal["code"] = .int(Int(report.signal.code))
         signal["address"] = .string(report.signal.address.description)
+        let meta: Properties = report.hang.map(hangMeta) ?? ["signal": .object(signal)]
         let crashedFrames = report.crashedThread.map { layout.frames(of: $0, symbols: crashedSymbols) } ?? []
         properties["$exception_list"] = [
             exceptionEntry(
                 type: description.type, value: description.value,
                 mechanism: [
                     "type": .string(description.mechanism), "handled": false, "synthetic": false,
-                    "meta": ["signal": .object(signal)],
+                    "meta": .object(meta),
                 ], threadId: report.crashedThread?.tid ?? 0, frames: crashedFrames)
         ]
+        if let hang = report.hang { properties.merge(hangProperties(hang)) { _, hang in hang } }
         properties["$exception_pid"] = .int(Int(report.pid))
         properties["$exception_executable"] = .string(report.executable)
         if let name = report.crashedThread?.name, !name.isEmpty { properties["$exception_thread_name"] = .string(name) }

@@ -5,7 +5,7 @@ import Foundation
 /// an `$exception` event's properties. Returns every violation (empty: the event passes).
 enum EventSchema {
     static let maxBytes = 900_000
-    static let mechanisms: Set = ["signal", "cxx_exception", "swift_fatal"]
+    static let mechanisms: Set = ["signal", "cxx_exception", "swift_fatal", "hang"]
     static let languages: Set = ["swift", "c", "cpp"]
 
     static func violations(_ properties: Properties) -> [String] {

@@ -1,0 +1,34 @@
+import Cohorly
+
+extension ExceptionEvent {
+    /// The exception type of every hang event: PostHog groups hangs by it and the in-app frames of the hung
+    /// thread.
+    public static let hangType = "Hang"
+
+    /// Type, value, mechanism and issue name of a hang: `Hang`, `main thread blocked for 3.02 s`.
+    /// `diedHung` (a report left by a process that ended while hung) says so in the value.
+    static func describeHang(_ hang: CrashReport.Hang, diedHung: Bool) -> Description {
+        let seconds = Double(hang.durationMs) / 1000
+        let amount = seconds.formatted(.number.precision(.fractionLength(2)))
+        let value =
+            diedHung
+            ? "\(hang.subject) blocked for at least \(amount) s when the process ended"
+            : "\(hang.subject) blocked for \(amount) s"
+        return Description(type: hangType, value: value, mechanism: "hang", issueName: "\(hangType): \(hang.subject)")
+    }
+
+    /// The properties every hang event carries: `$exception_hang_duration_ms`, `$exception_hang_subject`,
+    /// `$exception_hang_kind`, `$exception_hang_threshold_ms`.
+    static func hangProperties(_ hang: CrashReport.Hang) -> Properties {
+        [
+            "$exception_hang_duration_ms": .int(Int(clamping: hang.durationMs)),
+            "$exception_hang_subject": .string(hang.subject), "$exception_hang_kind": .string(hang.kind),
+            "$exception_hang_threshold_ms": .int(Int(clamping: hang.thresholdMs)),
+        ]
+    }
+
+    /// The mechanism's `meta` for a hang (instead of a signal's).
+    static func hangMeta(_ hang: CrashReport.Hang) -> Properties {
+        ["hang": ["duration_ms": .int(Int(clamping: hang.durationMs)), "subject": .string(hang.subject)]]
+    }
+}

@@ -1,0 +1,135 @@
+import Cohorly
+import CohorlyCollector
+import CohorlyCrash
+import Foundation
+import Testing
+
+/// The hang watchdog, with real CrashDemo processes (`CrashDemo hang …`) and a loopback collector. Thresholds
+/// and hang lengths are scaled down (400 ms threshold, 1.2 s hang) to keep the suite fast.
+@Suite("Hang watchdog")
+struct HangTests {
+    static let threshold = ["--hang-threshold-ms", "400", "--hang-ms", "1200"]
+
+    /// The `hang subject=… duration_ms=…` lines a run printed.
+    static func hangLines(_ run: CrashDemoRun) -> [String] {
+        run.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("hang subject=") }
+    }
+
+    static func field(_ name: String, of line: String) -> String? {
+        line.split(separator: " ").first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+
+    static func hangFiles(_ directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
+            $0.hasPrefix("hang-")
+        }
+    }
+
+    @Test(arguments: [("main", "main_thread"), ("executor", "demo_executor"), ("heartbeat", "demo_loop")])
+    func aBlockedSubjectIsReportedOnceWithItsDuration(word: String, subject: String) async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let run = try await setup.launch(["hang", word] + Self.threshold)
+        #expect(run.exitStatus == 0, "\(run.stdout) \(run.stderr)")
+        let lines = Self.hangLines(run)
+        #expect(lines.count == 1, "\(run.stdout)")
+        let line = try #require(lines.first)
+        #expect(Self.field("subject", of: line) == subject)
+        #expect(Self.field("ongoing", of: line) == "false")
+        // The whole blocked time (1.2 s), not the threshold.
+        let duration = try #require(Self.field("duration_ms", of: line).flatMap { Int($0) })
+        #expect(duration >= 1100 && duration < 5000, "\(line)")
+        #expect((Self.field("frames", of: line).flatMap { Int($0) } ?? 0) > 2, "\(line)")
+        // The hang ended: its died-while-hung file is gone.
+        #expect(Self.hangFiles(setup.reports).isEmpty)
+    }
+
+    @Test func aLongHangIsReportedOnceWhileItGoesOn() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let run = try await setup.launch(
+            ["hang", "main", "--hang-threshold-ms", "300", "--hang-ms", "1500", "--hang-report-after-ms", "600"])
+        #expect(run.exitStatus == 0, "\(run.stdout) \(run.stderr)")
+        let lines = Self.hangLines(run)
+        #expect(lines.count == 1, "\(run.stdout)")
+        #expect(lines.first.flatMap { Self.field("ongoing", of: $0) } == "true")
+        let duration = lines.first.flatMap { Self.field("duration_ms", of: $0) }.flatMap { Int($0) } ?? 0
+        #expect(duration >= 600 && duration < 1500, "\(lines)")
+    }
+
+    @Test(arguments: ["busy", "plain-loop"])
+    func noHangForAnAppThatProgressesOrDoesNotServiceTheMainQueue(word: String) async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        // A hang going on would be reported after 600 ms, well within the 1.5 s run.
+        let run = try await setup.launch(
+            ["hang", word, "--hang-threshold-ms", "300", "--hang-ms", "1500", "--hang-report-after-ms", "600"])
+        #expect(run.exitStatus == 0, "\(run.stdout) \(run.stderr)")
+        #expect(run.stdout.contains("hangs reported: 0"), "\(run.stdout)")
+        #expect(Self.hangLines(run).isEmpty)
+        #expect(try setup.exceptions().isEmpty)
+        #expect(Self.hangFiles(setup.reports).isEmpty)
+    }
+
+    @Test func aProcessKilledWhileHungIsReportedFatalOnTheNextLaunch() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let process = Process()
+        process.executableURL = DemoBuild.debug.executable
+        process.arguments =
+            ["hang", "forever", "--hang-threshold-ms", "300", "--report-dir", setup.reports.path]
+            + ["--storage", setup.storage.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(setup.environment) { _, new in new }
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
+        try process.run()
+        // While it is hung, the launch's hang file exists (polled, with a deadline).
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while Self.hangFiles(setup.reports).isEmpty && Date() < deadline && process.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let files = Self.hangFiles(setup.reports)
+        try #require(files.count == 1, "no hang file appeared")
+        let insertId = String(files[0].dropFirst("hang-".count).dropLast(".json".count))
+        kill(process.processIdentifier, SIGKILL)
+        #expect(ended.wait(timeout: .now() + 10) == .success)
+
+        let next = try await setup.launch(["run"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        #expect(Self.hangFiles(setup.reports).isEmpty)
+        let events = try setup.exceptions()
+        #expect(events.count == 1)
+        let event = try #require(events.first)
+        #expect(event.insertId == insertId)
+        let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
+        #expect(properties["$exception_level"] == "fatal")
+        #expect(properties["$exception_type"] == "Hang")
+        #expect(properties["$exception_hang_subject"] == "main thread")
+        #expect((properties["$exception_hang_duration_ms"]?.intValue ?? 0) >= 300)
+        let entry = properties["$exception_list"]?.arrayValue?.first
+        #expect(entry?["mechanism"]?["type"] == "hang")
+        #expect(entry?["mechanism"]?["handled"] == false)
+        // The hung thread: the main queue's drain, blocked in the known function. (At detection the watchdog
+        // takes the thread that answered its last ping; libdispatch may have moved the main queue to another
+        // worker since, so the function is looked for in every thread of the event.)
+        func namesFunction(_ frames: [CohorlyValue]) -> Bool {
+            frames.contains { $0["function"]?.stringValue?.contains("demoHangInKnownFunction") == true }
+        }
+        let subjectFrames = entry?["stacktrace"]?["frames"]?.arrayValue ?? []
+        let others = properties["$exception_threads"]?.arrayValue ?? []
+        #expect(
+            namesFunction(subjectFrames)
+                || others.contains { namesFunction($0["stacktrace"]?["frames"]?.arrayValue ?? []) })
+        #expect(EventSchema.violations(properties) == [])
+
+        // A further launch sends nothing again.
+        let third = try await setup.launch(["run"])
+        #expect(third.exitStatus == 0)
+        #expect(try setup.exceptions().count == 1)
+    }
+}
