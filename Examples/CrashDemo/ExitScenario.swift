@@ -4,21 +4,20 @@ import Foundation
 /// Launches that end without a crash, for the abnormal-exit tests (`CrashDemo scenario NAME`): the next launch
 /// (`CrashDemo run`) reports the ones that ended abnormally.
 enum ExitScenario {
-    static let names = ["sigkill", "hold-then-exit", "hold-then-kill", "exec-sleep", "exec-prepared", "allocate"]
+    static let names = ["sigkill", "hold-then-kill", "exec-sleep", "exec-prepared", "allocate", "idle-cpu"]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         say("insert id \(CrashRecorder.pendingInsertId)")
         switch name {
         case "sigkill":
             kill(getpid(), SIGKILL)  // what the OOM killer or `kill -9` does: no handler runs
-        case "hold-then-exit", "hold-then-kill":
-            // Runs until the file --until names exists (at most 60 s), then exits normally or is killed.
+        case "hold-then-kill":
+            // Runs until the file --until names exists (at most 60 s), then is killed.
             let deadline = Date(timeIntervalSinceNow: 60)
             while !FileManager.default.fileExists(atPath: options.until ?? "") && Date() < deadline {
                 usleep(10_000)
             }
-            if name == "hold-then-kill" { kill(getpid(), SIGKILL) }
-            exit(0)
+            kill(getpid(), SIGKILL)
         case "exec-sleep":
             // Becomes another program (same pid): not an abnormal exit of this launch.
             execProgram(["/bin/sleep", "60"])
@@ -27,10 +26,24 @@ enum ExitScenario {
             execProgram(["/bin/true"])
         case "allocate":
             allocateUntilKilled()
+        case "idle-cpu":
+            // CPU time this process uses over 2 s of idling after install (scripts/bench-exits reads the line):
+            // with the memory sampler at --memory-sample-ms, and without it (--no-abnormal-exits).
+            let before = cpuNanoseconds()
+            usleep(2_000_000)
+            say("idle_cpu_ns \(cpuNanoseconds() - before)")
+            exit(0)
         default:
             usage("unknown scenario '\(name)'")
         }
         exit(97)
+    }
+
+    static func cpuNanoseconds() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
+        return seconds * 1_000_000_000 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000
     }
 
     static func execProgram(_ arguments: [String]) -> Never {

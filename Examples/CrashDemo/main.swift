@@ -25,6 +25,7 @@ struct DemoOptions {
     var version = "1.0.0"
     var senderTimeoutMilliseconds = 120_000
     var memorySampleMilliseconds = 10_000
+    var abnormalExits = true
     var until: String?
     var hangThresholdMilliseconds: Int?
     var hangMilliseconds = 3000
@@ -58,6 +59,7 @@ struct DemoOptions {
             case "--hang-threshold-ms": options.hangThresholdMilliseconds = Int(iterator.next() ?? "")
             case "--hang-ms": options.hangMilliseconds = Int(iterator.next() ?? "") ?? 3000
             case "--hang-report-after-ms": options.hangOngoingReportMilliseconds = Int(iterator.next() ?? "")
+            case "--no-abnormal-exits": options.abnormalExits = false
             case "-h", "--help":
                 print(helpText)
                 exit(0)
@@ -112,7 +114,8 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             reportDirectory: directory, chainToPreviousHandlers: options.chain,
             senderTimeout: .milliseconds(options.senderTimeoutMilliseconds),
             hangThreshold: options.hangThresholdMilliseconds.map { .milliseconds($0) })
-        crashOptions.abnormalExits.memorySampleInterval = .milliseconds(options.memorySampleMilliseconds)
+        crashOptions.abnormalExits = .init(
+            enabled: options.abnormalExits, memorySampleInterval: .milliseconds(options.memorySampleMilliseconds))
         if let after = options.hangOngoingReportMilliseconds {
             crashOptions.hangOngoingReportAfter = .milliseconds(after)
         }

@@ -40,7 +40,10 @@ extension SymbolicatedCrash {
         }
         if let executable { lines.append("Executable: \(TerminalText.escaped(executable))") }
         if !complete { lines.append("Note: the report is incomplete (salvaged from a torn file).") }
-        for thread in threads {
+        // An abnormal exit (SIGKILL, OOM kill, power loss) has no stack: nothing ran in the process as it died.
+        let abnormalExit = mechanism == "abnormal_exit"
+        if abnormalExit { lines.append("No stack: the process was killed (or lost power); nothing could record it.") }
+        for thread in threads where !abnormalExit {
             lines.append("")
             var title = "Thread \(thread.tid.map(String.init) ?? "?")"
             if let name = thread.name, !name.isEmpty { title += " \"\(TerminalText.escaped(name))\"" }

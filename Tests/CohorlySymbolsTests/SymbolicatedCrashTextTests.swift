@@ -44,6 +44,18 @@ import Testing
         return try JSONDecoder().decode(SymbolicatedCrash.self, from: Data(json.utf8))
     }
 
+    @Test func anAbnormalExitSaysItHasNoStackInsteadOfListingAnEmptyThread() throws {
+        let json = """
+            {"reason":"OOMKill: Killed by the kernel's OOM killer","reason_source":"signal","mechanism":"abnormal_exit",
+             "complete":true,"unsymbolicated_modules":[],
+             "threads":[{"crashed":true,"truncated":false,"frames":[]}]}
+            """
+        let text = try JSONDecoder().decode(SymbolicatedCrash.self, from: Data(json.utf8)).text()
+        #expect(text.hasPrefix("Crash: OOMKill: Killed by the kernel's OOM killer\n"))
+        #expect(text.contains("No stack: the process was killed"))
+        #expect(!text.contains("did not answer"))
+    }
+
     @Test func theRecordersOwnFramesAreHiddenFromTheCrashedThreadsTop() throws {
         let crash = try Self.crash(frames: [
             ("cly_handle_crash", "cly_handle_crash"),
