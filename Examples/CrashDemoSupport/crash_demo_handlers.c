@@ -48,11 +48,12 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/// Sends SIGSYS to `tid` and waits (at most a second) for its handler to answer; returns its frame count or -1.
+/// Sends SIGSYS to `tid` and waits (at most a second) for its handler to answer; returns its frame count, -1
+/// when it did not answer, -2 when the thread is gone (a pool worker may end between listing and signal).
 static int unwind_thread(pid_t tid) {
     int before = atomic_load(&answered);
     atomic_store(&frames_seen, -1);
-    if (syscall(SYS_tgkill, getpid(), tid, SIGSYS) != 0) return -1;
+    if (syscall(SYS_tgkill, getpid(), tid, SIGSYS) != 0) return -2;
     uint64_t deadline = now_ns() + 1000000000ull;
     while (atomic_load(&answered) == before && now_ns() < deadline) {
         struct timespec pause = {0, 1000000};
@@ -90,8 +91,9 @@ int demo_unwind_threads_in_handlers(demo_handler_unwinds *result) {
         if (entry->d_name[0] >= '0' && entry->d_name[0] <= '9') tids[count++] = (pid_t)atoi(entry->d_name);
     closedir(tasks);
     for (int i = 0; i < count; i++) {
-        result->threads++;
         int frames = unwind_thread(tids[i]);
+        if (frames == -2) continue;
+        result->threads++;
         if (frames < 0) continue;
         result->answered++;
         if (frames < result->fewest_frames) result->fewest_frames = frames;

@@ -35,7 +35,7 @@ void demo_opaque(void *pointer);
 typedef struct {
     bool guard_loaded;     // the allocation guard (fixtures/alloc-guard) is preloaded
     long self_test_calls;  // calls the guard counted for one deliberate malloc (1 when it works)
-    int threads;           // threads listed in /proc/self/task
+    int threads;           // threads listed in /proc/self/task and still there to be signalled
     int answered;          // threads whose handler unwound in time
     int fewest_frames;     // the shortest and longest stacks unwound
     int most_frames;
