@@ -53,7 +53,7 @@ public final class Collector: Sendable {
             address: configuration.bindAddress, port: configuration.port,
             memoryLimit: configuration.connectionMemoryLimit,
             timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient,
-            headerDeadline: configuration.headerDeadline)
+            headerDeadline: configuration.headerDeadline, minimumBodyRate: configuration.minimumBodyRate)
         portBox.set(port)
         return port
     }

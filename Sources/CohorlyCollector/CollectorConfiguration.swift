@@ -30,6 +30,10 @@ public struct CollectorConfiguration: Sendable {
     public var connectionsPerClient: UInt32 = 32
     /// Seconds a connection has to send its request headers; then it is closed. Default 10.
     public var headerDeadline: Double = 10
+    /// Bytes per second a request body must average once its first `headerDeadline` seconds have passed; a slower
+    /// one (a body trickled in to hold a connection) has its connection closed. 0 turns the check off. Default
+    /// 1,024 (1 KiB/s: any real client is far faster).
+    public var minimumBodyRate: Double = 1024
     /// Largest debug-file upload in bytes, as stored (inflated); larger is refused with 413, from the declared
     /// size before the body is read, else as soon as it passes. Default 4 GiB (4,294,967,296).
     public var maxUploadBytes: Int64 = 4 << 30

@@ -40,10 +40,11 @@ final class HTTPServer: @unchecked Sendable {
     deinit { stop() }
 
     /// Binds and starts serving; returns the port. `perClient` caps connections per client address (0: none);
-    /// `headerDeadline` (seconds, 0: none) closes connections whose request headers take longer.
+    /// `headerDeadline` (seconds, 0: none) closes connections whose request headers take longer, and those whose
+    /// body then averages under `minimumBodyRate` bytes per second past the same time (0: bodies not watched).
     func start(
         address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32,
-        headerDeadline seconds: Double = 0
+        headerDeadline seconds: Double = 0, minimumBodyRate: Double = 0
     ) throws -> UInt16 {
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
@@ -53,7 +54,7 @@ final class HTTPServer: @unchecked Sendable {
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         if seconds > 0 {
-            let deadline = HeaderDeadline(seconds: seconds)
+            let deadline = HeaderDeadline(seconds: seconds, minimumBodyRate: minimumBodyRate)
             lock.withLock { headerDeadline = deadline }
             deadline.start()
         }
@@ -192,8 +193,14 @@ private func httpAccessHandler(
             query: values(connection, .GET_ARGUMENT_KIND, lowercaseKeys: false),
             headers: values(connection, .HEADER_KIND, lowercaseKeys: true), clientAddress: clientAddress(connection))
     }
+    let key = connection.map { UnsafeMutableRawPointer($0) }
     guard let stored = connectionContext.pointee else {
-        if let connection { server.headerDeadline?.headersArrived(UnsafeMutableRawPointer(connection)) }
+        if let key { server.headerDeadline?.headersArrived(key) }
+        /// The body is read next: its pace is watched until it is complete.
+        func readBody() -> MHD_Result {
+            if let key { server.headerDeadline?.bodyExpected(key, fd: cly_mhd_connection_fd(connection)) }
+            return .YES
+        }
         let body = RequestBody()
         connectionContext.pointee = Unmanaged.passRetained(body).toOpaque()
         let request = head()
@@ -201,7 +208,7 @@ private func httpAccessHandler(
         if early == nil, let sink = server.streamer?(request) {
             guard let rejected = sink as? RejectedUpload else {
                 body.sink = sink
-                return .YES
+                return readBody()
             }
             guard let answer = rejected.answer else {
                 server.log.record(request, nil)
@@ -209,12 +216,12 @@ private func httpAccessHandler(
             }
             early = answer
         }
-        guard let early else { return .YES }
+        guard let early else { return readBody() }
         let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
         let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
         guard request.header("Expect")?.lowercased() == "100-continue" || (length == 0 && !chunked) else {
             body.refusal = early
-            return .YES
+            return readBody()
         }
         // Refused from its headers: answered now, the body is never read (the connection closes after).
         body.answered = true
@@ -233,14 +240,17 @@ private func httpAccessHandler(
             return .NO
         }
         guard uploadDataSize.pointee == 0 else {
+            if let key { server.headerDeadline?.bodyReceived(key, uploadDataSize.pointee) }
             uploadDataSize.pointee = 0
             return .YES
         }
+        if let key { server.headerDeadline?.bodyComplete(key) }
         server.log.record(head(), refusal)
         return queue(refusal, on: connection)
     }
     if uploadDataSize.pointee > 0 {
         let count = uploadDataSize.pointee
+        if let key { server.headerDeadline?.bodyReceived(key, count) }
         if let sink = body.sink {
             if let uploadData, !sink.append(UnsafeRawBufferPointer(start: uploadData, count: count)) {
                 server.log.record(head(), nil)
@@ -257,6 +267,7 @@ private func httpAccessHandler(
         uploadDataSize.pointee = 0
         return .YES
     }
+    if let key { server.headerDeadline?.bodyComplete(key) }
     var request = head()
     let answer: HTTPResponse?
     if let sink = body.sink {

@@ -1,22 +1,33 @@
 import Foundation
 
-/// The deadline for a connection's request headers: a connection that has not sent complete headers within
-/// `seconds` of opening (or of its previous answer, on a kept-alive connection) has its socket shut down, which
-/// ends its libmicrohttpd thread. So slow clients (one header byte now and then, as "slowloris" does) cannot hold
-/// the server's threads; together with the per-client connection cap, one client cannot lock out the others.
+/// The deadline for a connection's request headers, and the pace of its request body: a connection that has not
+/// sent complete headers within `seconds` of opening (or of its previous answer, on a kept-alive connection) has
+/// its socket shut down, which ends its libmicrohttpd thread; so does one whose body, once the headers arrived,
+/// averages under `minimumBodyRate` bytes per second after its first `seconds`. So slow clients (one header byte
+/// now and then, as "slowloris" does, or a body trickled a byte at a time, which libmicrohttpd's idle timeout
+/// alone would let run for ever) cannot hold the server's threads; together with the per-client connection cap,
+/// one client cannot lock out the others.
 ///
 /// libmicrohttpd tells when connections open and close (`opened`, `closed`, on its threads) and the server when
-/// headers arrived (`headersArrived`); one watchdog thread checks every 100 ms. The socket is shut down under the
-/// same lock as `closed`, which libmicrohttpd calls before it closes the descriptor, so a reused descriptor is
-/// never touched.
+/// headers arrived (`headersArrived`), when a body is due (`bodyExpected`), how it progresses (`bodyReceived`) and
+/// when it is complete (`bodyComplete`, before the request is handled: a slow handler is never cut); one watchdog
+/// thread checks every 100 ms. The socket is shut down under the same lock as `closed`, which libmicrohttpd calls
+/// before it closes the descriptor, so a reused descriptor is never touched.
 final class HeaderDeadline: @unchecked Sendable {
     private let seconds: Double
+    private let minimumBodyRate: Double
     private let condition = NSCondition()
-    private var waiting: [UnsafeMutableRawPointer: (fd: Int32, since: Double)] = [:]
+    /// What each watched connection owes: its headers (`body` false) or its body (`body` true, `bytes` so far).
+    private var waiting: [UnsafeMutableRawPointer: (fd: Int32, since: Double, body: Bool, bytes: Int)] = [:]
     private var stopped = false
     private var running = false
 
-    init(seconds: Double) { self.seconds = seconds }
+    /// Headers are due within `seconds`; a body (after the same grace) at `minimumBodyRate` bytes per second
+    /// on average (0: bodies are not watched).
+    init(seconds: Double, minimumBodyRate: Double = 0) {
+        self.seconds = seconds
+        self.minimumBodyRate = minimumBodyRate
+    }
 
     /// Starts the watchdog thread.
     func start() {
@@ -40,7 +51,7 @@ final class HeaderDeadline: @unchecked Sendable {
     func expectHeaders(_ connection: UnsafeMutableRawPointer, fd: Int32) {
         guard fd >= 0 else { return }
         condition.lock()
-        waiting[connection] = (fd, Self.now())
+        waiting[connection] = (fd, Self.now(), false, 0)
         condition.unlock()
     }
 
@@ -51,6 +62,27 @@ final class HeaderDeadline: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The connection's request body is due from now (its pace is watched until `bodyComplete`).
+    func bodyExpected(_ connection: UnsafeMutableRawPointer, fd: Int32) {
+        guard fd >= 0, minimumBodyRate > 0 else { return }
+        condition.lock()
+        waiting[connection] = (fd, Self.now(), true, 0)
+        condition.unlock()
+    }
+
+    /// `count` more bytes of the connection's body arrived.
+    func bodyReceived(_ connection: UnsafeMutableRawPointer, _ count: Int) {
+        condition.lock()
+        if var entry = waiting[connection], entry.body {
+            entry.bytes &+= count
+            waiting[connection] = entry
+        }
+        condition.unlock()
+    }
+
+    /// The connection's body is complete (or will not be read).
+    func bodyComplete(_ connection: UnsafeMutableRawPointer) { headersArrived(connection) }
+
     /// The connection is closing (its descriptor is still open).
     func closed(_ connection: UnsafeMutableRawPointer) { headersArrived(connection) }
 
@@ -58,7 +90,7 @@ final class HeaderDeadline: @unchecked Sendable {
         condition.lock()
         while !stopped {
             let now = Self.now()
-            for (connection, entry) in waiting where now - entry.since > seconds {
+            for (connection, entry) in waiting where overdue(entry, now: now) {
                 shutdown(entry.fd, Int32(SHUT_RDWR))
                 waiting[connection] = nil
             }
@@ -67,6 +99,13 @@ final class HeaderDeadline: @unchecked Sendable {
         running = false
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Headers later than `seconds`, or a body that after `seconds` averages under the minimum rate.
+    private func overdue(_ entry: (fd: Int32, since: Double, body: Bool, bytes: Int), now: Double) -> Bool {
+        let elapsed = now - entry.since
+        guard elapsed > seconds else { return false }
+        return !entry.body || Double(entry.bytes) < minimumBodyRate * elapsed
     }
 
     private static func now() -> Double {

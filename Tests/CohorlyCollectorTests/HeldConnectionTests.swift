@@ -75,6 +75,28 @@ import Testing
         #expect(quick.readToEnd()?.hasPrefix("HTTP/1.1 200") == true)
     }
 
+    @Test func aBodyTrickledInClosesTheConnection() throws {
+        let collector = try startCollector {
+            $0.headerDeadline = 0.3
+            $0.minimumBodyRate = 1000
+        }
+        defer { collector.stop() }
+        let head =
+            "POST /track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Cohorly-Token: t1\r\n"
+        let slow = try RawConnection(collector)
+        slow.write(head + "Content-Length: 100000\r\n\r\n{")
+        // One byte of the body in 0.3 s: closed, not held until the 30 s idle timeout.
+        #expect(slow.readToEnd() == "")
+        // A handler slower than the deadline (an injected 0.6 s delay) is not cut: only the body's pace counts.
+        collector.injectFault(Fault(delay: 0.6))
+        let body = #"{"event":"e","properties":{"distinct_id":"u"}}"#
+        let held = try RawConnection(collector)
+        held.write(head + "Connection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        let answer = held.readToEnd()
+        #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "nil")")
+        #expect(try collector.store.eventCount() == 1)
+    }
+
     @Test func oneClientCannotHoldEveryConnection() throws {
         let collector = try startCollector {
             $0.connectionsPerClient = 4
