@@ -1,4 +1,6 @@
 import Cohorly
+import CohorlyCollector
+import CohorlySQLite
 import Foundation
 import Testing
 
@@ -10,6 +12,7 @@ import Testing
         let process = Process()
         let host: String
         private let errorPipe = Pipe()
+        private let outputPipe = Pipe()
 
         init(
             _ arguments: [String], environment: [String: String] = [:], umask: String? = nil,
@@ -24,21 +27,21 @@ import Testing
                     ["-c", "\(prelude) && exec \"$0\" \"$@\"", CLITests.cli.path] + (process.arguments ?? [])
             }
             process.environment = ["PATH": "/usr/bin:/bin", "HOME": testRoot.path].merging(environment) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
+            process.standardOutput = outputPipe
             process.standardError = errorPipe
             try process.run()
             var firstLine = ""
             while !firstLine.contains("\n") {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = outputPipe.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
                 firstLine += String(decoding: chunk, as: UTF8.self)
             }
             host = firstLine.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init) ?? ""
         }
 
-        /// Sends SIGTERM; returns the exit status and standard error, or nil when it did not end within 10 s.
-        func stop() -> (status: Int32, error: String)? {
+        /// Sends SIGTERM; returns the exit status, standard error and what it wrote to standard output after its
+        /// first line, or nil when it did not end within 10 s.
+        func stop() -> (status: Int32, error: String, output: String)? {
             kill(process.processIdentifier, SIGTERM)
             let ended = DispatchSemaphore(value: 0)
             let process = self.process
@@ -51,7 +54,23 @@ import Testing
                 return nil
             }
             let error = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            return (process.terminationStatus, error)
+            let output = String(decoding: outputPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, error, output)
+        }
+
+        /// Waits (at most 5 s) until one of its threads sleeps in the kernel's `nanosleep` (its wait channel, from
+        /// `/proc/PID/task/TID/wchan`); false when none did.
+        func waitForASleepingThread() -> Bool {
+            let tasks = "/proc/\(process.processIdentifier)/task"
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline {
+                for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+                    let channel = try? String(contentsOfFile: "\(tasks)/\(task)/wchan", encoding: .utf8)
+                    if channel?.contains("nanosleep") == true { return true }
+                }
+                usleep(5_000)
+            }
+            return false
         }
 
         /// The server's peak resident memory so far (`VmHWM`), KiB.
@@ -196,5 +215,26 @@ import Testing
         )
         let result = try #require(server.stop())
         #expect(result.status == 0)
+    }
+
+    /// A request blocked where stopping cannot reach it: its insert waits in SQLite's busy handler (up to 5 s) for
+    /// a write lock another process holds. Stopping the server (closing its sockets, joining its threads) would
+    /// wait for it; the cut-off ends the process within a second instead, and the database stays whole.
+    @Test func sigtermCutsShortARequestThatStoppingCannotInterrupt() throws {
+        let data = temporaryDirectory()
+        let server = try Server(["--data", data.path, "--token", "t"])
+        let database = try SQLiteDatabase(path: data.appendingPathComponent("collector.sqlite").path)
+        try database.execute("BEGIN IMMEDIATE")
+        let held = TransportRequest(
+            url: try #require(URL(string: server.host + "/track")), method: "POST",
+            headers: [("Content-Type", "application/json"), ("X-Cohorly-Token", "t")],
+            body: Array(#"{"event":"e","properties":{"distinct_id":"u"}}"#.utf8), timeout: 30, connectTimeout: 5)
+        DispatchQueue.global().async { _ = CurlTransport().send(held) }
+        #expect(server.waitForASleepingThread(), "the insert never waited for the lock")
+        let result = try #require(server.stop())
+        try database.execute("ROLLBACK")
+        #expect(result.status == 0)
+        #expect(result.output.contains("requests still running were cut short"), "\(result.output)")
+        #expect(try CollectorStore(directory: data).eventCount() == 0)
     }
 }
