@@ -38,8 +38,15 @@ struct AbnormalExitTests {
                 withClient: true, environment: environment)
         }
 
-        /// Starts CrashDemo without waiting for it (`prefix` runs first, e.g. a shell that moves it to a cgroup).
-        func start(_ arguments: [String], prefix: [String] = []) throws -> Process {
+        /// Starts CrashDemo without waiting for it.
+        func start(_ arguments: [String]) throws -> Process {
+            let process = try process(arguments)
+            try process.run()
+            return process
+        }
+
+        /// CrashDemo, not started (`prefix` runs first, e.g. a shell that moves it to a cgroup).
+        func process(_ arguments: [String], prefix: [String] = []) throws -> Process {
             let process = Process()
             let demo = DemoBuild.debug.executable.path
             let all = [demo] + arguments + clientArguments + ["--report-dir", reports.path]
@@ -51,7 +58,6 @@ struct AbnormalExitTests {
             process.environment = environment
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
             return process
         }
 
@@ -200,6 +206,16 @@ struct AbnormalExitTests {
     }
 
     @Test func anOOMKillInASmallMemoryCgroupIsReportedAsOOMKill() async throws {
+        try await oomKill(container: false)
+    }
+
+    /// As in a container with a cgroup namespace: `/proc/self/cgroup` says `/` and the container's own cgroup is
+    /// mounted at /sys/fs/cgroup; the next launch runs in the same container.
+    @Test func anOOMKillInsideAContainersCgroupNamespaceIsReportedAsOOMKill() async throws {
+        try await oomKill(container: true)
+    }
+
+    func oomKill(container: Bool) async throws {
         let cgroup: MemoryCgroup
         switch MemoryCgroup.make(limitBytes: 96 << 20) {
         case .success(let made): cgroup = made
@@ -208,21 +224,30 @@ struct AbnormalExitTests {
             return
         }
         defer { cgroup.remove() }
+        if container, let reason = cgroup.containerUnavailable() {
+            print("AbnormalExitTests: OOM-in-a-container test skipped: \(reason)")
+            return
+        }
         let setup = try Setup()
         defer { setup.finish() }
         // The shell joins the cgroup, then becomes CrashDemo: the launch runs in the cgroup from its start.
-        let child = try setup.start(
-            ["scenario", "allocate"],
-            prefix: ["/bin/sh", "-c", "echo $$ > \"$0\" && exec \"$@\"", cgroup.procsFile])
-        child.waitUntilExit()
+        let child = try setup.process(["scenario", "allocate"], prefix: cgroup.prefix(container: container))
+        try await runToEnd(child)
         #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL)
-        _ = try await setup.launch(["run"])
+        let next = try setup.process(["run"], prefix: container ? cgroup.prefix(container: true) : [])
+        try await runToEnd(next)
+        #expect(next.terminationReason == .exit && next.terminationStatus == 0)
         let events = try setup.abnormalExits()
         #expect(events.count == 1)
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_abnormal_exit_cause"] == "oom_kill")
         #expect(properties["$exception_type"] == "OOMKill")
         #expect((properties["$exception_peak_rss_bytes"]?.intValue ?? 0) > 16 << 20)
+        if container {  // the counter was read where the container sees its own cgroup
+            let expected =
+                cgroup.version == 2 ? "/sys/fs/cgroup/memory.events" : "/sys/fs/cgroup/memory/memory.oom_control"
+            #expect(properties["$exception_cgroup_oom_file"]?.stringValue == expected)
+        }
     }
 }
 

@@ -11,6 +11,8 @@ struct MemoryCgroup {
     }
 
     let directory: String
+    /// 2 or 1.
+    let version: Int
     /// Writing a pid here moves that process into the cgroup.
     var procsFile: String { directory + "/cgroup.procs" }
 
@@ -32,7 +34,7 @@ struct MemoryCgroup {
                     rmdir(directory)
                 } else if write(String(limitBytes), to: directory + "/memory.max") {
                     _ = write("0", to: directory + "/memory.swap.max")
-                    return .success(MemoryCgroup(directory: directory))
+                    return .success(MemoryCgroup(directory: directory, version: 2))
                 } else {
                     reasons.append("v2: cannot set memory.max in \(directory)")
                     rmdir(directory)
@@ -50,7 +52,7 @@ struct MemoryCgroup {
                 reasons.append("v1: mkdir \(directory): \(String(cString: strerror(errno)))")
             } else if write(String(limitBytes), to: directory + "/memory.limit_in_bytes") {
                 _ = write(String(limitBytes), to: directory + "/memory.memsw.limit_in_bytes")
-                return .success(MemoryCgroup(directory: directory))
+                return .success(MemoryCgroup(directory: directory, version: 1))
             } else {
                 reasons.append("v1: cannot set memory.limit_in_bytes in \(directory)")
                 rmdir(directory)
@@ -59,6 +61,42 @@ struct MemoryCgroup {
             reasons.append("v1: no memory hierarchy mounted")
         }
         return .failure(Unavailable(reasons: reasons))
+    }
+
+    /// Shell commands that, run in a new cgroup and mount namespace (`unshare --cgroup --mount`), mount a fresh
+    /// cgroup file system as a container runtime does: the namespace's root — this cgroup — at the usual place.
+    var containerMounts: String {
+        version == 2
+            ? "mount -t cgroup2 none /sys/fs/cgroup"
+            : "mount -t tmpfs none /sys/fs/cgroup && mkdir /sys/fs/cgroup/memory"
+                + " && mount -t cgroup -o memory cgroup /sys/fs/cgroup/memory"
+    }
+
+    /// A command prefix that runs a program in this cgroup from its start; with `container`, also in a cgroup
+    /// and mount namespace of its own with ``containerMounts`` done (so `/proc/self/cgroup` says `/`).
+    func prefix(container: Bool) -> [String] {
+        guard container else { return ["/bin/sh", "-c", #"echo $$ > "$0" && exec "$@""#, procsFile] }
+        let script = #"""
+            echo $$ > "$0" || exit 90
+            mounts=$1
+            shift
+            exec unshare --cgroup --mount /bin/sh -c "$mounts"' && exec "$@"' sh "$@"
+            """#
+        return ["/bin/sh", "-c", script, procsFile, containerMounts]
+    }
+
+    /// Why a container-like namespace cannot be made here (nil when it can).
+    func containerUnavailable() -> String? {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/bin/sh")
+        probe.arguments = ["-c", #"unshare --cgroup --mount /bin/sh -c "$0" 2>&1"#, containerMounts]
+        let output = Pipe()
+        probe.standardOutput = output
+        probe.standardError = output
+        do { try probe.run() } catch { return "cannot run unshare: \(error)" }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0 ? nil : "unshare --cgroup --mount failed: \(text)"
     }
 
     /// Removes the cgroup (its processes have ended).
