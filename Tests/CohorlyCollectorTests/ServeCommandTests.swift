@@ -58,16 +58,24 @@ import Testing
             return (process.terminationStatus, error, output)
         }
 
+        /// How many threads it runs.
+        var threadCount: Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")) ?? [])
+                .count
+        }
+
         /// Waits (at most 5 s) until one of its threads sleeps in the kernel's `nanosleep` (its wait channel, from
-        /// `/proc/PID/task/TID/wchan`); false when none did.
-        func waitForASleepingThread() -> Bool {
+        /// `/proc/PID/task/TID/wchan`); where the kernel hides wait channels (each reads `0`), until it runs more
+        /// than `threads` threads instead. False when neither happened.
+        func waitForASleepingThread(moreThan threads: Int) -> Bool {
             let tasks = "/proc/\(process.processIdentifier)/task"
             let deadline = Date().addingTimeInterval(5)
             while Date() < deadline {
-                for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-                    let channel = try? String(contentsOfFile: "\(tasks)/\(task)/wchan", encoding: .utf8)
-                    if channel?.contains("nanosleep") == true { return true }
+                let channels = ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).map {
+                    (try? String(contentsOfFile: "\(tasks)/\($0)/wchan", encoding: .utf8)) ?? "0"
                 }
+                if channels.contains(where: { $0.contains("nanosleep") }) { return true }
+                if channels.allSatisfy({ $0 == "0" || $0.isEmpty }), channels.count > threads { return true }
                 usleep(5_000)
             }
             return false
@@ -225,12 +233,13 @@ import Testing
         let server = try Server(["--data", data.path, "--token", "t"])
         let database = try SQLiteDatabase(path: data.appendingPathComponent("collector.sqlite").path)
         try database.execute("BEGIN IMMEDIATE")
+        let idleThreads = server.threadCount
         let held = TransportRequest(
             url: try #require(URL(string: server.host + "/track")), method: "POST",
             headers: [("Content-Type", "application/json"), ("X-Cohorly-Token", "t")],
             body: Array(#"{"event":"e","properties":{"distinct_id":"u"}}"#.utf8), timeout: 30, connectTimeout: 5)
         DispatchQueue.global().async { _ = CurlTransport().send(held) }
-        #expect(server.waitForASleepingThread(), "the insert never waited for the lock")
+        #expect(server.waitForASleepingThread(moreThan: idleThreads), "the insert never waited for the lock")
         let result = try #require(server.stop())
         try database.execute("ROLLBACK")
         #expect(result.status == 0)
