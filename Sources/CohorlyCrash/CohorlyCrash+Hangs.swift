@@ -15,7 +15,10 @@ extension CohorlyCrash {
         }
         var configuration = HangWatchdog.Configuration(threshold: threshold, reportDirectory: reportDirectory)
         configuration.ongoingReportAfter = options.hangOngoingReportAfter
-        HangWatchdog.start(configuration) { hang in
+        let events = options.events
+        HangWatchdog.start(configuration) { [weak cohorly] hang in
+            // The event first: its ticket is reserved now, so a flush made after this hang includes it.
+            if let cohorly { _ = LiveExceptionReporter.shared.send(hang.exception, to: cohorly, options: events) }
             hangObserver.withLock { $0 }?(hang.summary)
         }
     }
@@ -65,6 +68,32 @@ extension CohorlyCrash.DeliverySummary {
 }
 
 extension HangWatchdog.Hang {
+    /// The hang as its report records it.
+    var record: CrashReport.Hang {
+        CrashReport.Hang(
+            subject: subject, kind: kind.rawValue, durationMs: HangWatchdog.nanoseconds(duration) / 1_000_000,
+            thresholdMs: HangWatchdog.nanoseconds(threshold) / 1_000_000)
+    }
+
+    /// The hang's live `$exception` (piece of the shared builder, ``LiveException``): level `error`, mechanism
+    /// `hang` (handled), the hung thread as the subject and the others, the stacks captured at detection
+    /// (frame 0 of each is the exact interrupted PC).
+    var exception: LiveException {
+        let record = self.record
+        var description = ExceptionEvent.describeHang(record, diedHung: false)
+        var properties = ExceptionEvent.hangProperties(record)
+        if ongoing {
+            properties["$exception_hang_ongoing"] = true
+            description.value += " (still blocked)"
+        }
+        let threads = capture?.threads ?? [CrashReport.Thread(tid: tid, name: subject, crashed: true, frames: [])]
+        return LiveException(
+            type: description.type, value: description.value, level: "error",
+            mechanism: .init(type: "hang", handled: true, meta: ExceptionEvent.hangMeta(record)),
+            issueName: description.issueName, threads: threads, firstFrameIsExact: true,
+            modules: capture?.modules ?? [], properties: properties)
+    }
+
     /// One line for ``CohorlyCrash/hangObserver``.
     var summary: String {
         let milliseconds = HangWatchdog.nanoseconds(duration) / 1_000_000

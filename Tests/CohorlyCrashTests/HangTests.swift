@@ -42,6 +42,22 @@ struct HangTests {
         #expect((Self.field("frames", of: line).flatMap { Int($0) } ?? 0) > 2, "\(line)")
         // The hang ended: its died-while-hung file is gone.
         #expect(Self.hangFiles(setup.reports).isEmpty)
+
+        // One event, sent at once: level error, mechanism hang (handled), the whole duration, and the hung
+        // thread as the subject, blocked in the known function.
+        let events = try setup.exceptions()
+        #expect(events.count == 1)
+        let properties = try #require(events.first.flatMap { CohorlyValue(json: $0.propertiesJSON)?.objectValue })
+        #expect(properties["$exception_level"] == "error")
+        #expect(properties["$exception_type"] == "Hang")
+        #expect((properties["$exception_hang_duration_ms"]?.intValue ?? 0) >= 1100)
+        let entry = properties["$exception_list"]?.arrayValue?.first
+        #expect(entry?["mechanism"]?["type"] == "hang")
+        #expect(entry?["mechanism"]?["handled"] == true)
+        let frames = entry?["stacktrace"]?["frames"]?.arrayValue ?? []
+        #expect(
+            frames.contains { $0["function"]?.stringValue?.contains("demoHangInKnownFunction") == true },
+            "\(frames.compactMap { $0["function"]?.stringValue })")
     }
 
     @Test func aLongHangIsReportedOnceWhileItGoesOn() async throws {
