@@ -123,6 +123,9 @@ final class ManualClock: Sendable {
         let functions = Self.siteFrames(event).compactMap { $0["function"]?.stringValue }
         #expect(functions.contains { $0.contains("aThrownErrorArrivesWithTheCatchingFunctionsFrame") })
         #expect(!functions.contains { $0.contains("captureError") || $0.contains("LiveStack") })
+        #expect(
+            EventSchema.violations(event.objectValue ?? [:], level: "error", handled: true, mechanisms: ["generic"])
+                == [])
         let images = event["$debug_images"]?.arrayValue ?? []
         #expect(
             images.contains {

@@ -8,14 +8,19 @@ enum EventSchema {
     static let mechanisms: Set = ["signal", "cxx_exception", "swift_fatal", "hang"]
     static let languages: Set = ["swift", "c", "cpp"]
 
-    static func violations(_ properties: Properties) -> [String] {
+    /// `level`, `handled` and `mechanisms` default to a crash's; a live event (a handled error, a hang) passes
+    /// its own.
+    static func violations(
+        _ properties: Properties, level: String = "fatal", handled: Bool = false, synthetic: Bool = false,
+        mechanisms: Set<String> = mechanisms
+    ) -> [String] {
         var problems: [String] = []
         func require(_ condition: Bool, _ problem: @autoclosure () -> String) {
             if !condition { problems.append(problem()) }
         }
         let json = CohorlyValue.object(["event": "$exception", "properties": .object(properties)]).jsonString
         require(json.utf8.count <= maxBytes, "event is \(json.utf8.count) bytes")
-        require(properties["$exception_level"] == "fatal", "$exception_level is not fatal")
+        require(properties["$exception_level"] == .string(level), "$exception_level is not \(level)")
         require(properties["time"]?.intValue != nil, "time missing")
         require(isNonEmptyString(properties["$insert_id"]), "$insert_id missing")
         if let issue = properties["$issue_name"] {
@@ -30,8 +35,8 @@ enum EventSchema {
         require(properties["$exception_type"] == exception["type"], "$exception_type differs from type")
         require(properties["$exception_message"] == exception["value"], "$exception_message differs from value")
         let mechanism = exception["mechanism"]
-        require(mechanism?["handled"] == false, "mechanism.handled is not false")
-        require(mechanism?["synthetic"] == false, "mechanism.synthetic is not false")
+        require(mechanism?["handled"] == .bool(handled), "mechanism.handled is not \(handled)")
+        require(mechanism?["synthetic"] == .bool(synthetic), "mechanism.synthetic is not \(synthetic)")
         require(
             mechanisms.contains(mechanism?["type"]?.stringValue ?? ""),
             "mechanism.type \(String(describing: mechanism?["type"]))")
