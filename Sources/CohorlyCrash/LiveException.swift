@@ -56,7 +56,8 @@ public struct LiveException: Sendable {
     public var properties: Properties
     /// The event's `time`, unix milliseconds (default: now).
     public var timestampMs: Int64
-    /// The event's `$insert_id` (default: a fresh UUID).
+    /// The event's `$insert_id` (default: empty, which means a fresh UUID made when the event is built — off the
+    /// caller's thread when sent through ``LiveExceptionReporter``).
     public var insertId: String
 
     /// An exception with these parts.
@@ -76,7 +77,7 @@ public struct LiveException: Sendable {
         self.executable = executable ?? LiveStack.executablePath
         self.properties = properties
         self.timestampMs = timestampMs ?? Int64(Date().timeIntervalSince1970 * 1000)
-        self.insertId = insertId ?? UUID().uuidString.lowercased()
+        self.insertId = insertId ?? ""
     }
 
     /// The index in ``threads`` of the subject thread.
@@ -102,7 +103,7 @@ public struct LiveException: Sendable {
         if !self.mechanism.meta.isEmpty { mechanism["meta"] = .object(self.mechanism.meta) }
         var properties = self.properties
         properties["time"] = .int(Int(timestampMs))
-        properties["$insert_id"] = .string(insertId)
+        properties["$insert_id"] = .string(insertId.isEmpty ? UUID().uuidString.lowercased() : insertId)
         properties["$exception_level"] = .string(level)
         properties["$exception_type"] = .string(type)
         properties["$exception_message"] = .string(value)
