@@ -13,9 +13,25 @@ struct BenchError: Error, CustomStringConvertible {
     var description: String { "bench failure \(code)" }
 }
 
-/// Answers 200 at once: the caller's cost and the background work only, no network.
-struct InstantTransport: Transport {
-    func send(_ request: TransportRequest) -> TransportResponse { .http(status: 200, retryAfter: nil, body: []) }
+/// Answers 200 at once: the caller's cost and the background work only, no network. Keeps the first body, to
+/// show the first event's innermost frame.
+final class InstantTransport: Transport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var first: [UInt8]?
+
+    func send(_ request: TransportRequest) -> TransportResponse {
+        lock.withLock { if first == nil { first = request.body } }
+        return .http(status: 200, retryAfter: nil, body: [])
+    }
+
+    /// The innermost physical frame's function of the first event sent (symbolicated on the device).
+    var firstSiteFunction: String {
+        let body = lock.withLock { first } ?? []
+        let frames =
+            CohorlyValue(bytes: body)?.arrayValue?.first?["properties"]?["$exception_list"]?.arrayValue?.first?[
+                "stacktrace"]?["frames"]?.arrayValue ?? []
+        return frames.last { $0["inline"] != true }?["function"]?.stringValue ?? "(none)"
+    }
 }
 
 func now() -> Double {
@@ -48,14 +64,14 @@ func percentiles(_ samples: [Double]) -> (Double, Double) {
     }
 }
 
-func client(_ directory: String, limit: Int) -> Cohorly {
+func client(_ directory: String, limit: Int, transport: InstantTransport = InstantTransport()) -> Cohorly {
     var options = CohorlyOptions()
     options.storageDirectory = URL(fileURLWithPath: directory)
     options.flushInterval = 3600
     options.flushAt = .max
     options.maxQueueSize = 1_000_000
     options.loadFeatureFlags = false
-    options.transport = InstantTransport()
+    options.transport = transport
     let client = Cohorly(apiHost: URL(fileURLWithPath: "/"), token: "bench", options: options)
     CohorlyCrash.setHandledErrorOptions(HandledErrorOptions(maxPerFingerprint: limit), for: client)
     return client
@@ -71,7 +87,8 @@ let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1])
 let memoryBefore = residentMegabytes()
 
 // 1. The first event: unwinder loaded, modules listed, debug files opened and indexed (cold).
-let first = client(directory + "/first", limit: .max)
+let firstTransport = InstantTransport()
+let first = client(directory + "/first", limit: .max, transport: firstTransport)
 var ignored: [Double] = []
 let coldStart = now()
 handle(first, 0, depth: 8, samples: &ignored)
@@ -79,6 +96,8 @@ _ = await first.flush()
 let cold = now() - coldStart
 let memoryAfterFirst = residentMegabytes()
 print(String(format: "first event (cold: unwinder, modules, debug files): %.1f ms to queued and flushed", cold * 1e3))
+print(
+    "first event's innermost frame (release build; must be the catching function): \(firstTransport.firstSiteFunction)")
 print(
     String(
         format: "resident memory: %.1f MB before, %.1f MB after the first event (symbolicator kept 30 s)",
