@@ -31,7 +31,7 @@ let helpText = """
       --library PATH          a shared library with `cly_fixture_crash` (scenario dlopen-crash)
       --identify ID           identify the user before crashing
       --register K=V          register a super property K with the string V (after --identify)
-      --crash-after-ms N      wait N ms after install before crashing (default 0)
+      --crash-after-ms N      wait N ms after install before crashing (or, scenario sigkill, the kill; default 0)
       --recorder-only         only the crash recorder: no client, nothing sent
       --opt-out               opt the user out before crashing (no report is written)
       --version V             the app version in the release `CrashDemo@V` (default 1.0.0)

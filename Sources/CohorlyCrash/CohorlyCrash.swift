@@ -146,7 +146,11 @@ public enum CohorlyCrash {
             // The detached sender starts before the reports are turned into events (symbolication takes a
             // while): if this launch dies first, the sender takes over the reports it was handed, once the
             // delivery lock held here is released by that death (see CrashEventSender.Handover).
-            let handover = !files.isEmpty && options.detachedSender ? CrashEventSender.Handover(for: cohorly) : nil
+            // Abnormal-exit events are queued already; the sender delivers them if this launch is killed too (an
+            // OOM or kill loop at startup).
+            let handover =
+                (!files.isEmpty || abnormalExits > 0) && options.detachedSender
+                ? CrashEventSender.Handover(for: cohorly) : nil
             let started = handover?.startSender(
                 for: cohorly, reports: files, directory: store.directory, options: options)
             handover?.acquire()

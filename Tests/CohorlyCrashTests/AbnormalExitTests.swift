@@ -122,6 +122,25 @@ struct AbnormalExitTests {
         #expect(try setup.exceptions().count == 1)
     }
 
+    @Test func aKillLoopAtStartupStillReports() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        // Every answer takes 300 ms; every launch is killed 100 ms after install, before its own flush could
+        // deliver: the detached sender delivers the previous launch's abnormal exit.
+        setup.collector.injectFault(Fault(delay: 0.3), count: 10_000)
+        for _ in 0..<4 {
+            let run = try await setup.launch(["scenario", "sigkill", "--crash-after-ms", "100"])
+            #expect(run.signal == SIGKILL)
+        }
+        // The detached senders outlive the launches; wait for their work (a safety net, not a timing claim).
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while try setup.abnormalExits().count < 3 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let events = try setup.abnormalExits()
+        #expect(events.count == 3)
+        #expect(Set(events.compactMap(\.0.insertId)).count == 3)
+        #expect(setup.markers.count == 1)  // the last launch's, for the next one
+    }
+
     @Test func aNormalExitLeavesNoMarkerAndSendsNothing() async throws {
         let setup = try Setup()
         defer { setup.finish() }
