@@ -207,7 +207,7 @@ final class DwarfIndex {
         let number = Int32(functionNames.count)
         functionNames.append(
             FunctionName(
-                raw: text.add(cString: bytes), readable: text.add(demangling: bytes)))
+                raw: text.add(mapped: bytes), readable: text.add(demangling: bytes)))
         nameByText[bytes] = number
         return number
     }

@@ -161,7 +161,7 @@ public final class ModuleSymbolicator {
         if symbolNames[index].raw != -2 { return symbolNames[index] }
         let symbol = symbols.symbols[index]
         let names = (
-            raw: text.add(cString: symbol.name), readable: text.add(demangling: symbol.name),
+            raw: text.add(mapped: symbol.name), readable: text.add(demangling: symbol.name),
             file: symbol.file.map { text.number(of: String(cString: $0)) } ?? -1
         )
         symbolNames[index] = names

@@ -7,7 +7,8 @@ import Dispatch
 /// The names and paths a symbolicator has produced, each stored once and referred to by a number: as UTF-8
 /// bytes in fixed blocks (for tools that write many frames and should not build or copy a string per frame),
 /// and as a Swift string made on first request (for ``SymbolicatedFrame``). Blocks are never grown or moved:
-/// a large table does not hold a half-empty doubled buffer, nor two copies while it grows.
+/// a large table does not hold a half-empty doubled buffer, nor two copies while it grows. Names as stored in
+/// the symbolicator's mapped files (``add(mapped:)``) are not copied at all.
 ///
 /// Readable names can be demangled at once or, in a batch (``defersDemangling``), handed in stretches to a
 /// background thread while the caller goes on looking addresses up: demangling is the costliest step per
@@ -85,8 +86,18 @@ package final class TextTable {
         }
     }
 
+    /// Adds a NUL-terminated text of one of the symbolicator's mapped files (a name in `.strtab` or
+    /// `.debug_str`, alive as long as the symbolicator, like the names waiting to be demangled) under a new
+    /// number, without copying it.
+    func add(mapped text: UnsafePointer<CChar>) -> Int32 {
+        let number = Int32(spans.count)
+        spans.append(Span(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)))
+        return number
+    }
+
     /// Adds the readable form of a NUL-terminated linkage name (see ``Demangler``), now or, while
-    /// ``defersDemangling``, by the next ``demanglePending()``; `mangled` must stay valid until then. Deferred
+    /// ``defersDemangling``, by the next ``demanglePending()``. `mangled` is a name of the symbolicator's mapped
+    /// files, as for ``add(mapped:)``: a deferred name that is not a Swift name is kept where it is. Deferred
     /// names are demangled on a background thread, a stretch at a time, while the caller goes on.
     func add(demangling mangled: UnsafePointer<CChar>) -> Int32 {
         guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
@@ -111,7 +122,12 @@ package final class TextTable {
         group.wait()
         for chunk in submitted + [last] {
             for (index, item) in chunk.items.enumerated() {
-                let text = chunk.results[index] ?? UnsafeMutablePointer(mutating: item.mangled)
+                guard let text = chunk.results[index] else {
+                    // Not a Swift name: readable as it is, where it is (in a mapped file).
+                    let mangled = UnsafeRawPointer(item.mangled).assumingMemoryBound(to: UInt8.self)
+                    spans[Int(item.number)] = Span(start: mangled, count: strlen(item.mangled))
+                    continue
+                }
                 spans[Int(item.number)] = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
                     store(UnsafeBufferPointer(start: $0, count: strlen(text)))
                 }
