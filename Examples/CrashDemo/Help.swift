@@ -43,6 +43,8 @@ let helpText = """
       --hang-threshold-ms N   turn the hang watchdog on with this threshold
       --hang-ms M             how long a `hang` case blocks (default 3000)
       --hang-report-after-ms N  report a hang still going on after N ms (default 30000)
+      --max-breadcrumbs N     breadcrumbs a report keeps (default 50)
+      --tracks N              scenario tracks-then-crash: how many events to track first (default 60)
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,

@@ -12,7 +12,7 @@ enum Scenario {
         "handler-fault",
         "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
         "register-then-crash", "handler-unwinds",
-    ]
+    ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
@@ -61,6 +61,8 @@ enum Scenario {
             handlerUnwinds()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
+        case let name where BreadcrumbScenarios.names.contains(name):
+            BreadcrumbScenarios.run(name, options: options)
         default:
             usage("unknown scenario '\(name)' (\((names + ExitScenario.names).joined(separator: ", ")))")
         }

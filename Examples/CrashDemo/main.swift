@@ -30,6 +30,8 @@ struct DemoOptions {
     var hangThresholdMilliseconds: Int?
     var hangMilliseconds = 3000
     var hangOngoingReportMilliseconds: Int?
+    var maxBreadcrumbs = 50
+    var tracks = 60
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -52,6 +54,8 @@ struct DemoOptions {
             case "--recorder-only": options.recorderOnly = true
             case "--opt-out": options.optOut = true
             case "--crashed-only": options.crashedOnly = true
+            case "--max-breadcrumbs": options.maxBreadcrumbs = Int(iterator.next() ?? "") ?? 50
+            case "--tracks": options.tracks = Int(iterator.next() ?? "") ?? 60
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
@@ -114,6 +118,7 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             reportDirectory: directory, chainToPreviousHandlers: options.chain,
             senderTimeout: .milliseconds(options.senderTimeoutMilliseconds),
             hangThreshold: options.hangThresholdMilliseconds.map { .milliseconds($0) })
+        crashOptions.maxBreadcrumbs = options.maxBreadcrumbs
         crashOptions.abnormalExits = .init(
             enabled: options.abnormalExits, memorySampleInterval: .milliseconds(options.memorySampleMilliseconds))
         if let after = options.hangOngoingReportMilliseconds {

@@ -115,6 +115,17 @@ void cly_modules_extent(uintptr_t load_bias, const void *phdrs, int phdr_count, 
 /// Copies the active context into `out`; returns its length. Stops later updates. Signal-safe.
 size_t cly_context_copy_for_crash(char *out, size_t capacity);
 
+// ---- breadcrumbs (cly_breadcrumbs.c) ----
+
+/// Copies the breadcrumbs ring for the report (slots being written are skipped) and chooses the newest that fit
+/// in CLY_MAX_BREADCRUMB_REPORT_BYTES. Returns the bytes cly_breadcrumbs_write will produce (0: no ring, nothing
+/// to write). Call after cly_crash_started is set. Signal-safe.
+size_t cly_breadcrumbs_prepare_for_crash(void);
+struct cly_writer;
+/// Writes the `breadcrumbs` member (oldest first) and `breadcrumbs_dropped` chosen by the last
+/// cly_breadcrumbs_prepare_for_crash (nothing when it returned 0). Signal-safe.
+void cly_breadcrumbs_write(struct cly_writer *w);
+
 // ---- monitors ----
 
 /// The Swift runtime's last fatal-error message, or NULL (cly_fatal_message.c). Signal-safe.

@@ -4,8 +4,9 @@
 //   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
 //   cly_writer (AS-safe) -> close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink (regular files only).
 // Sections go in this order, flushed one by one, so a torn file keeps what matters most: header (signal,
-// message), crashed thread, context, other threads, modules. A hard cap (CLY_MAX_REPORT_BYTES) drops
-// frames and modules first; the JSON is always closed.
+// message), crashed thread, context, other threads, modules, breadcrumbs (cly_breadcrumbs.c: at most
+// CLY_MAX_BREADCRUMB_REPORT_BYTES, room kept for them while the other threads are written). A hard cap
+// (CLY_MAX_REPORT_BYTES) drops frames and modules first; the JSON is always closed.
 // Modules: the prepared table, plus any module a frame points into that the table lacks (found with
 // `_dl_find_object`, see cly_modules.c).
 #include <errno.h>
@@ -197,6 +198,7 @@ bool cly_report_write(const cly_report_input *input) {
     extra_count = 0;
     find_extra_modules(input->crashed, table);
     for (int i = 0; i < input->other_count; i++) find_extra_modules(&input->others[i], table);
+    size_t breadcrumb_bytes = cly_breadcrumbs_prepare_for_crash();
 
     int fd = open(tmp_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0) return false;
@@ -243,7 +245,7 @@ bool cly_report_write(const cly_report_input *input) {
         module_bytes += strlen(table->pool + table->modules[i].path_offset) + 160;
     for (int i = 0; i < extra_count; i++) module_bytes += strlen(extra_paths[i]) + 160;
     if (module_bytes > report_limit / 2) module_bytes = report_limit / 2;
-    size_t thread_reserve = CLOSING_RESERVE + module_bytes;
+    size_t thread_reserve = CLOSING_RESERVE + module_bytes + breadcrumb_bytes;
     write_thread(w, "crashed_thread", input->crashed, input, true, CLOSING_RESERVE);
     cly_writer_flush(w);
     if (input->context_length > 0 && cly_writer_has_room(w, input->context_length + 16, CLOSING_RESERVE))
@@ -271,6 +273,8 @@ bool cly_report_write(const cly_report_input *input) {
         write_module(w, &extra_modules[i], extra_paths[i]);
     }
     cly_writer_end_array(w);
+    cly_writer_flush(w);
+    if (breadcrumb_bytes > 0 && cly_writer_has_room(w, breadcrumb_bytes, CLOSING_RESERVE)) cly_breadcrumbs_write(w);
     cly_writer_uint(w, "threads_requested", (uint64_t)input->threads_requested);
     cly_writer_uint(w, "threads_answered", (uint64_t)input->threads_answered);
     cly_writer_uint(w, "capture_ns", cly_monotonic_ns() - input->start_ns);

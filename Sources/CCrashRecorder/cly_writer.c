@@ -22,7 +22,7 @@ void cly_writer_init(cly_writer *w, int fd, char *buffer, size_t capacity, size_
 
 void cly_writer_flush(cly_writer *w) {
     size_t offset = 0;
-    while (offset < w->used && !w->failed) {
+    while (w->fd >= 0 && offset < w->used && !w->failed) {
         ssize_t n = write(w->fd, w->buffer + offset, w->used - offset);  // write(2): async-signal-safe
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-    int fd;
+typedef struct cly_writer {
+    int fd;           // -1: count only (measures what would be written; nothing fails)
     char *buffer;
     size_t capacity;
     size_t used;
@@ -17,7 +17,7 @@ typedef struct {
     bool needs_comma; // the next value in the current object/array needs a separating comma
 } cly_writer;
 
-/// Starts writing to `fd` through `buffer`. Signal-safe.
+/// Starts writing to `fd` through `buffer` (`fd` -1: only counts the bytes). Signal-safe.
 void cly_writer_init(cly_writer *w, int fd, char *buffer, size_t capacity, size_t limit);
 /// Writes the buffered bytes (write(2) in a loop, EINTR retried). Signal-safe.
 void cly_writer_flush(cly_writer *w);

@@ -15,6 +15,15 @@ extension Cohorly {
         state.addSuperPropertiesObserver(observer)
     }
 
+    /// Calls `observer` after every `track` (event name and properties, on the caller's thread, whether or not
+    /// the event was queued), and after every `identify` that changed the distinct id, `alias` that was queued
+    /// and `reset`. Used by CohorlyCrash to keep breadcrumbs. It runs on the calling thread of `track` and
+    /// friends, outside the client's locks: it must be quick (it is on the track path) and must not call back
+    /// into the client. Observers are kept for the client's lifetime.
+    package func observeActivity(_ observer: @escaping @Sendable (ClientActivity) -> Void) {
+        activity.add(observer)
+    }
+
     /// The directory of the persisted queue.
     package var storageDirectoryPath: String? {
         (options.storageDirectory ?? Self.defaultStorageDirectory()).path

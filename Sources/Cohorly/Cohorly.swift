@@ -27,6 +27,7 @@ public final class Cohorly: Sendable {
     let delivery: Delivery
     let automatic: AutomaticProperties
     let flags: FeatureFlagStore
+    let activity = ActivityObservers()
     let persisterFinished = DispatchSemaphore(value: 0)
     /// Events being made off the caller's thread (Cohorly+LiveEvents.swift): flush and shutdown wait for them.
     let liveEvents = LiveEventReservations()
@@ -177,6 +178,7 @@ public final class Cohorly: Sendable {
                     name: event, properties: properties, superProperties: state.superProperties,
                     distinctId: state.distinctId, time: time))
         }
+        activity.report(.track(event: event, properties: properties))
     }
 
     /// The id events are sent with: an anonymous UUID until `identify`.
@@ -202,8 +204,10 @@ public final class Cohorly: Sendable {
     /// PostHog receives them inside the `$identify` event; Cohorly as `/engage` operations.
     public func identify(_ distinctId: String, set: Properties, setOnce: Properties = [:]) {
         let time = Int64(Date().timeIntervalSince1970 * 1000)
+        var changed = false
         state.mutate { state in
             guard !distinctId.isEmpty, distinctId != state.distinctId else { return [] }
+            changed = true
             var operations: [PendingOperation] = []
             if !state.identified, !state.optedOut {
                 operations.append(
@@ -217,23 +221,29 @@ public final class Cohorly: Sendable {
             operations.append(contentsOf: state.identityMeta())
             return operations
         }
+        if changed { activity.report(.identify(distinctId: distinctId)) }
     }
 
     /// Links `alias` to the current distinct id (Cohorly: `/alias`, best effort; PostHog: `$create_alias`).
     /// No-op when `alias` is empty or is the current id.
     public func alias(_ alias: String) {
         let time = Int64(Date().timeIntervalSince1970 * 1000)
+        var linked: String?
         state.enqueue { state in
             guard !state.optedOut, !alias.isEmpty, alias != state.distinctId else { return nil }
+            linked = state.distinctId
             return .profile(.alias(alias: alias, distinctId: state.distinctId, time: time))
         }
+        if let linked { activity.report(.alias(alias: alias, distinctId: linked)) }
     }
 
     /// Starts over as a new anonymous user: new anonymous id, no super properties, un-sent events discarded
     /// (prepared events such as crash reports are kept).
     public func reset() {
+        var anonymous: String?
         state.mutate { state in
             state.anonymousId = UUIDv4.make()
+            anonymous = state.anonymousId
             state.distinctId = state.anonymousId
             state.identified = false
             state.superProperties = [:]
@@ -241,6 +251,7 @@ public final class Cohorly: Sendable {
                 state.superPropertiesMeta()
             ]
         }
+        if let anonymous { activity.report(.reset(distinctId: anonymous)) }
     }
 
     /// Adds super properties, merged into every later event (persisted).

@@ -93,7 +93,7 @@ struct CrashQueries: Sendable {
             "release": properties["release"] ?? .null, "dist": properties["dist"] ?? .null,
             "os": properties["$os_distribution"] ?? properties["$os"] ?? .null,
             "os_version": properties["$os_version"] ?? .null, "arch": properties["$arch"] ?? .null,
-            "crash": encoded,
+            "crash": encoded, "breadcrumbs": properties["$exception_breadcrumbs"] ?? .null,
         ]
     }
 

@@ -37,14 +37,19 @@ public enum CohorlyCrash {
         public var hangThreshold: Duration?
         /// A hang still going on after this long is reported then instead of at its end (default 30 s).
         package var hangOngoingReportAfter: Duration = .seconds(30)
+        /// How many breadcrumbs (the last `track` calls, identity changes and ``Cohorly/addBreadcrumb(_:category:data:)``
+        /// calls) a crash report keeps (default 50; at most ``Breadcrumb/maxCount``; 0 keeps none).
+        public var maxBreadcrumbs: Int
 
         /// Options with the documented defaults.
         public init(
             reportDirectory: URL? = nil, chainToPreviousHandlers: Bool = true, detachedSender: Bool = true,
             senderTimeout: Duration = .seconds(120), events: ExceptionEventOptions = .default,
             handledErrors: HandledErrorOptions = .default,
-            hangThreshold: Duration? = nil
+            hangThreshold: Duration? = nil,
+            maxBreadcrumbs: Int = Int(CLY_DEFAULT_BREADCRUMBS)
         ) {
+            self.maxBreadcrumbs = maxBreadcrumbs
             self.reportDirectory = reportDirectory
             self.chainToPreviousHandlers = chainToPreviousHandlers
             self.detachedSender = detachedSender
@@ -118,6 +123,9 @@ public enum CohorlyCrash {
                 sampleInterval: options.abnormalExits.memorySampleInterval)
         }
         HandledErrors.configure(cohorly, options: options.handledErrors, events: options.events)
+        // Breadcrumbs: the client's track calls and identity changes, plus the app's own (addBreadcrumb).
+        BreadcrumbRecorder.configure(maxBreadcrumbs: options.maxBreadcrumbs)
+        BreadcrumbRecorder.observe(cohorly)
         // The crash-time context follows identify() and reset(); opted-out users get no report at all.
         cohorly.observeIdentity { distinctId, optedOut in
             CrashRecorder.updateContext { $0.distinctId = distinctId }

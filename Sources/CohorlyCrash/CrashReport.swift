@@ -49,6 +49,11 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var recrashSignal: Int32?
     /// The hang the process died in (``Mechanism/hang`` only): who was blocked, and for how long.
     public var hang: Hang?
+    /// The last breadcrumbs before the crash, oldest first (nil in reports of recorders without them).
+    public var breadcrumbs: [Breadcrumb]?
+    /// Breadcrumbs the ring held that the report left out (beyond ``Breadcrumb/maxReportBytes``, or being
+    /// written at the crash).
+    public var breadcrumbsDropped: Int?
 
     /// How a crash was caught.
     public enum Mechanism: String, Codable, Sendable {
@@ -212,6 +217,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
         case captureNs = "capture_ns"
         case recrashSignal = "recrash_signal"
         case hang
+        case breadcrumbs
+        case breadcrumbsDropped = "breadcrumbs_dropped"
     }
 
     /// Decodes a report; the sections after the header may be missing (salvaged reports).
@@ -239,6 +246,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
         complete = try c.decodeIfPresent(Bool.self, forKey: .complete) ?? false
         recrashSignal = try c.decodeIfPresent(Int32.self, forKey: .recrashSignal)
         hang = try c.decodeIfPresent(Hang.self, forKey: .hang)
+        breadcrumbs = try c.decodeIfPresent([Breadcrumb].self, forKey: .breadcrumbs)
+        breadcrumbsDropped = try c.decodeIfPresent(Int.self, forKey: .breadcrumbsDropped)
     }
 
     /// Decodes `data` as a report of this format.

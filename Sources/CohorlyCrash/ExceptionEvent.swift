@@ -52,6 +52,7 @@ public enum ExceptionEvent {
         if report.stackOverflow { properties["$exception_stack_overflow"] = true }
         if !report.complete { properties["$exception_report_complete"] = false }
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }
+        addBreadcrumbs(of: report, to: &properties)
         let others = report.threads.enumerated().map { index, thread in
             let threadSymbols = symbols.flatMap {
                 index + firstOther < $0.threads.count ? $0.threads[index + firstOther] : nil

@@ -1,3 +1,4 @@
+import Cohorly
 import CohorlySymbols
 import Foundation
 
@@ -141,6 +142,7 @@ enum CrashesShowCommand: Command {
             }
             let names: Demangler.Style = parsed.flags.contains("--full-names") ? .full : .simplified
             print(shown.crash.text(header: header, options: .init(names: names, missingDebugFilesAdvice: advice)))
+            if let breadcrumbs = BreadcrumbLines(shown.breadcrumbs) { print("\n" + breadcrumbs.text) }
             return .success
         }
     }
@@ -161,9 +163,11 @@ enum CrashesShowCommand: Command {
         var osVersion: String?
         var arch: String?
         var crash: SymbolicatedCrash
+        /// `$exception_breadcrumbs` as the event holds it (read leniently: see ``BreadcrumbLines``).
+        var breadcrumbs: CohorlyValue?
 
         enum CodingKeys: String, CodingKey {
-            case time, release, dist, os, arch, crash
+            case time, release, dist, os, arch, crash, breadcrumbs
             case insertId = "insert_id"
             case distinctId = "distinct_id"
             case osVersion = "os_version"

@@ -28,6 +28,16 @@
 #define CLY_THREAD_WAIT_MS 250
 /// How long a thread that crashed while another one is writing the report waits before dying.
 #define CLY_CONCURRENT_CRASH_WAIT_MS 5000
+/// Breadcrumbs kept by default (the last N `track` calls, identity changes and app breadcrumbs).
+#define CLY_DEFAULT_BREADCRUMBS 50
+/// The most breadcrumbs the ring may be configured to keep.
+#define CLY_MAX_BREADCRUMBS 1000
+/// Bytes of one breadcrumb's category, message and data (a JSON object) kept in the ring; longer ones are cut.
+#define CLY_BREADCRUMB_CATEGORY_BYTES 32
+#define CLY_BREADCRUMB_MESSAGE_BYTES 256
+#define CLY_BREADCRUMB_DATA_BYTES 512
+/// Hard cap of the `breadcrumbs` member of one report (JSON bytes): the newest that fit are kept.
+#define CLY_MAX_BREADCRUMB_REPORT_BYTES (16 * 1024)
 /// Size of the alternate signal stack given to prepared threads.
 #define CLY_ALTSTACK_BYTES (64 * 1024)
 
