@@ -33,8 +33,8 @@ enum BreadcrumbScenarios {
             say("anonymous id \(cohorly.currentDistinctId)")
         case "huge-breadcrumbs":
             // Every message escapes to six bytes a byte (control characters) and every data is far too large.
-            let control = String(repeating: "\u{01}", count: 20_000)
-            let big: Properties = ["blob": .string(String(repeating: "\u{02}", count: 20_000))]
+            let control = String(repeating: "\u{01}", count: 1_000)
+            let big: Properties = ["blob": .string(String(repeating: "\u{02}", count: 1_000))]
             for n in 1...60 { cohorly.addBreadcrumb("huge-\(n)-" + control, data: big) }
         case "breadcrumb-race":
             race(cohorly)

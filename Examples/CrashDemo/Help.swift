@@ -17,6 +17,7 @@ let helpText = """
       CrashDemo reports [--report-dir DIR]               the reports waiting to be sent
       CrashDemo run [options]                            a clean launch: sends pending reports, then exits
       CrashDemo symbolicate-report FILE [--crashed-only] benchmarks: times the next launch's work on a report
+      CrashDemo bench-breadcrumbs [--tracks N]           benchmarks: track() with and without breadcrumbs
       CrashDemo --help                                   this help
 
     OPTIONS:
@@ -44,7 +45,7 @@ let helpText = """
       --hang-ms M             how long a `hang` case blocks (default 3000)
       --hang-report-after-ms N  report a hang still going on after N ms (default 30000)
       --max-breadcrumbs N     breadcrumbs a report keeps (default 50)
-      --tracks N              scenario tracks-then-crash: how many events to track first (default 60)
+      --tracks N              tracks-then-crash: events tracked first (default 60); bench-breadcrumbs: calls
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,

@@ -174,6 +174,9 @@ case "run":
         "reports queued: \(summary?.queued ?? 0), unreadable: \(summary?.unreadable ?? 0), kept: \(summary?.kept ?? 0), delivered: \(delivered)"
     )
     exit(delivered ? 0 : 1)
+case "bench-breadcrumbs":
+    // What breadcrumbs cost on the track path (scripts/bench-breadcrumbs); --tracks N calls per client.
+    BreadcrumbBench.run(count: options.tracks)
 case "symbolicate-report":
     // What the next launch does with one report, timed in this fresh process: symbolication (the crashed
     // thread only with --crashed-only), then the event. scripts/bench-crash reads the line printed.
