@@ -7,12 +7,13 @@ import Foundation
 
 /// Crash scenarios beyond one kind on one thread, used by the recorder's tests.
 enum Scenario {
-    static let names = [
-        "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
-        "handler-fault",
-        "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
-        "register-then-crash", "handler-unwinds",
-    ] + BreadcrumbScenarios.names
+    static let names =
+        [
+            "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
+            "handler-fault",
+            "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
+            "register-then-crash", "handler-unwinds",
+        ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
