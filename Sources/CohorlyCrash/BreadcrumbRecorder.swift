@@ -71,23 +71,17 @@ enum BreadcrumbRecorder {
     }
 
     /// The breadcrumbs kept now, oldest first (for events sent while the process lives).
-    static func current() -> [Breadcrumb] {
+    static func current() -> [Breadcrumb] { snapshot().breadcrumbs }
+
+    /// The breadcrumbs kept now, copied as they are (a memcpy under the writers' lock: cheap enough for the
+    /// thread that captures an error); ``BreadcrumbSnapshot/breadcrumbs`` turns them into values later.
+    static func snapshot() -> BreadcrumbSnapshot {
         let capacity = Int(cly_breadcrumbs_capacity())
-        guard capacity > 0 else { return [] }
+        guard capacity > 0 else { return BreadcrumbSnapshot(raw: []) }
         let crumbs = [cly_breadcrumb](unsafeUninitializedCapacity: capacity) { buffer, count in
             count = buffer.baseAddress.map { cly_breadcrumbs_copy($0, capacity) } ?? 0
         }
-        func text<T>(_ field: T) -> String {
-            withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        }
-        return crumbs.map { crumb in
-            let category = text(crumb.category)
-            let message = text(crumb.message)
-            let data = text(crumb.data)
-            return Breadcrumb(
-                timestampMs: crumb.timestamp_ms, category: category, message: message,
-                data: CohorlyValue(json: data)?.objectValue ?? [:])
-        }
+        return BreadcrumbSnapshot(raw: crumbs)
     }
 
     /// `data` as JSON when it fits in ``Breadcrumb/maxDataBytes``, else summarized (``summary(_:maxKeys:)``).
@@ -131,6 +125,26 @@ enum BreadcrumbRecorder {
 
     private static func object(_ members: [String: String]) -> String {
         summary(members.mapValues(CohorlyValue.string), maxKeys: members.count)
+    }
+}
+
+/// Breadcrumbs copied out of the ring, oldest first, not yet turned into values.
+struct BreadcrumbSnapshot: Sendable {
+    let raw: [cly_breadcrumb]
+
+    /// The breadcrumbs as values.
+    var breadcrumbs: [Breadcrumb] {
+        func text<T>(_ field: T) -> String {
+            withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        return raw.map { crumb in
+            let category = text(crumb.category)
+            let message = text(crumb.message)
+            let data = text(crumb.data)
+            return Breadcrumb(
+                timestampMs: crumb.timestamp_ms, category: category, message: message,
+                data: CohorlyValue(json: data)?.objectValue ?? [:])
+        }
     }
 }
 

@@ -27,4 +27,13 @@ extension ExceptionEvent {
             properties["$exception_breadcrumbs_dropped"] = .int(dropped)
         }
     }
+
+    /// Sets `$exception_breadcrumbs` of a live event from the breadcrumbs taken at its capture (nothing when there
+    /// are none, or the app set the property itself).
+    static func addBreadcrumbs(_ snapshot: BreadcrumbSnapshot?, to properties: inout Properties) {
+        guard properties[breadcrumbsProperty] == nil, let crumbs = snapshot?.breadcrumbs, !crumbs.isEmpty else {
+            return
+        }
+        properties[breadcrumbsProperty] = breadcrumbsValue(crumbs)
+    }
 }

@@ -59,6 +59,9 @@ public struct LiveException: Sendable {
     /// The event's `$insert_id` (default: empty, which means a fresh UUID made when the event is built — off the
     /// caller's thread when sent through ``LiveExceptionReporter``).
     public var insertId: String
+    /// The breadcrumbs of the moment of the capture (``LiveExceptionReporter/submit(_:options:ticket:)`` takes them):
+    /// sent as `$exception_breadcrumbs`.
+    var breadcrumbs: BreadcrumbSnapshot?
 
     /// An exception with these parts.
     public init(
@@ -102,6 +105,7 @@ public struct LiveException: Sendable {
         ]
         if !self.mechanism.meta.isEmpty { mechanism["meta"] = .object(self.mechanism.meta) }
         var properties = self.properties
+        ExceptionEvent.addBreadcrumbs(breadcrumbs, to: &properties)
         properties["time"] = .int(Int(timestampMs))
         properties["$insert_id"] = .string(insertId.isEmpty ? UUID().uuidString.lowercased() : insertId)
         properties["$exception_level"] = .string(level)

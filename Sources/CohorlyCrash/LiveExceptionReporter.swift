@@ -37,7 +37,10 @@ final class LiveExceptionReporter: Sendable {
     /// Fills in the modules (the live ones when `exception` has none) and the symbols (unless `options` say
     /// not to), makes the event and fulfils `ticket` with it, off the caller's thread, in submission order.
     func submit(_ exception: LiveException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
-        queue.async { [worker, queue] in
+        // The breadcrumbs of this moment, copied on the caller's thread (values are made on the queue).
+        var exception = exception
+        if exception.breadcrumbs == nil { exception.breadcrumbs = BreadcrumbRecorder.snapshot() }
+        queue.async { [worker, queue, exception] in
             let event = worker.event(for: exception, options: options)
             ticket.fulfill(event)
             let mark = worker.finishedOne()

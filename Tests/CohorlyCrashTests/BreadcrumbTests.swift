@@ -80,6 +80,24 @@ struct BreadcrumbTests {
         #expect(!shown.output.contains("event-10 "))
     }
 
+    @Test func aHandledErrorCarriesTheBreadcrumbsOfTheMomentItWasCaptured() async throws {
+        // In this process (the ring is the test runner's; no other in-process test adds breadcrumbs).
+        let setup = try CaptureErrorTests.Setup()
+        defer { setup.finish() }
+        let marker = "before-error-\(UUID().uuidString)"
+        setup.client.addBreadcrumb(marker, category: "test", data: ["step": 1])
+        parseOrderAndCapture(setup.client)
+        setup.client.addBreadcrumb(marker + "-after")
+        #expect(await setup.client.flush())
+        let event = try #require(try setup.exceptions().first)
+        let crumbs = try #require(event["$exception_breadcrumbs"]?.arrayValue)
+        let mine = crumbs.filter { $0["message"]?.stringValue?.hasPrefix(marker) == true }
+        #expect(mine.map { $0["message"] } == [.string(marker)])
+        #expect(mine.first?["category"] == "test")
+        #expect(mine.first?["data"] == ["step": 1])
+        #expect(crumbs.last?["message"] == .string(marker))
+    }
+
     @Test func theNumberKeptIsAnOption() async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-max")
         defer { try? FileManager.default.removeItem(at: root) }
