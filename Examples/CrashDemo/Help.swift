@@ -45,6 +45,7 @@ let helpText = """
       --hang-ms M             how long a `hang` case blocks (default 3000)
       --hang-report-after-ms N  report a hang still going on after N ms (default 30000)
       --max-breadcrumbs N     breadcrumbs a report keeps (default 50)
+      --breadcrumb TEXT       add a breadcrumb right after install
       --tracks N              tracks-then-crash: events tracked first (default 60); bench-breadcrumbs: calls
       -h, --help              show this help
 

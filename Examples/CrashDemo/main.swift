@@ -31,6 +31,7 @@ struct DemoOptions {
     var hangMilliseconds = 3000
     var hangOngoingReportMilliseconds: Int?
     var maxBreadcrumbs = 50
+    var breadcrumb: String?
     var tracks = 60
 
     static func parse(_ arguments: [String]) -> DemoOptions {
@@ -54,6 +55,7 @@ struct DemoOptions {
             case "--recorder-only": options.recorderOnly = true
             case "--opt-out": options.optOut = true
             case "--crashed-only": options.crashedOnly = true
+            case "--breadcrumb": options.breadcrumb = iterator.next()
             case "--max-breadcrumbs": options.maxBreadcrumbs = Int(iterator.next() ?? "") ?? 50
             case "--tracks": options.tracks = Int(iterator.next() ?? "") ?? 60
             case "--version": options.version = iterator.next() ?? ""
@@ -124,7 +126,9 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         if let after = options.hangOngoingReportMilliseconds {
             crashOptions.hangOngoingReportAfter = .milliseconds(after)
         }
-        return try CohorlyCrash.install(cohorly: cohorly, version: options.version, options: crashOptions)
+        let delivery = try CohorlyCrash.install(cohorly: cohorly, version: options.version, options: crashOptions)
+        if let breadcrumb = options.breadcrumb { cohorly.addBreadcrumb(breadcrumb) }
+        return delivery
     } catch {
         FileHandle.standardError.write(Data("CrashDemo: \(error)\n".utf8))
         exit(1)

@@ -19,9 +19,11 @@ struct HangReportContent: Encodable {
     let threadsAnswered: Int
     let complete = true
     let hang: CrashReport.Hang
+    /// The breadcrumbs of the moment the hang was detected (or last reported).
+    let breadcrumbs: [Breadcrumb]
 
     enum CodingKeys: String, CodingKey {
-        case format, pid, executable, mechanism, context, threads, modules, complete, hang
+        case format, pid, executable, mechanism, context, threads, modules, complete, hang, breadcrumbs
         case insertId = "insert_id"
         case timestampMs = "timestamp_ms"
         case stackOverflow = "stack_overflow"
@@ -47,6 +49,7 @@ struct HangReportContent: Encodable {
         modules = capture?.modules ?? []
         threadsRequested = capture?.requested ?? 0
         threadsAnswered = capture?.answered ?? 0
+        breadcrumbs = BreadcrumbRecorder.current()
         hang = CrashReport.Hang(
             subject: subject.name, kind: subject.kind.rawValue, durationMs: blockedMs, thresholdMs: thresholdMs)
     }

@@ -94,7 +94,7 @@ struct HangTests {
         process.executableURL = DemoBuild.debug.executable
         process.arguments =
             ["hang", "forever", "--hang-threshold-ms", "300", "--report-dir", setup.reports.path]
-            + ["--storage", setup.storage.path]
+            + ["--storage", setup.storage.path, "--breadcrumb", "before the hang"]
         var environment = ProcessInfo.processInfo.environment
         environment.merge(setup.environment) { _, new in new }
         environment["SWIFT_BACKTRACE"] = "enable=no"
@@ -127,6 +127,9 @@ struct HangTests {
         #expect(properties["$exception_type"] == "Hang")
         #expect(properties["$exception_hang_subject"] == "main thread")
         #expect((properties["$exception_hang_duration_ms"]?.intValue ?? 0) >= 300)
+        // The breadcrumbs of the moment the hang was seen.
+        let crumbs = properties["$exception_breadcrumbs"]?.arrayValue ?? []
+        #expect(crumbs.last?["message"] == "before the hang")
         let entry = properties["$exception_list"]?.arrayValue?.first
         #expect(entry?["mechanism"]?["type"] == "hang")
         #expect(entry?["mechanism"]?["handled"] == false)
