@@ -1,5 +1,6 @@
 import Cohorly
 import CohorlyCrash
+import CrashDemoSupport
 import Dispatch
 import Foundation
 
@@ -9,12 +10,13 @@ import Foundation
 ///   executor    a job of a `WatchedExecutor` blocks there
 ///   heartbeat   a thread beating a `Heartbeat` blocks there
 ///   forever     the main thread blocks there until the process is killed (prints "hanging" first)
+///   crash-while-hung  the main thread blocks there; once the hang's file exists another thread crashes
 ///   busy        busy but progressing: short main-queue jobs and a beating CPU-bound thread, no hang
 ///   plain-loop  the main thread runs a plain loop and never services the main queue: not watched, no hang
 ///   idle        an idle app (dispatchMain) for `--hang-ms`; prints the watchdog thread's CPU time (benchmark)
 /// Each case but `forever` waits for the hang's event, flushes the client and exits 0.
 enum HangDemo {
-    static let names = ["main", "executor", "heartbeat", "forever", "busy", "plain-loop", "idle"]
+    static let names = ["main", "executor", "heartbeat", "forever", "crash-while-hung", "busy", "plain-loop", "idle"]
 
     static func run(_ word: String, options: DemoOptions) -> Never {
         let reported = reportedSemaphore
@@ -33,6 +35,24 @@ enum HangDemo {
                 if word == "forever" { say("hanging") }
                 demoHangInKnownFunction(seconds: word == "forever" ? .infinity : hang)
                 finish(after: reported)
+            }
+        case "crash-while-hung":
+            let directory = options.reportDirectory ?? ""
+            DispatchQueue.main.asyncAfter(deadline: .now() + threshold) {
+                Thread.detachNewThread {
+                    // The watchdog captured the threads and wrote the hang file: now a crash, with the live
+                    // capture's handler in place.
+                    let deadline = Date(timeIntervalSinceNow: 10)
+                    while Date() < deadline
+                        && !((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains(where: {
+                            $0.hasPrefix("hang-")
+                        })
+                    {
+                        usleep(10_000)
+                    }
+                    demo_null_write()
+                }
+                demoHangInKnownFunction(seconds: .infinity)
             }
         case "executor":
             let executor = CohorlyCrash.WatchedExecutor(name: "demo executor")

@@ -25,6 +25,7 @@
 // Calls in the handler: getpid, gettid, rt_sigprocmask (sigsetjmp), futex, sigaction/tgkill (only when
 // forwarding a foreign SIGSYS to the default action), libunwind's local unwinder. No malloc, no locks, no stdio.
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <string.h>
 
@@ -51,6 +52,14 @@ static atomic_int installed;
 static struct sigaction previous_action;
 
 int32_t cly_live_current_tid(void) { return (int32_t)cly_gettid(); }
+
+void cly_live_name_current_thread(const char *name) {
+    char truncated[16];
+    size_t length = strnlen(name, sizeof truncated - 1);
+    memcpy(truncated, name, length);
+    truncated[length] = 0;
+    pthread_setname_np(pthread_self(), truncated);
+}
 
 /// Hands a SIGSYS that is not ours to the action installed before ours (signal context).
 static void forward(int signal_number, siginfo_t *info, void *context) {

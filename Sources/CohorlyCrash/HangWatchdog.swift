@@ -111,6 +111,7 @@ final class HangWatchdog: Sendable {
     }
 
     private func run() {
+        cly_live_name_current_thread("cohorly-hangs")  // as /proc/self/task/<tid>/comm shows it
         CrashRecorder.prepareCurrentThread()
         let tick = configuration.tick
         let threshold = Self.nanoseconds(configuration.threshold)

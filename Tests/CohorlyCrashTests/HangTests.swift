@@ -60,6 +60,29 @@ struct HangTests {
             "\(frames.compactMap { $0["function"]?.stringValue })")
     }
 
+    @Test func aCrashWhileHungIsCapturedWholeAndReportedAsTheCrashAlone() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let crash = try await setup.launch(["hang", "crash-while-hung", "--hang-threshold-ms", "300"])
+        #expect(crash.signal == SIGSEGV, "\(crash.stdout) \(crash.stderr)")
+        // The crash path after a live capture: it asked the other threads with its own handler, and every one
+        // answered (the live handler would have let SIGSYS kill the process).
+        let report = try #require(try crash.reports().first)
+        #expect((report.threadsRequested ?? 0) > 0)
+        #expect(report.threadsAnswered == report.threadsRequested)
+        #expect(Self.hangFiles(setup.reports).count == 1)
+
+        // One death, one event: the crash; the hang file of the same launch is dropped.
+        let next = try await setup.launch(["run"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        #expect(Self.hangFiles(setup.reports).isEmpty)
+        let events = try setup.exceptions()
+        #expect(events.count == 1)
+        #expect(events.first?.insertId == report.insertId)
+        let properties = try #require(events.first.flatMap { CohorlyValue(json: $0.propertiesJSON)?.objectValue })
+        #expect(properties["$exception_type"] == "SIGSEGV")
+    }
+
     @Test func aLongHangIsReportedOnceWhileItGoesOn() async throws {
         let setup = try DeliveryTests.Setup()
         defer { setup.finish() }

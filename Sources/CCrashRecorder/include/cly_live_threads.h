@@ -59,6 +59,9 @@ typedef void (*cly_live_module_visitor)(const char *path, uintptr_t base, uintpt
 /// it). Normal code.
 void cly_live_list_modules(const cly_live_thread *threads, int count, cly_live_module_visitor visit, void *context);
 
+/// Names the calling thread (at most 15 bytes are kept: /proc/self/task/<tid>/comm).
+void cly_live_name_current_thread(const char *name);
+
 /// The calling thread's kernel thread id (gettid).
 int32_t cly_live_current_tid(void);
 
