@@ -186,6 +186,24 @@ final class ManualClock: Sendable {
         #expect(try setup.collector.store.events(matching: EventQuery(event: "after opt-in")).count == 1)
     }
 
+    @Test func anErrorCapturedRightBeforeShutdownIsKeptForTheNextLaunch() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        parseOrderAndCapture(setup.client)
+        setup.client.shutdown()  // waits for the capture's event, then commits the queue
+        var options = CohorlyOptions()
+        options.storageDirectory = setup.root.appendingPathComponent("storage")
+        options.flushInterval = 3600
+        options.loadFeatureFlags = false
+        options.logHandler = { _ in }
+        let next = Cohorly(apiHost: setup.collector.baseURL, token: "test-token", options: options)
+        defer { next.shutdown() }
+        #expect(await next.flush())
+        let events = try setup.exceptions()
+        #expect(events.count == 1)
+        #expect(events.first?["$exception_list"]?.arrayValue?.first?["type"] == "CohorlyCrashTests.OrderParseError")
+    }
+
     @Test func theRateLimiterCountsPerFingerprintAndWindow() {
         var limiter = HandledErrorRateLimiter(limit: 2, window: .seconds(10))
         let start = ContinuousClock.now
