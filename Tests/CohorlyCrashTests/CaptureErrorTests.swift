@@ -189,6 +189,9 @@ final class ManualClock: Sendable {
     @Test func anErrorCapturedRightBeforeShutdownIsKeptForTheNextLaunch() async throws {
         let setup = try Setup()
         defer { setup.finish() }
+        // Raw frames: the event is made in microseconds, well inside shutdown's 5 s wait even on a loaded machine.
+        CohorlyCrash.setHandledErrorOptions(
+            HandledErrorOptions(events: ExceptionEventOptions(symbolicate: false)), for: setup.client)
         parseOrderAndCapture(setup.client)
         setup.client.shutdown()  // waits for the capture's event, then commits the queue
         var options = CohorlyOptions()
