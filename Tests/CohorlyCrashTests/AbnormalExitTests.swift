@@ -208,11 +208,13 @@ struct AbnormalExitTests {
         _ = try await setup.launch(["run"])
         #expect(try setup.exceptions().isEmpty)
         #expect(setup.markers.count == 1)
+        // A launch killed while the held one still runs (so its delivery, however far it got, leaves the held
+        // launch's marker alone), then the held one killed: two deaths, two markers.
+        let killed = try await setup.launch(["scenario", "sigkill"])
+        #expect(killed.signal == SIGKILL)
         #expect(FileManager.default.createFile(atPath: go.path, contents: nil))
         held.waitUntilExit()
         #expect(held.terminationReason == .uncaughtSignal && held.terminationStatus == SIGKILL)
-        let killed = try await setup.launch(["scenario", "sigkill"])
-        #expect(killed.signal == SIGKILL)
         #expect(setup.markers.count == 2)
         // Two launches start together: each death is sent once.
         async let first = setup.launch(["run"])
