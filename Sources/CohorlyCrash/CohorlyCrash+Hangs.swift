@@ -38,20 +38,7 @@ extension CohorlyCrash {
                 try? store.delete(file)
                 continue
             }
-            do {
-                var options = options
-                if cohorly.isOptedOut { options.symbolicate = false }
-                switch try cohorly.enqueuePrepared(event(for: report, file: file, options: options)) {
-                case .queued, .alreadyQueued: summary.queued += 1
-                case .discardedOptedOut: summary.discarded += 1
-                }
-                try? store.delete(file)
-            } catch CohorlyError.eventTooLarge {
-                summary.unreadable += 1
-                try? store.delete(file)
-            } catch {
-                summary.kept += 1
-            }
+            queue(report, of: file, from: store, to: cohorly, options: options, counting: &summary)
         }
         return summary
     }

@@ -205,22 +205,32 @@ public enum CohorlyCrash {
                 try? store.delete(file)  // a corrupt report can never become an event
                 continue
             }
-            do {
-                var options = options
-                if cohorly.isOptedOut { options.symbolicate = false }
-                switch try cohorly.enqueuePrepared(event(for: report, file: file, options: options)) {
-                case .queued, .alreadyQueued: summary.queued += 1
-                case .discardedOptedOut: summary.discarded += 1
-                }
-                try? store.delete(file)
-            } catch CohorlyError.eventTooLarge {
-                summary.unreadable += 1
-                try? store.delete(file)
-            } catch {
-                summary.kept += 1  // the queue could not be written: try again next launch
-            }
+            queue(report, of: file, from: store, to: cohorly, options: options, counting: &summary)
         }
         return summary
+    }
+
+    /// Queues the event of `report` (stored as `file`) and deletes the file once the event is durably queued, or
+    /// once it never can be (too large); a queue that cannot be written keeps the file for the next launch. Counts
+    /// the outcome in `summary`. One path for crash reports and died-while-hung reports.
+    static func queue(
+        _ report: CrashReport, of file: CrashReportStore.ReportFile, from store: CrashReportStore, to cohorly: Cohorly,
+        options: ExceptionEventOptions, counting summary: inout DeliverySummary
+    ) {
+        do {
+            var options = options
+            if cohorly.isOptedOut { options.symbolicate = false }
+            switch try cohorly.enqueuePrepared(event(for: report, file: file, options: options)) {
+            case .queued, .alreadyQueued: summary.queued += 1
+            case .discardedOptedOut: summary.discarded += 1
+            }
+            try? store.delete(file)
+        } catch CohorlyError.eventTooLarge {
+            summary.unreadable += 1
+            try? store.delete(file)
+        } catch {
+            summary.kept += 1  // the queue could not be written: try again next launch
+        }
     }
 
     /// The event for a report, symbolicated on the device when `options` allow it and no earlier attempt at

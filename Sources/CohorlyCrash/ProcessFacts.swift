@@ -1,3 +1,5 @@
+import Cohorly
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -49,19 +51,6 @@ enum ProcessFacts {
         return UInt64(max(now.tv_sec, 0)) * 1000 + UInt64(max(now.tv_nsec, 0)) / 1_000_000
     }
 
-    /// A small file of /proc or /sys as text (at most 64 KiB), or nil.
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// A small file of /proc or /sys as text (at most 64 KiB), or nil (the client's reader: plain system calls).
+    static func readSmallFile(_ path: String) -> String? { AutomaticProperties.readSmallFile(path) }
 }
