@@ -10,7 +10,10 @@ import Foundation
 /// Equal, with numbers compared by value (`.int(1)` and `.double(1.0)` agree).
 func same(_ a: CohorlyValue, _ b: CohorlyValue) -> Bool {
     switch (a, b) {
-    case (.int(let x), .double(let y)), (.double(let y), .int(let x)): return Double(x) == y
+    case (.int(let x), .double(let y)), (.double(let y), .int(let x)):
+        // Foundation reads a number with a fraction as Int when a Double cannot hold that fraction (|value| ≥ 2^53:
+        // "-9346744073456789.510" → Int -9346744073456789, dropping ".510"); we read the Double. Same number.
+        return Double(x) == y || (abs(y) >= 0x1p53 && abs(Double(x) - y) <= y.ulp)
     case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
     case (.object(let x), .object(let y)):
         return x.count == y.count && x.allSatisfy { key, value in y[key].map { same(value, $0) } ?? false }
