@@ -14,8 +14,8 @@ import Synchronization
 public enum CrashRecorder {
     /// What ``install(_:)`` sets up.
     public struct Options: Sendable, Equatable {
-        /// Where reports are written. Default: `$XDG_STATE_HOME/cohorly/crashes`, else
-        /// `~/.local/state/cohorly/crashes`. Created with mode 0700 (parents too) when missing, whatever the
+        /// Where reports are written. Default: `$XDG_STATE_HOME/cohorly/crashes/<app>`, else
+        /// `~/.local/state/cohorly/crashes/<app>` (``defaultReportDirectory(environment:executableName:)``). Created with mode 0700 (parents too) when missing, whatever the
         /// umask; an existing one must belong to this user and not be group- or world-writable.
         public var reportDirectory: URL
         /// After a report is written: `true` (default) calls the handlers that were installed before ours
@@ -35,10 +35,31 @@ public enum CrashRecorder {
             self.context = context
         }
 
-        /// `$XDG_STATE_HOME/cohorly/crashes`, else `~/.local/state/cohorly/crashes`.
-        /// `environment` defaults to the process environment.
-        public static func defaultReportDirectory(environment: [String: String]? = nil) -> URL {
-            URL(fileURLWithPath: StateDirectory.cohorly("crashes", environment: environment), isDirectory: true)
+        /// `$XDG_STATE_HOME/cohorly/crashes/<app>`, else `~/.local/state/cohorly/crashes/<app>`, where `<app>` is
+        /// `executableName` (default: this executable's file name, from `/proc/self/exe`). Each app has its own
+        /// directory, so one app never sends another's crash reports, abnormal exits or hang reports under its own
+        /// project. `environment` defaults to the process environment.
+        public static func defaultReportDirectory(
+            environment: [String: String]? = nil, executableName: String? = nil
+        ) -> URL {
+            let app = directoryName(for: executableName ?? SystemFiles.executableName())
+            return URL(
+                fileURLWithPath: StateDirectory.cohorly("crashes/" + app, environment: environment), isDirectory: true)
+        }
+
+        /// `name` as one path component: letters, digits, `.`, `_` and `-` kept, anything else `_`; "app" when
+        /// nothing usable is left.
+        static func directoryName(for name: String) -> String {
+            let bytes = name.utf8.prefix(128).map { byte -> UInt8 in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    return byte
+                default: return UInt8(ascii: "_")
+                }
+            }
+            guard bytes.contains(where: { $0 != UInt8(ascii: ".") }) else { return "app" }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 

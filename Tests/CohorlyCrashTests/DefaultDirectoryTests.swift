@@ -35,13 +35,13 @@ struct DefaultDirectoryTests {
         #expect(crashed.terminationReason == .uncaughtSignal && crashed.terminationStatus == SIGSEGV)
         let state = home.appendingPathComponent(".local/state/cohorly")
         #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("queue.sqlite").path))
-        #expect(reports(in: state.appendingPathComponent("crashes")).count == 1)
+        #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)
 
         let xdg = root.appendingPathComponent("xdg")
         let again = try await crash(environment: ["HOME": home.path, "XDG_STATE_HOME": xdg.path])
         #expect(again.terminationStatus == SIGSEGV)
         #expect(FileManager.default.fileExists(atPath: xdg.appendingPathComponent("cohorly/queue.sqlite").path))
-        #expect(reports(in: xdg.appendingPathComponent("cohorly/crashes")).count == 1)
-        #expect(reports(in: state.appendingPathComponent("crashes")).count == 1)  // the HOME tree is untouched
+        #expect(reports(in: xdg.appendingPathComponent("cohorly/crashes/CrashDemo")).count == 1)
+        #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)  // the HOME tree is untouched
     }
 }

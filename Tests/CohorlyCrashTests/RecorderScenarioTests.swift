@@ -271,8 +271,24 @@ struct InstallErrorTests {
         let xdg = CrashRecorder.Options.defaultReportDirectory(environment: [
             "XDG_STATE_HOME": "/x/state", "HOME": "/h",
         ])
-        #expect(xdg.path == "/x/state/cohorly/crashes")
-        let home = CrashRecorder.Options.defaultReportDirectory(environment: ["HOME": "/h"])
-        #expect(home.path == "/h/.local/state/cohorly/crashes")
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        #expect(xdg.path == "/x/state/cohorly/crashes/" + URL(fileURLWithPath: executable).lastPathComponent)
+        let home = CrashRecorder.Options.defaultReportDirectory(environment: ["HOME": "/h"], executableName: "MyApp")
+        #expect(home.path == "/h/.local/state/cohorly/crashes/MyApp")
+    }
+
+    /// Two apps of one user never share a report directory (one would send the other's crashes and abnormal
+    /// exits under its own project); a name is one safe path component.
+    @Test func eachAppHasItsOwnDefaultReportDirectory() {
+        let environment = ["HOME": "/h"]
+        let first = CrashRecorder.Options.defaultReportDirectory(environment: environment, executableName: "api")
+        let second = CrashRecorder.Options.defaultReportDirectory(environment: environment, executableName: "worker")
+        #expect(first != second)
+        for (name, expected) in [
+            ("../x", ".._x"), ("..", "app"), ("", "app"), ("a b/é", "a_b___"), ("ok-1.2_3", "ok-1.2_3"),
+        ] {
+            let directory = CrashRecorder.Options.defaultReportDirectory(environment: environment, executableName: name)
+            #expect(directory.path == "/h/.local/state/cohorly/crashes/" + expected, "\(name)")
+        }
     }
 }
