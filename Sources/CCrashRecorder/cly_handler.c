@@ -133,8 +133,7 @@ static int signal_index(int signal_number) {
     return -1;
 }
 
-/// Dies of `signal_number` now: default action, unblocked, sent to this thread.
-static void die_of(int signal_number) {
+void cly_die_of(int signal_number) {
     struct sigaction default_action;
     memset(&default_action, 0, sizeof default_action);
     default_action.sa_handler = SIG_DFL;
@@ -163,7 +162,7 @@ static void chain(int signal_number, siginfo_t *info, void *context) {
     memset(&default_action, 0, sizeof default_action);
     default_action.sa_handler = SIG_DFL;
     sigaction(signal_number, &default_action, NULL);
-    if (!faults_again) die_of(signal_number);
+    if (!faults_again) cly_die_of(signal_number);
     // A hardware fault returns: the instruction runs again and faults under SIG_DFL.
 }
 
@@ -182,8 +181,8 @@ static void crash_signal_handler(int signal_number, siginfo_t *info, void *conte
         restore_actions();
         cly_threads_release();
         int original = atomic_load(&crash_signal);
-        die_of(original != 0 ? original : signal_number);
-        die_of(signal_number);  // the original signal was blocked or ignored: the fault itself ends it
+        cly_die_of(original != 0 ? original : signal_number);
+        cly_die_of(signal_number);  // the original signal was blocked or ignored: the fault itself ends it
         return;
     }
     cly_crash crash;

@@ -25,6 +25,9 @@ extern "C" {
 static inline pid_t cly_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 static inline int cly_tgkill(pid_t pid, pid_t tid, int sig) { return (int)syscall(SYS_tgkill, pid, tid, sig); }
 
+/// Dies of `signal_number` now: default action, unblocked, sent to this thread. Async-signal-safe.
+void cly_die_of(int signal_number);
+
 /// Monotonic nanoseconds (clock_gettime is async-signal-safe).
 static inline uint64_t cly_monotonic_ns(void) {
     struct timespec ts;

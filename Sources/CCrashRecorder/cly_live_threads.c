@@ -72,16 +72,7 @@ static void forward(int signal_number, siginfo_t *info, void *context) {
         previous_action.sa_handler(signal_number);
         return;
     }
-    // The default action ends the process: do exactly that.
-    struct sigaction default_action;
-    memset(&default_action, 0, sizeof default_action);
-    default_action.sa_handler = SIG_DFL;
-    sigaction(signal_number, &default_action, NULL);
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    sigaddset(&unblock, signal_number);
-    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-    cly_tgkill(getpid(), cly_gettid(), signal_number);
+    cly_die_of(signal_number);  // the default action ends the process: do exactly that
 }
 
 static void live_handler(int signal_number, siginfo_t *info, void *context) {
