@@ -10,7 +10,7 @@ enum ExitScenario {
         say("insert id \(CrashRecorder.pendingInsertId)")
         switch name {
         case "sigkill":
-            if options.crashAfterMilliseconds > 0 { usleep(UInt32(options.crashAfterMilliseconds) * 1000) }
+            sleepBeforeCrashing(options)
             kill(getpid(), SIGKILL)  // what the OOM killer or `kill -9` does: no handler runs
         case "hold-then-kill":
             // Runs until the file --until names exists (at most 60 s), then is killed.

@@ -149,7 +149,7 @@ let reportedSemaphore = DispatchSemaphore(value: 0)
 /// Blocks the calling thread for `seconds` (sleeping, so it holds no CPU), whatever signals interrupt it.
 @inline(never)
 func demoHangInKnownFunction(seconds: Double) {
-    let end = DispatchTime.now().uptimeNanoseconds + UInt64(min(seconds, 1e6) * 1e9)
+    let end = DispatchTime.now().uptimeNanoseconds + nanoseconds(seconds)
     while DispatchTime.now().uptimeNanoseconds < end {
         var remaining = timespec(tv_sec: 0, tv_nsec: 50_000_000)
         nanosleep(&remaining, nil)
@@ -158,7 +158,7 @@ func demoHangInKnownFunction(seconds: Double) {
 
 /// Keeps the CPU busy for `seconds`.
 func spin(seconds: Double) {
-    let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    let end = DispatchTime.now().uptimeNanoseconds + nanoseconds(seconds)
     var x = 0
     while DispatchTime.now().uptimeNanoseconds < end { x &+= 1 }
     _ = x
@@ -183,4 +183,9 @@ func cpuNanoseconds(_ clock: clockid_t) -> UInt64 {
     var time = timespec()
     guard clock_gettime(clock, &time) == 0 else { return 0 }
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// `seconds` in nanoseconds, held within 0…10^6 s (a `--hang-ms` from the command line never traps).
+func nanoseconds(_ seconds: Double) -> UInt64 {
+    UInt64(max(0, min(seconds, 1e6)) * 1e9)
 }

@@ -160,7 +160,7 @@ case "crash":
     }
     installRecorder()
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
-    if options.crashAfterMilliseconds > 0 { usleep(UInt32(options.crashAfterMilliseconds) * 1000) }
+    sleepBeforeCrashing(options)
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
 case "run":
@@ -300,4 +300,11 @@ func residentBytes() -> Int {
     let line = text.split(separator: "\n").first { $0.hasPrefix("Rss:") }
     let kib = line.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
     return kib * 1024
+}
+
+/// Sleeps for `--crash-after-ms` before a scenario crashes (nothing for 0 or less, at most 1,000 s: a number
+/// from the command line never traps the conversion).
+func sleepBeforeCrashing(_ options: DemoOptions) {
+    guard options.crashAfterMilliseconds > 0 else { return }
+    usleep(UInt32(clamping: min(options.crashAfterMilliseconds, 1_000_000) * 1000))
 }
