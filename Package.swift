@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CohorlyCollector", targets: ["CohorlyCollector"]),
         .library(name: "CohorlySymbols", targets: ["CohorlySymbols"]),
         .executable(name: "cohorly", targets: ["cohorly"]),
+        .executable(name: "cohorly-symbolicate", targets: ["cohorly-symbolicate"]),
         .executable(name: "posthog-compliance-adapter", targets: ["PostHogComplianceAdapter"]),
     ],
     targets: [
@@ -61,7 +62,8 @@ let package = Package(
         .target(name: "CohorlyJSON"),
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
         .target(
-            name: "Cohorly", dependencies: ["CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
+            name: "Cohorly",
+            dependencies: ["CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
         // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -88,10 +90,19 @@ let package = Package(
         // every CLI start about 1.2 million cycles in the dynamic loader (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
         .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
-        // The CLI: parsing and printing on top of the libraries.
+        // The CLI: parsing and printing on top of the libraries. It depends on `cohorly-symbolicate` only so that
+        // building `cohorly` builds it too (it is not linked): `symbolicate --exe` execs it when it sits beside.
         .executableTarget(
             name: "cohorly",
-            dependencies: ["CohorlyCollector", "Cohorly", "CohorlySymbols", "CCurl", "CZlib", "CZstd", "CCrypto"]),
+            dependencies: [
+                "CohorlyCollector", "Cohorly", "CohorlySymbols", "CohorlyCommandLine", "CCurl", "CZlib", "CZstd",
+                "CCrypto", "cohorly-symbolicate",
+            ]),
+        // Argument parsing, console output and `symbolicate --exe`, without Foundation (imports: CohorlySymbols and
+        // the C library only), shared by `cohorly` and the lean `cohorly-symbolicate`, which links nothing else:
+        // a Swift executable with Foundation is resident at ~13 MB before any work, one without at ~8.5 MB.
+        .target(name: "CohorlyCommandLine", dependencies: ["CohorlySymbols"]),
+        .executableTarget(name: "cohorly-symbolicate", dependencies: ["CohorlyCommandLine"]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         // `scripts/bench-errors`: handled errors' cost on the caller (a benchmark, not a test).
@@ -108,7 +119,7 @@ let package = Package(
             name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
-        .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols"]),
+        .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
     ],
     swiftLanguageModes: [.v6]
 )

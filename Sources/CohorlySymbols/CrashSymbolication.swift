@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// A crash to symbolicate, whatever it came from (a report file, a stored `$exception` event).
 public struct CrashInput: Sendable {
     /// The Swift fatal-error message, when the runtime left one.

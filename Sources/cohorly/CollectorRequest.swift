@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import Cohorly
 import CohorlyCollector
 import CohorlySymbols

@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import Cohorly
 import CohorlySymbols
 import Foundation

@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import CohorlySymbols
 
 /// `cohorly debug-files check PATH… [--json]`.

@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import CohorlySymbols
 
 /// `cohorly debug-files find ID… [--path DIR]… [--json]`.

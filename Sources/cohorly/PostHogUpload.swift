@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import CohorlySymbols
 import Foundation
 

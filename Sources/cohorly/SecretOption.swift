@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import Foundation
 
 /// A secret given to a command: `--…-file PATH` (first line of a regular file), else the option itself

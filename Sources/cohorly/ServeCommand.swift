@@ -1,3 +1,4 @@
+import CohorlyCommandLine
 import CohorlyCollector
 import Foundation
 

@@ -1,5 +1,6 @@
 // `cohorly`: the Cohorly command-line tool. This file only dispatches: each subcommand lives in its own file
 // (`<Name>Command.swift`) and is listed once below.
+import CohorlyCommandLine
 #if canImport(Glibc)
     import Glibc
 #endif

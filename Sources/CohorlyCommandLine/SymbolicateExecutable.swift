@@ -5,16 +5,16 @@ import CohorlySymbols
 #endif
 
 /// `cohorly symbolicate --exe FILE [ADDR…]`: addresses of one ELF file, printed frame by frame.
-enum SymbolicateExecutable {
+package enum SymbolicateExecutable {
     /// Where the addresses come from: the command's arguments, or text with one address per line (in memory,
     /// or read from a descriptor a block at a time, so a long list is never held whole).
-    enum Input {
+    package enum Input {
         case arguments([String])
         case lines([UInt8])
         case descriptor(Int32)
 
         /// Calls `body` with the UTF-8 bytes of each address (blank lines skipped).
-        func forEach(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        package func forEach(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
             switch self {
             case .arguments(let arguments):
                 for argument in arguments {
@@ -73,9 +73,9 @@ enum SymbolicateExecutable {
     /// How many addresses are looked up together: the batch sorts them (neighbours share functions and cache
     /// lines) and each is printed in the order given as soon as its batch is done, so memory does not grow
     /// with the length of the input.
-    static let batchSize = 4096
+    package static let batchSize = 4096
 
-    static func run(
+    package static func run(
         executable: String, input: Input, debugDirs: [String], json: Bool, names: Demangler.Style = .full
     ) -> ExitStatus {
         let symbolicator: ModuleSymbolicator
@@ -201,8 +201,8 @@ enum SymbolicateExecutable {
 }
 
 /// JSON shape of a frame (shared by both `symbolicate` modes).
-enum FrameJSON {
-    static func frame(_ frame: SymbolicatedFrame) -> JSON.Value {
+package enum FrameJSON {
+    package static func frame(_ frame: SymbolicatedFrame) -> JSON.Value {
         var pairs: [(String, JSON.Value)] = [
             ("function", JSON.string(frame.function)),
             ("raw_function", JSON.string(frame.rawFunction)),

@@ -1,14 +1,14 @@
 import CohorlySymbols
 
 /// Opens modules for the `symbolicate` modes with one shared locator (so directories are scanned once).
-struct ModuleOpener {
-    let locator: DebugFileLocator
+package struct ModuleOpener {
+    package let locator: DebugFileLocator
 
-    init(debugDirs: [String]) {
+    package init(debugDirs: [String]) {
         locator = .cli(searchPaths: debugDirs)
     }
 
-    func open(codeFile: String?, buildId: [UInt8]?) throws(SymbolsError) -> ModuleSymbolicator {
+    package func open(codeFile: String?, buildId: [UInt8]?) throws(SymbolsError) -> ModuleSymbolicator {
         try ModuleSymbolicator.open(codeFile: codeFile, buildId: buildId, locator: locator)
     }
 }
@@ -16,7 +16,7 @@ struct ModuleOpener {
 extension DebugFileLocator {
     /// The CLI's locator: the debuginfod servers of `DEBUGINFOD_URLS` with their shared time budget
     /// (`COHORLY_DEBUGINFOD_TIMEOUT`), each fetch announced on stderr.
-    static func cli(searchPaths: [String]) -> DebugFileLocator {
+    package static func cli(searchPaths: [String]) -> DebugFileLocator {
         let client = DebuginfodClient.fromEnvironment()
         client?.log = { Console.error("cohorly: " + $0) }
         return DebugFileLocator(searchPaths: searchPaths, debuginfod: client)

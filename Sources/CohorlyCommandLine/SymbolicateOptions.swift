@@ -1,0 +1,88 @@
+import CohorlySymbols
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The arguments of `cohorly symbolicate`, parsed and checked once for both of its modes (a report, or `--exe`)
+/// and for `cohorly-symbolicate`, the lean executable that takes over `--exe`.
+package struct SymbolicateOptions {
+    /// `--exe FILE`: the ELF file whose addresses are given (nil: a report is symbolicated).
+    package var executable: String?
+    /// Addresses (with `--exe`) or the report's path.
+    package var positionals: [String]
+    /// `--debug-dir DIR`, each checked to exist.
+    package var debugDirs: [String]
+    /// `--json`.
+    package var json: Bool
+    /// `--full-names` / `--simplified`; nil when neither was given (each mode has its own default).
+    package var names: Demangler.Style?
+
+    /// Parses and checks `arguments` (those after `symbolicate`).
+    package static func parse(_ arguments: [String]) throws(UsageError) -> SymbolicateOptions {
+        let parsed = try ParsedArguments.parse(
+            arguments, flags: ["--json", "--full-names", "--simplified"], options: ["--exe", "--debug-dir"])
+        let debugDirs = parsed.options["--debug-dir"] ?? []
+        if let missing = DirectoryArguments.firstMissing(debugDirs) {
+            throw UsageError(reason: "--debug-dir \(missing): no such directory")
+        }
+        if parsed.flags.contains("--full-names") && parsed.flags.contains("--simplified") {
+            throw UsageError(reason: "--full-names and --simplified exclude each other")
+        }
+        var executable: String?
+        if let executables = parsed.options["--exe"] {
+            guard executables.count == 1, let only = executables.first else {
+                throw UsageError(reason: "--exe takes exactly one file")
+            }
+            executable = only
+        }
+        let names: Demangler.Style? =
+            parsed.flags.contains("--full-names") ? .full : parsed.flags.contains("--simplified") ? .simplified : nil
+        return SymbolicateOptions(
+            executable: executable, positionals: parsed.positionals, debugDirs: debugDirs,
+            json: parsed.flags.contains("--json"), names: names)
+    }
+
+    /// `--exe` mode with these options: the addresses from the arguments, or from standard input when there are
+    /// none; full names unless `--simplified`.
+    package func runExecutable(_ executable: String) -> ExitStatus {
+        let input: SymbolicateExecutable.Input =
+            positionals.isEmpty ? .descriptor(STDIN_FILENO) : .arguments(positionals)
+        return SymbolicateExecutable.run(
+            executable: executable, input: input, debugDirs: debugDirs, json: json, names: names ?? .full)
+    }
+
+    /// The usage block of `cohorly symbolicate --help` (and `cohorly-symbolicate --help`).
+    package static let help = """
+        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--json]
+               cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
+
+        With a crash report (format cohorly-crash/1; `-` reads it from standard input): prints the crash
+        reason, then every thread's frames as `#N 0xADDR module function at file:line:col`, inlined frames
+        indented under their frame, names simplified as the Swift backtracer prints them (`crash(on:_:)`).
+        Debug files are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
+        /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
+
+        The file may also hold `$exception` events instead of a report (told apart automatically): one event,
+        its bare properties, an array of events, or `cohorly events list --json` output (`events`) or PostHog's
+        (`results`). Each is symbolicated and printed the same way (a list: one after another; --json: an array).
+
+        With --exe: symbolicates file-relative virtual addresses of FILE (the addresses llvm-symbolizer's
+        --obj takes), given as arguments or one per line on stdin. Frame 0 semantics: no -1 adjustment.
+        Output per address: the address, then `function` and `file:line:col` per frame, innermost first.
+        The work is done by `cohorly-symbolicate` when it sits beside `cohorly` (built with it): the same
+        code in a lean executable without Foundation, so a long run holds less memory.
+
+        OPTIONS:
+          --exe FILE        Symbolicate addresses of this ELF file instead of a report.
+          --debug-dir DIR   Also look for debug files here (recursive; repeatable; must exist).
+          --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`) in text output;
+                            the default for --exe, and always in --json (`function`; `raw_function` mangled).
+          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`); the default for a report.
+          --json            Print JSON instead of text.
+          -h, --help        Show this help.
+
+        EXIT STATUS: 0 success (a report was read, even if some modules stay unsymbolicated; with --exe, every
+        address was resolved), 1 some input failed (unreadable report or file, unresolved address), 2 usage error.
+        """
+}
