@@ -102,7 +102,13 @@ let package = Package(
         // the C library only), shared by `cohorly` and the lean `cohorly-symbolicate`, which links nothing else:
         // a Swift executable with Foundation is resident at ~13 MB before any work, one without at ~8.5 MB.
         .target(name: "CohorlyCommandLine", dependencies: ["CohorlySymbols"]),
-        .executableTarget(name: "cohorly-symbolicate", dependencies: ["CohorlyCommandLine"]),
+        // The Swift runtime is linked statically into it in every build: loaded as shared libraries (libswiftCore
+        // alone is 4.5 MB resident, the implicitly linked concurrency, regex and dispatch libraries 2 MB more) it
+        // would hold more than the work does. An unsafe flag: only the CLI's products carry it, so packages
+        // depending on the libraries are not affected.
+        .executableTarget(
+            name: "cohorly-symbolicate", dependencies: ["CohorlyCommandLine"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
         // A small app the client tests spawn (and kill -9) as a real process.
         .executableTarget(name: "CohorlyTestApp", dependencies: ["Cohorly"], path: "Tests/CohorlyTestApp"),
         // `scripts/bench-errors`: handled errors' cost on the caller (a benchmark, not a test).
