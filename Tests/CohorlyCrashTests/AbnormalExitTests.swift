@@ -81,8 +81,8 @@ struct AbnormalExitTests {
         }
 
         func finish() {
+            removeLaunchDirectory(root)
             collector.stop()
-            try? FileManager.default.removeItem(at: root)
         }
     }
 

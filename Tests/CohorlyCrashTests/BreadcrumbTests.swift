@@ -31,7 +31,7 @@ struct BreadcrumbTests {
         _ = try collector.start()
         defer { collector.stop() }
         let root = try makeTemporaryDirectory("breadcrumbs")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let host = collector.baseURL.absoluteString
         let environment = ["COHORLY_HOST": host, "COHORLY_TOKEN": "demo-token"]
         let started = UInt64(Date().timeIntervalSince1970 * 1000)
@@ -100,7 +100,7 @@ struct BreadcrumbTests {
 
     @Test func theNumberKeptIsAnOption() async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-max")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let (_, report) = try await Self.crash(
             "tracks-then-crash", ["--max-breadcrumbs", "10", "--tracks", "15"], root: root)
         #expect(report.breadcrumbs?.map(\.message) == (6...15).map { "event-\($0)" })
@@ -108,7 +108,7 @@ struct BreadcrumbTests {
 
     @Test func identityChangesAndAppBreadcrumbsAreRecordedAndCut() async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-identity")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let (run, report) = try await Self.crash("breadcrumbs-then-crash", root: root)
         let anonymous = try #require(run.stdout.split(separator: " ").last.map { String($0.dropLast()) })
         let crumbs = try #require(report.breadcrumbs)
@@ -134,7 +134,7 @@ struct BreadcrumbTests {
 
     @Test func theByteCapHoldsWithHugeBreadcrumbs() async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-huge")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let (run, report) = try await Self.crash("huge-breadcrumbs", root: root)
         let crumbs = try #require(report.breadcrumbs)
         // The member as written, from `"breadcrumbs":` to its closing bracket.
@@ -156,7 +156,7 @@ struct BreadcrumbTests {
 
     @Test func aCrashSkipsTheSlotOfAWriterThatNeverFinishesAndDoesNotWait() async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-stalled")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         // A ring of 5: the sixth breadcrumb is halfway into the slot of the first when the process crashes.
         let (run, report) = try await Self.crash("breadcrumb-stalled", ["--max-breadcrumbs", "5"], root: root)
         #expect(run.stdout.contains("stalled\n") && !run.stdout.contains("not stalled"))
@@ -166,7 +166,7 @@ struct BreadcrumbTests {
 
     @Test(arguments: 0..<3) func writersOnOtherThreadsDoNotTearTheReport(_ round: Int) async throws {
         let root = try makeTemporaryDirectory("breadcrumbs-race-\(round)")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let (run, report) = try await Self.crash("breadcrumb-race", root: root)
         // The file is valid JSON as written (not only as the salvager would repair it).
         let data = try Data(contentsOf: try #require(run.reportFiles.first))

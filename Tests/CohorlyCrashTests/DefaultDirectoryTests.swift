@@ -29,7 +29,7 @@ struct DefaultDirectoryTests {
 
     @Test func queueAndReportsLiveUnderHomeOrXDGStateHome() async throws {
         let root = try makeTemporaryDirectory("default-directories")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let home = root.appendingPathComponent("home")
         let crashed = try await crash(environment: ["HOME": home.path])
         #expect(crashed.terminationReason == .uncaughtSignal && crashed.terminationStatus == SIGSEGV)

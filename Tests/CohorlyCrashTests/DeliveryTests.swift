@@ -36,8 +36,8 @@ struct DeliveryTests {
         }
 
         func finish() {
+            removeLaunchDirectory(root)
             collector.stop()
-            try? FileManager.default.removeItem(at: root)
         }
     }
 
@@ -158,7 +158,7 @@ struct DeliveryTests {
         // Anything sent the Cohorly API's way is refused: only capture V1 gets through.
         collector.injectFault(Fault(status: 400, path: "/track"), count: 10_000)
         let root = try makeTemporaryDirectory("delivery-posthog")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let environment = [
             "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
             "COHORLY_DESTINATION": "posthog",

@@ -14,7 +14,7 @@ import Testing
         try collector.start()
         defer { collector.stop() }
         let root = try makeTemporaryDirectory("posthog-delivery")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let environment = [
             "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
             "COHORLY_DESTINATION": "posthog",

@@ -21,7 +21,7 @@ struct PrivateFilesTests {
 
     @Test func aCrashingAppWithAClientLeavesOnlyPrivateFiles() async throws {
         let root = try makeTemporaryDirectory("umask")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let reports = root.appendingPathComponent("state/cohorly/crashes")
         let storage = root.appendingPathComponent("data/cohorly")
         let run = try await runCrashDemo(

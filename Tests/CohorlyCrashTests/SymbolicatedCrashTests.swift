@@ -37,7 +37,7 @@ struct SymbolicatedCrashTests {
 
     @Test func aStrippedReleaseCrashIsShownWithTheFunctionAndLineLLVMSymbolizerGives() async throws {
         let root = try makeTemporaryDirectory("symbolicated")
-        defer { try? FileManager.default.removeItem(at: root) }
+        defer { removeLaunchDirectory(root) }
         let (binary, debugFile) = try Self.splitRelease(into: root)
         #expect(try ObjectInfo(path: binary.path).hasDebugInfo == false)
 
