@@ -15,6 +15,9 @@ final class DieScanner {
     let end: UnsafePointer<UInt8>
     /// The first byte of `.debug_info` (DIE offsets are counted from it).
     let sectionStart: UnsafePointer<UInt8>
+    /// The unit's header (unit-relative references count from it) and its first DIE.
+    let unitStart: UnsafePointer<UInt8>
+    let firstDie: UnsafePointer<UInt8>
 
     /// An abbreviation: a DIE's tag, whether children follow it, and its attributes' specs.
     struct Abbreviation {
@@ -70,6 +73,9 @@ final class DieScanner {
         else { return nil }
         self.end = base + Int(nextOffset - dieOffset)
         self.sectionStart = section.start
+        self.firstDie = base
+        // The header lies before the unit DIE inside the section (libdw read it there).
+        self.unitStart = base - Int(min(dieOffset - headerOffset, UInt64(base - section.start)))
         self.addressSize = Int(addressSize)
         self.offsetSize = Int(offsetSize)
         self.version = version

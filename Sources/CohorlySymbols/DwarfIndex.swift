@@ -20,7 +20,10 @@ final class DwarfIndex {
     @exclusivity(unchecked) private var functionNames: [FunctionName] = []
     /// Names by the address of their bytes in the mapped file: inlined copies of a function share their
     /// abstract origin's string, so most are found here without building a Swift string.
-    private var nameByText: [UnsafePointer<CChar>: Int32] = [:]
+    @exclusivity(unchecked) private var nameByText = IntegerMap()
+    /// Names of inlined scopes by the offset of the DIE they are read from (see `UnitIndex.Scope.dieOffset`):
+    /// the inlined copies of a function share it, and each after the first reads no DIE at all.
+    @exclusivity(unchecked) private var nameByDie = IntegerMap()
 
     private final class Unit {
         var die: Dwarf_Die
@@ -144,11 +147,7 @@ final class DwarfIndex {
         // Line rows first: libdw's own copy of them lives only while they are read (see `loadLines`), and the
         // index then grows into the memory it gave back.
         if unit.lines == nil { loadLines(unit) }
-        if unit.index == nil {
-            unit.index = UnitIndex(
-                unitDie: unit.die,
-                scanner: scanner(unit.die, version: unit.version))
-        }
+        if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
         guard let index = unit.index else { return nil }
         var file: Int32 = -1
         var line: UInt32 = 0
@@ -173,7 +172,7 @@ final class DwarfIndex {
             let entry = index.scopes[Int(scope)]
             var name = unit.scopeNames[Int(scope)]
             if name == -2 {
-                name = nameNumber(at: entry.dieOffset)
+                name = nameNumber(at: entry.dieOffset, in: unit, isInlined: entry.parent >= 0)
                 unit.scopeNames[Int(scope)] = name
             }
             let names = name >= 0 ? functionNames[Int(name)] : FunctionName(raw: -1, readable: -1)
@@ -197,18 +196,50 @@ final class DwarfIndex {
         return number >= 0 ? units[Int(number)] : nil
     }
 
-    /// The position in `functionNames` of the name of the DIE at `offset` (-1 when it has none).
-    private func nameNumber(at offset: UInt64) -> Int32 {
-        var die = Dwarf_Die()
-        guard dwarf_offdie(dwarf, offset, &die) != nil, let bytes = DwarfAttributes.functionName(&die) else {
-            return -1
+    /// The scanner of the unit whose names were read last (kept for the next: a batch asks in address order,
+    /// so mostly of the same unit; one at a time, as each holds a copy of its unit's abbreviations).
+    @exclusivity(unchecked) private var lastScanner: (unit: Unit, scanner: DieScanner?)?
+
+    /// A scanner for `unit`'s DIEs, the last one made when it is of the same unit.
+    private func namesScanner(of unit: Unit) -> DieScanner? {
+        if let last = lastScanner, last.unit === unit { return last.scanner }
+        let made = scanner(unit.die, version: unit.version)
+        lastScanner = (unit, made)
+        return made
+    }
+
+    /// The name of the function DIE at `offset` of `unit` (see ``DwarfAttributes/functionName(_:)``): read by
+    /// the unit's scanner, or by libdw when the scanner leaves it to libdw.
+    private func functionName(at offset: UInt64, in unit: Unit) -> UnsafePointer<CChar>? {
+        let search = namesScanner(of: unit)?.functionName(at: offset) { dwarf_getstring(self.dwarf, $0, nil) }
+        switch search {
+        case .found(let bytes): return bytes
+        case .absent: return nil
+        case .unreadable, nil:
+            var die = Dwarf_Die()
+            guard dwarf_offdie(dwarf, offset, &die) != nil else { return nil }
+            return DwarfAttributes.functionName(&die)
         }
-        if let known = nameByText[bytes] { return known }
-        let number = Int32(functionNames.count)
-        functionNames.append(
-            FunctionName(
-                raw: text.add(mapped: bytes), readable: text.add(demangling: bytes)))
-        nameByText[bytes] = number
+    }
+
+    /// The position in `functionNames` of the name of the DIE at `offset` of `unit` (-1 when it has none).
+    /// Inlined scopes look their name DIE up first (many share one); a physical function's is its own.
+    private func nameNumber(at offset: UInt64, in unit: Unit, isInlined: Bool) -> Int32 {
+        if isInlined, let known = nameByDie[offset] { return known }
+        var number: Int32 = -1
+        if let bytes = functionName(at: offset, in: unit) {
+            let address = UInt64(UInt(bitPattern: bytes))
+            if let known = nameByText[address] {
+                number = known
+            } else {
+                number = Int32(functionNames.count)
+                functionNames.append(
+                    FunctionName(
+                        raw: text.add(mapped: bytes), readable: text.add(demangling: bytes)))
+                nameByText.set(number, for: address)
+            }
+        }
+        if isInlined { nameByDie.set(number, for: offset) }
         return number
     }
 
@@ -296,6 +327,25 @@ final class DwarfIndex {
                         index.scopes[Int(both.map)].dieOffset
                     ))
                 break
+            }
+        }
+        return result
+    }
+
+    /// For tests: per scope of every unit, the name the scanner reads and libdw's (`dwarf_attr_integrate`),
+    /// and whether the scanner read it itself (rather than leaving it to libdw).
+    func compareNames() -> [(scanner: UnsafePointer<CChar>?, libdw: UnsafePointer<CChar>?, readItself: Bool)] {
+        var result: [(scanner: UnsafePointer<CChar>?, libdw: UnsafePointer<CChar>?, readItself: Bool)] = []
+        for unit in units {
+            let index = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+            for scope in index.scopes {
+                var die = Dwarf_Die()
+                let libdw = dwarf_offdie(dwarf, scope.dieOffset, &die) != nil ? DwarfAttributes.functionName(&die) : nil
+                let search = namesScanner(of: unit)?.functionName(at: scope.dieOffset) {
+                    dwarf_getstring(self.dwarf, $0, nil)
+                }
+                result.append(
+                    (functionName(at: scope.dieOffset, in: unit), libdw, search != nil && search != .unreadable))
             }
         }
         return result

@@ -32,6 +32,9 @@ final class LineTable {
     @exclusivity(unchecked) private var addresses: [UInt64] = []
     @exclusivity(unchecked) private var places: [Place] = []
 
+    /// Where the last lookup ended: lookups in ascending order search on from there.
+    @exclusivity(unchecked) private var cursor = 0
+
     /// How many rows the unit has.
     var count: Int { places.count }
 
@@ -94,10 +97,11 @@ final class LineTable {
             guard address >= base else { return nil }
             let distance = address - base
             let offset = distance > UInt64(UInt32.max) ? UInt32.max : UInt32(truncatingIfNeeded: distance)
-            low = partitionPoint(0..<offsets.count) { offsets[$0] <= offset }
+            low = partitionPoint(0..<offsets.count, from: cursor) { offsets[$0] <= offset }
         } else {
-            low = partitionPoint(0..<addresses.count) { addresses[$0] <= address }
+            low = partitionPoint(0..<addresses.count, from: cursor) { addresses[$0] <= address }
         }
+        cursor = low
         guard low > 0 else { return nil }
         let place = places[low - 1]
         guard place.file != Int32.min else { return nil }

@@ -16,9 +16,13 @@ struct SortedRanges {
         }
     }
 
+    /// Where the last search ended (see ``partitionPoint(_:from:_:)``).
+    private var cursor = 0
+
     /// The scope of a range containing `address` (of those, the one starting last), or -1.
-    func scope(containing address: UInt64) -> Int32 {
-        var index = partitionPoint(0..<ranges.count) { ranges[$0].low <= address } - 1
+    mutating func scope(containing address: UInt64) -> Int32 {
+        cursor = partitionPoint(0..<ranges.count, from: cursor) { ranges[$0].low <= address }
+        var index = cursor - 1
         while index >= 0 && maxHigh[index] > address {
             if ranges[index].high > address { return ranges[index].scope }
             index -= 1
@@ -38,4 +42,25 @@ func partitionPoint(_ range: Range<Int>, _ isBefore: (Int) -> Bool) -> Int {
         if isBefore(mid) { low = mid + 1 } else { high = mid }
     }
     return low
+}
+
+/// ``partitionPoint(_:_:)`` searching outward from `hint`, the answer of a previous search: for ascending
+/// searches (a batch's addresses in order) the answer is usually a few positions further, found by doubling
+/// steps from the hint over cache lines just read, instead of a search over the whole range. Past 64 positions,
+/// or when the answer lies before the hint, a plain search over the rest.
+@inline(__always)
+func partitionPoint(_ range: Range<Int>, from hint: Int, _ isBefore: (Int) -> Bool) -> Int {
+    guard hint > range.lowerBound, hint <= range.upperBound else { return partitionPoint(range, isBefore) }
+    if !isBefore(hint - 1) { return partitionPoint(range.lowerBound..<hint - 1, isBefore) }
+    // Every position before `low` is before the answer; the answer is at most `high`.
+    var low = hint
+    var high = hint
+    var step = 1
+    while high < range.upperBound && isBefore(high) {
+        low = high + 1
+        guard step < 64 else { return partitionPoint(low..<range.upperBound, isBefore) }
+        high = min(high + step, range.upperBound)
+        step *= 2
+    }
+    return partitionPoint(low..<high, isBefore)
 }

@@ -19,6 +19,27 @@ import Testing
         #expect(units.allSatisfy { $0.same })
     }
 
+    /// A scope's name as the scanner reads it from its name DIE (its abstract origin when it names nothing
+    /// itself) is the one libdw's `dwarf_attr_integrate` gives. The scanner reads swiftc's names (DWARF 4:
+    /// `.debug_str` offsets, references inside the unit) itself; clang's and gcc's DWARF 5 (`DW_FORM_strx`) it
+    /// leaves to libdw.
+    @Test(arguments: [
+        "inline_c", "inline_gcc", "templates", "shop_debug", "shop_release", "inline_zlib",
+        "inline_zlib_gnu",
+    ])
+    func scannerNamesEqualLibdwNames(_ name: String) throws {
+        let fixtures = try Fixtures.get()
+        let symbolicator = try ModuleSymbolicator(debugFile: fixtures.path(name))
+        let names = try #require(symbolicator.dwarfIndex).compareNames()
+        #expect(!names.isEmpty)
+        let differing = names.filter { $0.scanner != $0.libdw }
+        #expect(differing.isEmpty, "\(differing.count) of \(names.count) names differ in \(name)")
+        if name.hasPrefix("shop") {
+            #expect(names.filter(\.readItself).count * 10 >= names.count * 9, "libdw read the names of \(name)")
+        }
+        #expect(names.contains { $0.scanner != nil })
+    }
+
     /// The first address asked in a function is answered by walking down its inline tree, later ones by its
     /// flat map: both give the same innermost scope for every function entry and random inner address.
     @Test(arguments: ["inline_c", "inline_gcc", "templates", "shop_release"])
