@@ -50,19 +50,17 @@ enum BreadcrumbRecorder {
     }
 
     /// Adds one breadcrumb; `data` must be a JSON object of at most ``Breadcrumb/maxDataBytes``.
-    static func add(category: String, message: String, data: String) {
+    static func add(category: String, message: String, data: [UInt8]) {
         var category = String(category.prefix(utf8Bytes: Breadcrumb.maxCategoryBytes))
         var message = String(message.prefix(utf8Bytes: Breadcrumb.maxMessageBytes))
-        var data = data
         category.withUTF8 { c in
             message.withUTF8 { m in
-                data.withUTF8 { d in
-                    d.withMemoryRebound(to: CChar.self) { d in
-                        m.withMemoryRebound(to: CChar.self) { m in
-                            c.withMemoryRebound(to: CChar.self) { c in
-                                _ = cly_breadcrumbs_add(
-                                    c.baseAddress, c.count, m.baseAddress, m.count, d.baseAddress, d.count)
-                            }
+                data.withUnsafeBytes { d in
+                    let d = d.bindMemory(to: CChar.self)
+                    m.withMemoryRebound(to: CChar.self) { m in
+                        c.withMemoryRebound(to: CChar.self) { c in
+                            _ = cly_breadcrumbs_add(
+                                c.baseAddress, c.count, m.baseAddress, m.count, d.baseAddress, d.count)
                         }
                     }
                 }
@@ -85,46 +83,108 @@ enum BreadcrumbRecorder {
     }
 
     /// `data` as JSON when it fits in ``Breadcrumb/maxDataBytes``, else summarized (``summary(_:maxKeys:)``).
-    static func dataJSON(_ data: Properties) -> String {
-        if data.isEmpty { return "{}" }
+    static func dataJSON(_ data: Properties) -> [UInt8] {
+        if data.isEmpty { return Array("{}".utf8) }
         let whole = CohorlyValue.object(data).jsonString
-        return whole.utf8.count <= Breadcrumb.maxDataBytes ? whole : summary(data, maxKeys: dataKeys)
+        return whole.utf8.count <= Breadcrumb.maxDataBytes ? Array(whole.utf8) : summary(data, maxKeys: dataKeys)
     }
 
-    /// A JSON object of at most ``Breadcrumb/maxDataBytes``: the first `maxKeys` keys by name (all of them when
-    /// there are no more), texts cut at ``summaryTextBytes``, arrays and objects replaced by `"[N items]"` and
-    /// `"{N keys}"`; keys that do not fit are left out and counted in `"$more_keys"`. Bounded work per call.
-    static func summary(_ properties: Properties, maxKeys: Int) -> String {
-        if properties.isEmpty { return "{}" }
-        let keys =
-            properties.count <= maxKeys ? Array(properties.keys) : Array(properties.keys.sorted().prefix(maxKeys))
+    /// A JSON object of at most ``Breadcrumb/maxDataBytes``: the first `maxKeys` keys by name, texts cut at
+    /// ``summaryTextBytes``, arrays and objects replaced by `"[N items]"` and `"{N keys}"`; keys that do not fit
+    /// are left out and counted in `"$more_keys"`. Bounded work per call, and cheap: it runs on every `track`
+    /// caller's thread, so it writes bytes (no intermediate strings) and looks no key up twice.
+    static func summary(_ properties: Properties, maxKeys: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Breadcrumb.maxDataBytes)
+        out.append(UInt8(ascii: "{"))
         let budget = Breadcrumb.maxDataBytes - 24  // room for `,"$more_keys":N}`
-        var out = "{"
         var written = 0
-        for key in keys {
-            guard let value = properties[key] else { continue }
-            var member = written == 0 ? "" : ","
-            CohorlyValue.writeString(String(key.prefix(utf8Bytes: summaryTextBytes)), into: &member)
-            member += ":"
+        for (key, value) in firstByName(properties, maxKeys) {
+            let start = out.count
+            if written > 0 { out.append(UInt8(ascii: ",")) }
+            SummaryWriter.appendString(key, limit: summaryTextBytes, to: &out)
+            out.append(UInt8(ascii: ":"))
             switch value {
-            case .string(let text):
-                CohorlyValue.writeString(String(text.prefix(utf8Bytes: summaryTextBytes)), into: &member)
-            case .array(let items): CohorlyValue.writeString("[\(items.count) items]", into: &member)
-            case .object(let members): CohorlyValue.writeString("{\(members.count) keys}", into: &member)
-            default: value.write(into: &member)
+            case .string(let text): SummaryWriter.appendString(text, limit: summaryTextBytes, to: &out)
+            case .array(let items): SummaryWriter.appendString("[\(items.count) items]", limit: .max, to: &out)
+            case .object(let members): SummaryWriter.appendString("{\(members.count) keys}", limit: .max, to: &out)
+            case .int(let number): out.append(contentsOf: String(number).utf8)
+            case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+            case .null: out.append(contentsOf: "null".utf8)
+            case .double: out.append(contentsOf: value.jsonString.utf8)
             }
-            guard out.utf8.count + member.utf8.count <= budget else { break }
-            out += member
+            guard out.count <= budget else {
+                out.removeSubrange(start...)
+                break
+            }
             written += 1
         }
         if written < properties.count {
-            out += (written == 0 ? "" : ",") + "\"$more_keys\":\(properties.count - written)"
+            if written > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: "\"$more_keys\":\(properties.count - written)".utf8)
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
-    private static func object(_ members: [String: String]) -> String {
+    /// The first `count` members of `properties` by key, in key order (one pass keeping the smallest; no sort of
+    /// them all).
+    private static func firstByName(_ properties: Properties, _ count: Int) -> [(key: String, value: CohorlyValue)] {
+        var kept: [(key: String, value: CohorlyValue)] = []
+        kept.reserveCapacity(min(count, properties.count) + 1)
+        guard count > 0 else { return kept }
+        for member in properties {
+            if kept.count == count, let last = kept.last, member.key >= last.key { continue }
+            let position = kept.firstIndex { member.key < $0.key } ?? kept.count
+            kept.insert(member, at: position)
+            if kept.count > count { kept.removeLast() }
+        }
+        return kept
+    }
+
+    private static func object(_ members: [String: String]) -> [UInt8] {
         summary(members.mapValues(CohorlyValue.string), maxKeys: members.count)
+    }
+}
+
+/// JSON text for breadcrumb summaries, written as bytes.
+private enum SummaryWriter {
+    /// Appends `text` as a JSON string, cut to at most `limit` UTF-8 bytes at a character boundary.
+    static func appendString(_ text: String, limit: Int, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var utf8 = text
+        utf8.withUTF8 { bytes in
+            let kept = bytes.count <= limit ? bytes.count : characterBoundary(in: bytes, atMost: limit, of: text)
+            for byte in bytes[..<kept] {
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0a: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0d: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0..<0x20:
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0xf)])
+                default: out.append(byte)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// How many of `bytes` (the UTF-8 of `text`) to keep so that at most `limit` are kept and the cut falls
+    /// between characters. ASCII text is cut between bytes (unless that splits a CR LF pair); other text is
+    /// walked character by character.
+    private static func characterBoundary(in bytes: UnsafeBufferPointer<UInt8>, atMost limit: Int, of text: String)
+        -> Int
+    {
+        if !bytes[...limit].contains(where: { $0 >= 0x80 }) {
+            return bytes[limit - 1] == 0x0d && bytes[limit] == 0x0a ? limit - 1 : limit
+        }
+        return text.prefix(utf8Bytes: limit).utf8.count
     }
 }
 
