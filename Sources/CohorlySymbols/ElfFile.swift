@@ -128,6 +128,21 @@ final class ElfFile {
         return result
     }
 
+    /// Reads `buffer.count` bytes at `offset` of the file into `buffer` with `pread` (not through the mapping:
+    /// for parts read once, which would otherwise stay resident). False when the file holds fewer bytes there.
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            guard let position = off_t(exactly: offset &+ UInt64(done)), offset <= UInt64.max - UInt64(done)
+            else { return false }
+            let count = pread(file.descriptor, buffer.baseAddress.map { $0 + done }, buffer.count - done, position)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
     /// The load bias origin: the page-aligned `p_vaddr` of the first `PT_LOAD` segment (0 for PIE and DSOs).
     func firstLoadAddress() -> UInt64 {
         for phdr in programHeaders() where phdr.p_type == UInt32(PT_LOAD) {

@@ -18,15 +18,18 @@ public final class ModuleSymbolicator {
     /// Read on first need (most addresses are answered by DWARF alone).
     private lazy var symbols: SymbolTable = {
         let table = SymbolTable(file: file)
-        if table.symbols.isEmpty, let codeFile, codeFile != file.path,
+        if table.count == 0, let codeFile, codeFile != file.path,
             let code = try? ElfFile(path: codeFile)
         {
             return SymbolTable(file: code)
         }
         return table
     }()
-    /// Per symbol of `symbols`: the numbers in `text` of its raw and readable name (-2: not made yet).
-    private var symbolNames: [(raw: Int32, readable: Int32, file: Int32)] = []
+    /// Per symbol of `symbols`: the number in `text` of its raw name, its readable name's being the next (-1:
+    /// not made yet). 4 bytes a symbol: a binary may have 100,000 of them.
+    private var symbolNames: [Int32] = []
+    /// The numbers in `text` of the symbols' source files, by where their names are in the mapped file.
+    private var symbolFiles: [UnsafePointer<CChar>: Int32] = [:]
     /// The names and paths of every frame produced so far.
     package let text = TextTable()
     /// The frames of the address being looked up (kept to reuse its storage).
@@ -102,7 +105,7 @@ public final class ModuleSymbolicator {
             frames.append(
                 FrameRecord(
                     function: names.readable, rawFunction: names.raw, file: names.file, line: 0, column: 0,
-                    isInlined: false, symbolOffset: lookup - symbols.symbols[symbol].address))
+                    isInlined: false, symbolOffset: lookup - symbols.addresses[symbol]))
         }
         return lookup
     }
@@ -157,14 +160,23 @@ public final class ModuleSymbolicator {
 
     /// The numbers in ``text`` of a symbol's raw and readable name and its file, made on first use.
     private func symbolName(_ index: Int) -> (raw: Int32, readable: Int32, file: Int32) {
-        if symbolNames.isEmpty { symbolNames = Array(repeating: (-2, -2, -2), count: symbols.symbols.count) }
-        if symbolNames[index].raw != -2 { return symbolNames[index] }
-        let symbol = symbols.symbols[index]
-        let names = (
-            raw: text.add(mapped: symbol.name), readable: text.add(demangling: symbol.name),
-            file: symbol.file.map { text.number(of: String(cString: $0)) } ?? -1
-        )
-        symbolNames[index] = names
-        return names
+        if symbolNames.isEmpty { symbolNames = Array(repeating: -1, count: symbols.count) }
+        var raw = symbolNames[index]
+        if raw < 0 {
+            guard let name = symbols.name(at: index) else { return (-1, -1, -1) }
+            raw = text.add(mapped: name)
+            _ = text.add(demangling: name)  // raw + 1: the table numbers its texts in order
+            symbolNames[index] = raw
+        }
+        var file: Int32 = -1
+        if let path = symbols.file(at: index) {
+            if let known = symbolFiles[path] {
+                file = known
+            } else {
+                file = text.number(of: String(cString: path))
+                symbolFiles[path] = file
+            }
+        }
+        return (raw, raw + 1, file)
     }
 }
