@@ -85,6 +85,11 @@ public final class ModuleSymbolicator {
     /// looked up.
     package func records(for address: UInt64, isReturnAddress: Bool, into frames: inout [FrameRecord]) -> UInt64 {
         let lookup = isReturnAddress && address > 0 ? address - 1 : address
+        let first = frames.count
+        defer {
+            // Names dropped since they were resolved (see `TextTable.readableNamesLimit`) are made again.
+            for index in first..<frames.count { text.revive(frames[index].function) }
+        }
         if let dwarf, let depth = dwarf.lookup(lookup, into: &frames) {
             let last = frames.count - 1
             if depth == 0 {
@@ -115,6 +120,7 @@ public final class ModuleSymbolicator {
     /// `addresses[i]` are `batch.records[batch.frames(of: i)]`.
     package func records(for addresses: [UInt64], isReturnAddress: Bool = false) -> FrameBatch {
         let order = Self.ascendingOrder(addresses)
+        text.dropReadableNamesOverLimit()  // the frames of the batch before are written
         text.defersDemangling = true
         defer { text.defersDemangling = false }
         var batch = FrameBatch(

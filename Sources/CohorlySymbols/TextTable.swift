@@ -10,26 +10,50 @@ import Dispatch
 /// a large table does not hold a half-empty doubled buffer, nor two copies while it grows. Names as stored in
 /// the symbolicator's mapped files (``add(mapped:)``) are not copied at all.
 ///
+/// Readable names made by demangling can be dropped between batches past a size (``readableNamesLimit``) and
+/// are made again when asked for: a long run keeps what one batch needs, not every name it printed.
+///
 /// Readable names can be demangled at once or, in a batch (``defersDemangling``), handed in stretches to a
 /// background thread while the caller goes on looking addresses up: demangling is the costliest step per
 /// distinct function, and the only one that does not touch the index.
 ///
+/// Texts are numbered in the order they are added, from 0.
+///
 /// Not thread-safe, like the symbolicator that owns it; the hot storage opts out of dynamic exclusivity checks
 /// (`@exclusivity(unchecked)`): no access to it ever overlaps another (no method hands out `inout` to it).
 package final class TextTable {
-    /// Where a text's UTF-8 bytes are (in one of `blocks`).
+    /// Where a text's UTF-8 bytes are (in one of the blocks, or in a mapped file).
     struct Span {
         var start: UnsafePointer<UInt8>?
+        /// The byte count, or ``dropped`` or ``unmeasured``.
         var count: Int
+
+        /// The count of a readable name whose bytes were dropped (``dropReadableNamesOverLimit()``): `start` is
+        /// then the mangled name it is made from again.
+        static let dropped = -1
+        /// The count of a NUL-terminated name in a mapped file, measured when read (most raw names never are:
+        /// text output prints readable names).
+        static let unmeasured = -2
+
+        /// The bytes, measuring a mapped name (nil start: empty; never asked of a dropped name).
+        var bytes: UnsafeBufferPointer<UInt8> {
+            guard let start, count != Span.dropped else { return UnsafeBufferPointer(start: nil, count: 0) }
+            if count == Span.unmeasured {
+                return UnsafeBufferPointer(
+                    start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)))
+            }
+            return UnsafeBufferPointer(start: start, count: count)
+        }
     }
 
     /// Every text's bytes: text `n` is `spans[n]`.
-    @exclusivity(unchecked) private var spans: [Span] = []
-    /// The blocks the bytes are copied into (each `blockSize`, or one text's size when larger), and how much
-    /// of the last is used.
-    private var blocks: [UnsafeMutableBufferPointer<UInt8>] = []
-    private var lastBlockUsed = 0
-    private static let blockSize = 1 << 16
+    @exclusivity(unchecked) private var spans = SpanList()
+    /// The bytes of paths and names that are kept for the table's life.
+    @exclusivity(unchecked) private var kept = Blocks()
+    /// The bytes of readable names made by demangling, which can be dropped between batches and made again.
+    @exclusivity(unchecked) private var readable = Blocks()
+    /// The entries whose bytes are in `readable`, with the mangled name each was made from.
+    private var readableEntries: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
     /// Strings made so far, by number (grown on the first request: batch tools never make one).
     private var strings: [String?] = []
     private var numbers: [String: Int32] = [:]
@@ -47,43 +71,64 @@ package final class TextTable {
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
 
+    /// How many bytes of readable names ``dropReadableNamesOverLimit()`` lets the table keep. Past it, a long
+    /// run (a batch tool over a binary with 100,000 functions) drops them, and makes again only those asked
+    /// for again, rather than holding every name it ever printed (a 50,000-address run over a 3,000-function
+    /// Swift binary keeps 0.4 MB; the statically linked runtime's names average 140 bytes).
+    var readableNamesLimit = 2 << 20
+
     init() {}
 
     deinit {
         group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
-        for block in blocks { block.deallocate() }
+        kept.removeAll()
+        readable.removeAll()
     }
 
-    /// Copies `bytes` into the blocks and returns where they are.
-    private func store(_ bytes: UnsafeBufferPointer<UInt8>) -> Span {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return Span(start: nil, count: 0) }
-        if blocks.isEmpty || blocks[blocks.count - 1].count - lastBlockUsed < bytes.count {
-            blocks.append(.allocate(capacity: max(TextTable.blockSize, bytes.count)))
-            lastBlockUsed = 0
+    /// Bytes copied into fixed blocks (each `blockSize`, or one text's size when larger) that are never grown
+    /// or moved: a large table does not hold a half-empty doubled buffer, nor two copies while it grows.
+    private struct Blocks {
+        private var blocks: [UnsafeMutableBufferPointer<UInt8>] = []
+        private var lastBlockUsed = 0
+        /// The bytes of the texts stored (the blocks hold at most one block more).
+        private(set) var size = 0
+        private static let blockSize = 1 << 16
+
+        /// Copies `bytes` into the blocks and returns where they are.
+        mutating func store(_ bytes: UnsafeBufferPointer<UInt8>) -> Span {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return Span(start: nil, count: 0) }
+            if blocks.isEmpty || blocks[blocks.count - 1].count - lastBlockUsed < bytes.count {
+                let block = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(Blocks.blockSize, bytes.count))
+                blocks.append(block)
+                lastBlockUsed = 0
+            }
+            guard let base = blocks[blocks.count - 1].baseAddress else { return Span(start: nil, count: 0) }
+            let target = base + lastBlockUsed
+            target.update(from: source, count: bytes.count)
+            lastBlockUsed += bytes.count
+            size += bytes.count
+            return Span(start: UnsafePointer(target), count: bytes.count)
         }
-        guard let base = blocks[blocks.count - 1].baseAddress else { return Span(start: nil, count: 0) }
-        let target = base + lastBlockUsed
-        target.update(from: source, count: bytes.count)
-        lastBlockUsed += bytes.count
-        return Span(start: UnsafePointer(target), count: bytes.count)
+
+        /// Frees every block (what pointed into them must not be read again).
+        mutating func removeAll() {
+            for block in blocks { block.deallocate() }
+            blocks.removeAll()
+            lastBlockUsed = 0
+            size = 0
+        }
     }
+
+    /// The bytes of the readable names kept now.
+    var readableNamesSize: Int { readable.size }
 
     /// The number of `text`, adding it when it is new (for texts met again and again, such as paths).
     func number(of text: String) -> Int32 {
         if let known = numbers[text] { return known }
         var copy = text
-        let number = copy.withUTF8 { add($0) }
+        let number = copy.withUTF8 { add(kept.store($0)) }
         numbers[text] = number
         return number
-    }
-
-    /// Adds a NUL-terminated text under a new number, without looking for it first (for texts the caller
-    /// already keeps unique, such as names cached per symbol: hashing long mangled names costs more than
-    /// storing a rare duplicate twice).
-    func add(cString text: UnsafePointer<CChar>) -> Int32 {
-        text.withMemoryRebound(to: UInt8.self, capacity: 1) {
-            add(UnsafeBufferPointer(start: $0, count: strlen(text)))
-        }
     }
 
     /// Adds a NUL-terminated text of one of the symbolicator's mapped files (a name in `.strtab` or
@@ -91,7 +136,7 @@ package final class TextTable {
     /// number, without copying it.
     func add(mapped text: UnsafePointer<CChar>) -> Int32 {
         let number = Int32(spans.count)
-        spans.append(Span(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text)))
+        spans.append(Span(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: Span.unmeasured))
         return number
     }
 
@@ -100,9 +145,22 @@ package final class TextTable {
     /// files, as for ``add(mapped:)``: a deferred name that is not a Swift name is kept where it is. Deferred
     /// names are demangled on a background thread, a stretch at a time, while the caller goes on.
     func add(demangling mangled: UnsafePointer<CChar>) -> Int32 {
-        guard defersDemangling else { return Demangler.withReadable(mangled) { add(cString: $0) } }
         let number = Int32(spans.count)
         spans.append(Span(start: nil, count: 0))
+        demangle(number, mangled)
+        return number
+    }
+
+    /// Makes the readable name of entry `number` from `mangled`: now, or while ``defersDemangling`` by the
+    /// next ``demanglePending()`` (handing stretches of names to the background thread meanwhile).
+    private func demangle(_ number: Int32, _ mangled: UnsafePointer<CChar>) {
+        guard defersDemangling else {
+            let made = Demangler.readableCopy(mangled)
+            defer { free(made) }
+            fill(number, mangled, made)
+            return
+        }
+        spans[Int(number)] = Span(start: nil, count: 0)
         pending.append((number, mangled))
         if pending.count >= TextTable.chunkSize && TextTable.hasSeveralCores {
             let chunk = DemanglingChunk(pending)
@@ -110,7 +168,42 @@ package final class TextTable {
             submitted.append(chunk)
             worker.async(group: group) { chunk.demangle() }
         }
-        return number
+    }
+
+    /// Points entry `number` at its readable name: `made` copied into `readable`, or when nil (not a Swift or
+    /// C++ name) `mangled` itself, readable as it is where it is (in a mapped file).
+    private func fill(_ number: Int32, _ mangled: UnsafePointer<CChar>, _ made: UnsafePointer<CChar>?) {
+        guard let made else {
+            let bytes = UnsafeRawPointer(mangled).assumingMemoryBound(to: UInt8.self)
+            spans[Int(number)] = Span(start: bytes, count: Span.unmeasured)
+            return
+        }
+        spans[Int(number)] = made.withMemoryRebound(to: UInt8.self, capacity: 1) {
+            readable.store(UnsafeBufferPointer(start: $0, count: strlen(made)))
+        }
+        readableEntries.append((number, mangled))
+    }
+
+    /// Drops every readable name made by demangling when they take more than ``readableNamesLimit`` bytes. The
+    /// entries keep their numbers; ``revive(_:)`` makes a name again when a frame refers to it. Call only
+    /// between batches: no span read before may be read after.
+    func dropReadableNamesOverLimit() {
+        guard readable.size > readableNamesLimit, pending.isEmpty, submitted.isEmpty else { return }
+        for entry in readableEntries {
+            let bytes = UnsafeRawPointer(entry.mangled).assumingMemoryBound(to: UInt8.self)
+            spans[Int(entry.number)] = Span(start: bytes, count: Span.dropped)
+        }
+        readableEntries.removeAll(keepingCapacity: true)
+        readable.removeAll()
+    }
+
+    /// Makes the readable name of entry `number` again when it was dropped (as ``add(demangling:)`` does: now,
+    /// or deferred while ``defersDemangling``).
+    func revive(_ number: Int32) {
+        guard number >= 0 else { return }
+        let span = spans[Int(number)]
+        guard span.count == Span.dropped, let start = span.start else { return }
+        demangle(number, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))
     }
 
     /// Fills the entries of every name deferred so far: demangles the last stretch on this thread, waits for
@@ -122,23 +215,15 @@ package final class TextTable {
         group.wait()
         for chunk in submitted + [last] {
             for (index, item) in chunk.items.enumerated() {
-                guard let text = chunk.results[index] else {
-                    // Not a Swift name: readable as it is, where it is (in a mapped file).
-                    let mangled = UnsafeRawPointer(item.mangled).assumingMemoryBound(to: UInt8.self)
-                    spans[Int(item.number)] = Span(start: mangled, count: strlen(item.mangled))
-                    continue
-                }
-                spans[Int(item.number)] = text.withMemoryRebound(to: UInt8.self, capacity: 1) {
-                    store(UnsafeBufferPointer(start: $0, count: strlen(text)))
-                }
+                fill(item.number, item.mangled, chunk.results[index].map { UnsafePointer($0) })
             }
         }
         submitted.removeAll()
     }
 
-    private func add(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+    private func add(_ span: Span) -> Int32 {
         let number = Int32(spans.count)
-        spans.append(store(bytes))
+        spans.append(span)
         return number
     }
 
@@ -149,26 +234,54 @@ package final class TextTable {
             strings.append(contentsOf: repeatElement(nil, count: spans.count - strings.count))
         }
         if let made = strings[Int(number)] { return made }
-        let span = spans[Int(number)]
-        let made = String(decoding: UnsafeBufferPointer(start: span.start, count: span.count), as: UTF8.self)
+        if spans[Int(number)].count == Span.dropped {
+            let wasDeferring = defersDemangling
+            defersDemangling = false
+            revive(number)
+            defersDemangling = wasDeferring
+        }
+        let made = String(decoding: spans[Int(number)].bytes, as: UTF8.self)
         strings[Int(number)] = made
         return made
     }
 
     /// Calls `body` with a read-only view of every text so far (the table must not grow meanwhile).
     package func withView<Result>(_ body: (View) throws -> Result) rethrows -> Result {
-        try spans.withUnsafeBufferPointer { spans in try body(View(spans: spans)) }
+        try spans.starts.withUnsafeBufferPointer { starts in
+            try spans.counts.withUnsafeBufferPointer { counts in try body(View(starts: starts, counts: counts)) }
+        }
     }
 
     /// The texts' bytes as they are while ``withView(_:)`` runs: reading them retains and copies nothing.
     package struct View {
-        let spans: UnsafeBufferPointer<Span>
+        let starts: UnsafeBufferPointer<UnsafePointer<UInt8>?>
+        let counts: UnsafeBufferPointer<Int32>
 
         /// The UTF-8 bytes of the text numbered `number` (empty for -1).
         package subscript(number: Int32) -> UnsafeBufferPointer<UInt8> {
             guard number >= 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
-            let span = spans[Int(number)]
-            return UnsafeBufferPointer(start: span.start, count: span.count)
+            return Span(start: starts[Int(number)], count: Int(counts[Int(number)])).bytes
+        }
+    }
+
+    /// The spans as two arrays (12 bytes a text, not a struct's 16: a table may hold 200,000 of them).
+    private struct SpanList {
+        var starts: [UnsafePointer<UInt8>?] = []
+        var counts: [Int32] = []
+
+        var count: Int { starts.count }
+
+        subscript(number: Int) -> Span {
+            get { Span(start: starts[number], count: Int(counts[number])) }
+            set {
+                starts[number] = newValue.start
+                counts[number] = Int32(clamping: newValue.count)
+            }
+        }
+
+        mutating func append(_ span: Span) {
+            starts.append(span.start)
+            counts.append(Int32(clamping: span.count))
         }
     }
 }
