@@ -74,8 +74,8 @@ package final class TextTable {
     /// How many bytes of readable names ``dropReadableNamesOverLimit()`` lets the table keep. Past it, a long
     /// run (a batch tool over a binary with 100,000 functions) drops them, and makes again only those asked
     /// for again, rather than holding every name it ever printed (a 50,000-address run over a 3,000-function
-    /// Swift binary keeps 0.4 MB; the statically linked runtime's names average 140 bytes).
-    var readableNamesLimit = 2 << 20
+    /// Swift binary keeps 0.4 MB; the statically linked runtime's names average 140 bytes: 1 MiB holds 7,500).
+    var readableNamesLimit = 1 << 20
 
     init() {}
 
