@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -66,7 +67,7 @@ package final class TextTable {
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
     private static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
-    private static let chunkSize = 256
+    private static let chunkSize = 64
 
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
@@ -166,7 +167,7 @@ package final class TextTable {
             let chunk = DemanglingChunk(pending)
             pending.removeAll(keepingCapacity: true)
             submitted.append(chunk)
-            worker.async(group: group) { chunk.demangle() }
+            worker.async(group: group) { chunk.demangleUnlessTaken() }
         }
     }
 
@@ -211,7 +212,10 @@ package final class TextTable {
     func demanglePending() {
         let last = DemanglingChunk(pending)
         pending.removeAll()
-        last.demangle()
+        last.demangleUnlessTaken()
+        // The stretches the background thread has not started yet are demangled here, from the last (it takes
+        // them from the first): the lookups are done, and this thread would otherwise only wait.
+        for chunk in submitted.reversed() { chunk.demangleUnlessTaken() }
         group.wait()
         for chunk in submitted + [last] {
             for (index, item) in chunk.items.enumerated() {
@@ -287,8 +291,9 @@ package final class TextTable {
 }
 
 /// A stretch of names to demangle and the readable names made of them (memory from `malloc`, freed with the
-/// chunk). Handed to one thread at a time: the background thread owns it from `async` until the table waits
-/// for the group, so it is never touched by two threads at once (hence `@unchecked Sendable`).
+/// chunk). Demangled by whichever thread takes it first (``demangleUnlessTaken()``): the background thread it
+/// is handed to, or the caller's once its lookups are done; the results are read only after the table has
+/// waited for the group, so they are never touched by two threads at once (hence `@unchecked Sendable`).
 private final class DemanglingChunk: @unchecked Sendable {
     let items: [(number: Int32, mangled: UnsafePointer<CChar>)]
     let results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>
@@ -299,7 +304,12 @@ private final class DemanglingChunk: @unchecked Sendable {
         results.initialize(repeating: nil)
     }
 
-    func demangle() {
+    /// Whether a thread has taken the chunk to demangle.
+    private let taken = Atomic<Bool>(false)
+
+    /// Demangles the names unless another thread has taken the chunk.
+    func demangleUnlessTaken() {
+        guard !taken.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for (index, item) in items.enumerated() { results[index] = Demangler.readableCopy(item.mangled) }
     }
 
