@@ -4,21 +4,14 @@ import Foundation
 /// Launches that end without a crash, for the abnormal-exit tests (`CrashDemo scenario NAME`): the next launch
 /// (`CrashDemo run`) reports the ones that ended abnormally.
 enum ExitScenario {
-    static let names = ["sigkill", "hold-then-kill", "exec-sleep", "exec-prepared", "allocate", "idle-cpu"]
+    static let names = ["sigkill", "exec-sleep", "exec-prepared", "allocate", "idle-cpu"]
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         say("insert id \(CrashRecorder.pendingInsertId)")
         switch name {
         case "sigkill":
-            sleepBeforeCrashing(options)
+            sleepBeforeCrashing(options)  // with --until: runs until the file exists
             kill(getpid(), SIGKILL)  // what the OOM killer or `kill -9` does: no handler runs
-        case "hold-then-kill":
-            // Runs until the file --until names exists (at most 60 s), then is killed.
-            let deadline = Date(timeIntervalSinceNow: 60)
-            while !FileManager.default.fileExists(atPath: options.until ?? "") && Date() < deadline {
-                usleep(10_000)
-            }
-            kill(getpid(), SIGKILL)
         case "exec-sleep":
             // Becomes another program (same pid): not an abnormal exit of this launch.
             execProgram(["/bin/sleep", "60"])

@@ -38,7 +38,7 @@ let helpText = """
       --version V             the app version in the release `CrashDemo@V` (default 1.0.0)
       --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
       --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
-      --until FILE            scenario hold-then-kill: run until FILE exists
+      --until FILE            crash, scenario sigkill: wait until FILE exists (at most 60 s) before crashing
       --no-abnormal-exits     do not mark the launch (no abnormal-exit reports; benchmarks)
       --crashed-only          symbolicate-report: only the crashed thread
       --hang-threshold-ms N   turn the hang watchdog on with this threshold

@@ -302,9 +302,14 @@ func residentBytes() -> Int {
     return kib * 1024
 }
 
-/// Sleeps for `--crash-after-ms` before a scenario crashes (nothing for 0 or less, at most 1,000 s: a number
-/// from the command line never traps the conversion).
+/// Waits before a scenario crashes or is killed: `--crash-after-ms` (nothing for 0 or less, at most 1,000 s: a
+/// number from the command line never traps the conversion), then until the file `--until` names exists (at most
+/// 60 s; a test creates it once the launch got as far as the test needs, however busy the machine).
 func sleepBeforeCrashing(_ options: DemoOptions) {
-    guard options.crashAfterMilliseconds > 0 else { return }
-    usleep(UInt32(clamping: min(options.crashAfterMilliseconds, 1_000_000) * 1000))
+    if options.crashAfterMilliseconds > 0 {
+        usleep(UInt32(clamping: min(options.crashAfterMilliseconds, 1_000_000) * 1000))
+    }
+    guard let until = options.until else { return }
+    let deadline = Date(timeIntervalSinceNow: 60)
+    while !FileManager.default.fileExists(atPath: until) && Date() < deadline { usleep(10_000) }
 }

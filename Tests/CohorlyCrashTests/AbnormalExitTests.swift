@@ -125,12 +125,16 @@ struct AbnormalExitTests {
     @Test func aKillLoopAtStartupStillReports() async throws {
         let setup = try Setup()
         defer { setup.finish() }
-        // Every answer takes 300 ms; every launch is killed 100 ms after install, before its own flush could
-        // deliver: the detached sender delivers the previous launch's abnormal exit.
+        // Every answer takes 300 ms; every launch is killed once it started its detached sender (the first, with no
+        // launch before it to report, at once), before its own flush could deliver: the detached sender delivers
+        // the previous launch's abnormal exit.
         setup.collector.injectFault(Fault(delay: 0.3), count: 10_000)
-        for _ in 0..<4 {
-            let run = try await setup.launch(["scenario", "sigkill", "--crash-after-ms", "100"])
-            #expect(run.signal == SIGKILL)
+        for index in 0..<4 {
+            let go = setup.root.appendingPathComponent("go-\(index)")
+            if index == 0 { #expect(FileManager.default.createFile(atPath: go.path, contents: nil)) }
+            async let run = setup.launch(["scenario", "sigkill", "--until", go.path])
+            if index > 0 { try await releaseOnceItsSenderStarted(go) }
+            #expect(try await run.signal == SIGKILL)
         }
         // The detached senders outlive the launches; wait for their work (a safety net, not a timing claim).
         let deadline = Date(timeIntervalSinceNow: 60)
@@ -202,7 +206,7 @@ struct AbnormalExitTests {
         let setup = try Setup()
         defer { setup.finish() }
         let go = setup.root.appendingPathComponent("go")
-        let held = try setup.start(["scenario", "hold-then-kill", "--until", go.path])
+        let held = try setup.start(["scenario", "sigkill", "--until", go.path])
         try await waitUntil("the held launch made its marker") { setup.markers.count == 1 }
         // A launch in parallel: the held one is running, not dead.
         _ = try await setup.launch(["run"])

@@ -132,11 +132,15 @@ struct DeliveryTests {
     @Test func aCrashLoopAtStartupStillReports() async throws {
         let setup = try Setup()
         defer { setup.finish() }
-        // Every answer takes 300 ms; every launch crashes 50 ms after install.
+        // Every answer takes 300 ms; every launch crashes once it started its detached sender (the first, with no
+        // report to hand over, at once).
         setup.collector.injectFault(Fault(delay: 0.3), count: 10_000)
-        for _ in 0..<5 {
-            let run = try await setup.launch(["crash", "null-write", "--crash-after-ms", "50"])
-            #expect(run.signal == SIGSEGV)
+        for index in 0..<5 {
+            let go = setup.root.appendingPathComponent("go-\(index)")
+            if index == 0 { #expect(FileManager.default.createFile(atPath: go.path, contents: nil)) }
+            async let run = setup.launch(["crash", "null-write", "--until", go.path])
+            if index > 0 { try await releaseOnceItsSenderStarted(go) }
+            #expect(try await run.signal == SIGSEGV)
         }
         // The detached senders outlive the launches; wait for their work (a safety net, not a timing claim).
         let deadline = Date(timeIntervalSinceNow: 60)
@@ -163,16 +167,19 @@ struct DeliveryTests {
             "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
             "COHORLY_DESTINATION": "posthog",
         ]
-        // Every launch crashes 50 ms after install, as in the crash loop above: the detached senders take the
-        // reports over and queue them for PostHog, the queue's destination.
-        for _ in 0..<3 {
-            let run = try await runCrashDemo(
+        // Every launch crashes once it started its detached sender, as in the crash loop above: the senders take
+        // the reports over and queue them for PostHog, the queue's destination.
+        for index in 0..<3 {
+            let go = root.appendingPathComponent("go-\(index)")
+            if index == 0 { #expect(FileManager.default.createFile(atPath: go.path, contents: nil)) }
+            async let run = runCrashDemo(
                 [
-                    "crash", "null-write", "--crash-after-ms", "50", "--storage",
-                    root.appendingPathComponent("storage").path, "--sender-timeout-ms", "15000",
+                    "crash", "null-write", "--until", go.path, "--storage", root.appendingPathComponent("storage").path,
+                    "--sender-timeout-ms", "15000",
                 ],
                 reportDirectory: root.appendingPathComponent("reports"), withClient: true, environment: environment)
-            #expect(run.signal == SIGSEGV)
+            if index > 0 { try await releaseOnceItsSenderStarted(go) }
+            #expect(try await run.signal == SIGSEGV)
         }
         let deadline = Date(timeIntervalSinceNow: 60)
         func received() throws -> [StoredEvent] {

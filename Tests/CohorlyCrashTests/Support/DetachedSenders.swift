@@ -2,23 +2,19 @@ import Foundation
 
 @testable import CohorlyCrash
 
-/// The detached crash senders (`CrashEventSender`) that CrashDemo launches started, found by the queue directory
-/// in their environment.
+/// The detached crash senders (`CrashEventSender`) that CrashDemo launches start, seen through `/proc`.
 ///
 /// A sender outlives its launch (that is its point), so it can outlive the test too: one still waiting for its
 /// turn when the test removed its directory then opened its client, which creates the queue directory and its
 /// parents, and left `<tmp>/cohorly-…/storage` behind; one still retrying sent to whatever collector listened on
 /// that port next.
 enum DetachedSenders {
-    /// The processes sending a queue under `root`.
+    /// The processes sending a queue under `root` (found by the queue directory in their environment).
     static func running(under root: URL) -> [pid_t] {
         let prefix = Array("\(CrashEventSender.storageVariable)=\(root.path)/".utf8)
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry in
-            guard let pid = pid_t(entry), pid != getpid() else { return nil }
+        return processIds().filter { pid in
             // A zombie, or a process gone meanwhile, has no environment left: it no longer runs.
-            let variables = environment(of: entry).split(separator: 0)
-            return variables.contains { $0.starts(with: prefix) } ? pid : nil
+            contents(of: "/proc/\(pid)/environ").split(separator: 0).contains { $0.starts(with: prefix) }
         }
     }
 
@@ -36,9 +32,30 @@ enum DetachedSenders {
         }
     }
 
-    /// `/proc/<pid>/environ` (NUL-separated `NAME=value`), empty when it cannot be read.
-    private static func environment(of pid: String) -> [UInt8] {
-        let descriptor = open("/proc/\(pid)/environ", O_RDONLY | O_CLOEXEC)
+    /// The process that has `argument` on its command line (a launch's `--until` file), if one runs.
+    static func process(withArgument argument: String) -> pid_t? {
+        let wanted = Array(argument.utf8)
+        return processIds().first { pid in
+            contents(of: "/proc/\(pid)/cmdline").split(separator: 0).contains { $0.elementsEqual(wanted) }
+        }
+    }
+
+    /// Whether `launch` started a process: its detached sender (a launch starts no other), running or ended and
+    /// not reaped yet.
+    static func hasStartedASender(_ launch: pid_t) -> Bool {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(launch)/task")) ?? []
+        return threads.contains { !contents(of: "/proc/\(launch)/task/\($0)/children").isEmpty }
+    }
+
+    private static func processIds() -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(pid_t.init).filter {
+            $0 != getpid()
+        }
+    }
+
+    /// The bytes of a `/proc` file, empty when it cannot be read.
+    private static func contents(of path: String) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return [] }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
@@ -55,4 +72,17 @@ enum DetachedSenders {
 func removeLaunchDirectory(_ root: URL) {
     DetachedSenders.stop(under: root)
     try? FileManager.default.removeItem(at: root)
+}
+
+/// Lets the launch that waits for `go` (`--until`) crash or be killed once it started its detached sender, so each
+/// launch of a crash loop hands over what it found before it dies, however busy the machine (a fixed delay before
+/// the crash raced the launch's own start on a loaded machine, and launches died before starting their sender).
+/// Creates `go` in any case; throws when the sender did not start within 60 s (a safety net).
+func releaseOnceItsSenderStarted(_ go: URL) async throws {
+    defer { _ = FileManager.default.createFile(atPath: go.path, contents: nil) }
+    var launch: pid_t?
+    try await waitUntil("the launch waiting for \(go.lastPathComponent) started its detached sender", seconds: 60) {
+        launch = launch ?? DetachedSenders.process(withArgument: go.path)
+        return launch.map(DetachedSenders.hasStartedASender) ?? false
+    }
 }
