@@ -29,15 +29,8 @@ func usage(_ problem: String?) -> Never {
     exit(problem == nil ? 0 : 2)
 }
 
-let adapter = Adapter()
-let server = PlainHTTPServer(maxBodyBytes: 4 << 20) { request in adapter.handle(request) }
-do {
-    let chosen = try server.start(address: bind, port: port)
-    FileHandle.standardOutput.write(Data("posthog-compliance-adapter: listening on http://\(bind):\(chosen)\n".utf8))
-} catch {
-    FileHandle.standardError.write(Data("posthog-compliance-adapter: \(error)\n".utf8))
-    exit(1)
-}
+// SIGINT and SIGTERM stop the server and remove the instance's queue directory. Handled before the server
+// starts: a harness that stops the adapter right after it said it listens must not kill it with its queue left.
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 let stop = DispatchSemaphore(value: 0)
@@ -47,6 +40,15 @@ for number in [SIGINT, SIGTERM] {
     source.setEventHandler { stop.signal() }
     source.resume()
     sources.append(source)
+}
+let adapter = Adapter()
+let server = PlainHTTPServer(maxBodyBytes: 4 << 20) { request in adapter.handle(request) }
+do {
+    let chosen = try server.start(address: bind, port: port)
+    FileHandle.standardOutput.write(Data("posthog-compliance-adapter: listening on http://\(bind):\(chosen)\n".utf8))
+} catch {
+    FileHandle.standardError.write(Data("posthog-compliance-adapter: \(error)\n".utf8))
+    exit(1)
 }
 stop.wait()
 server.stop()

@@ -21,8 +21,9 @@ struct SplitProgram: Sendable {
 
     static func get() throws -> SplitProgram { try shared.get() }
 
-    /// A fresh scratch directory for one test, under `<tmp>/cohorly-debugfile-tests-<pid>`. Directories of
-    /// earlier test processes that are no longer running are removed on first use.
+    /// A fresh scratch directory for one test, under `<tmp>/cohorly-debugfile-tests-<pid>` (removed when the test
+    /// process exits). Directories of earlier test processes that are no longer running (killed before they
+    /// could) are removed on first use.
     static func scratch(_ name: String) -> String {
         let path = root + "/" + name + "-" + UUID().uuidString.prefix(8)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -38,6 +39,7 @@ struct SplitProgram: Sendable {
             guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: temporary + name) }
         }
+        atexit { try? FileManager.default.removeItem(atPath: SplitProgram.root) }
         return temporary + prefix + "\(getpid())"
     }()
 

@@ -4,8 +4,9 @@ import Testing
 
 @testable import Cohorly
 
-/// This run's directory for temporary files: `$TMPDIR/cohorly-client-tests/<pid>`. Creating it removes the
-/// directories of earlier runs whose process is gone, so test files never pile up.
+/// This run's directory for temporary files: `$TMPDIR/cohorly-client-tests/<pid>`, removed when the run exits.
+/// Creating it removes the directories of earlier runs whose process is gone (killed before it could), so test
+/// files never pile up.
 let testRoot: URL = {
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("cohorly-client-tests")
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? []
@@ -15,6 +16,10 @@ let testRoot: URL = {
     }
     let root = base.appendingPathComponent(String(getpid()))
     try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    atexit {
+        try? FileManager.default.removeItem(at: testRoot)
+        rmdir(testRoot.deletingLastPathComponent().path)  // when no other run uses it
+    }
     return root
 }()
 

@@ -109,7 +109,8 @@ func unwrap<T>(_ value: T?) throws -> T {
 }
 
 /// One temporary directory per test process (`<tmp>/cohorly-cli-tests-<pid>`), holding every file the tests write.
-/// Directories left by earlier test processes that are no longer running are removed on first use.
+/// Removed when the test process exits; directories left by earlier test processes that are no longer running
+/// (killed before they could) are removed on first use.
 enum Scratch {
     static let prefix = "cohorly-cli-tests-"
 
@@ -124,6 +125,7 @@ enum Scratch {
         }
         let path = temporary + prefix + "\(getpid())"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Scratch.root) }
         return path
     }()
 
