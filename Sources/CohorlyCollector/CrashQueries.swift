@@ -14,15 +14,22 @@ struct CrashQueries: Sendable {
 
     /// `GET /api/crashes`: newest first, `limit` at most, older than row `after` when given; one page read row by
     /// row (see `JSONPage`), so memory stays bounded whatever the store holds.
-    func list(limit: Int, after: Int64? = nil, flag: FlagFilter? = nil) throws -> HTTPResponse {
+    /// `flag` keeps crashes of launches served that flag; `level` those whose `$exception_level` is that level
+    /// (`fatal`: crashes, hangs the app died in, abnormal exits; `error`: handled errors and hangs it survived).
+    func list(limit: Int, after: Int64? = nil, flag: FlagFilter? = nil, level: String? = nil) throws -> HTTPResponse {
         var page = JSONPage(key: "crashes")
-        // With a flag filter the rows are read until `limit` of them match.
+        // With a filter the rows are read until `limit` of them match.
+        let filtered = flag != nil || level != nil
         let query = EventQuery(
-            event: "$exception", afterId: after, limit: flag == nil ? limit : Int.max, newestFirst: true)
+            event: "$exception", afterId: after, limit: filtered ? Int.max : limit, newestFirst: true)
         // The reason `show` gives (a release trap's `Swift runtime failure: …` needs the crash site looked up).
         let reasons = CrashReasons { buildId in locator(for: [buildId]) }
         try store.forEachEvent(matching: query) { event in
-            if let flag, !flag.matches(JSONValue(json: event.propertiesJSON) ?? .object([:])) { return true }
+            if filtered {
+                let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
+                if let flag, !flag.matches(properties) { return true }
+                if let level, properties["$exception_level"]?.stringValue != level { return true }
+            }
             return page.add(Self.summary(event, reasons), id: event.id) && page.count < limit
         }
         return page.response()
@@ -36,6 +43,8 @@ struct CrashQueries: Sendable {
             "insert_id": event.insertId.map(JSONValue.string) ?? .null,
             "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
             "release": properties["release"] ?? .null,
+            "level": properties["$exception_level"] ?? .null,
+            "mechanism": exception?["mechanism"]?["type"] ?? .null,
             "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
             "reason": .string(reasons.reason(input(from: properties))),
             "thread_name": properties["$exception_thread_name"] ?? .null,

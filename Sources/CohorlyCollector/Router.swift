@@ -49,7 +49,7 @@ struct Router: Sendable {
             return try crashes.list(
                 limit: try request.integer("limit", in: QueryLimits.limit, absent: 100),
                 after: try request.integer("after", in: QueryLimits.rowId).map(Int64.init),
-                flag: request.query["flag"].map(FlagFilter.init))
+                flag: request.query["flag"].map(FlagFilter.init), level: request.query["level"])
         case ("GET", _) where request.path.hasPrefix("/api/crashes/"):
             return try crash(String(request.path.dropFirst("/api/crashes/".count)))
         case ("GET", "/api/aliases"): return try records("alias", request)

@@ -8,11 +8,17 @@ enum CrashesListCommand: Command {
     static let words = ["crashes", "list"]
     static let summary = "List the crashes a collector received."
     static let help = """
-        USAGE: cohorly crashes list [--host URL] [--limit N] [--flag KEY[=VALUE]] [--auth-token-file F] [--json]
+        USAGE: cohorly crashes list [--host URL] [--limit N] [--level LEVEL] [--flag KEY[=VALUE]]
+                                    [--auth-token-file F] [--json]
+
+        Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
+        app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
+        abnormal_exit, generic (captureError / captureMessage).
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --limit N         At most N crashes, newest first (default 100).
+          --level LEVEL     Only events of this level: fatal (what ended the app) or error (what it survived).
           --flag KEY[=VALUE]  Only crashes of launches served flag KEY on (or with variant/value VALUE).
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --json            Print the collector's JSON answer.
@@ -26,7 +32,7 @@ enum CrashesListCommand: Command {
         do {
             parsed = try ParsedArguments.parse(
                 arguments, flags: ["--json"],
-                options: ["--host", "--limit", "--flag", "--auth-token", "--auth-token-file"])
+                options: ["--host", "--limit", "--level", "--flag", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes list")
         }
@@ -36,7 +42,12 @@ enum CrashesListCommand: Command {
         if let flag = parsed.options["--flag"]?.last, flag.isEmpty || flag.hasPrefix("=") {
             return Console.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)", command: "crashes list")
         }
-        let query = parsed.options["--flag"]?.last.map { [URLQueryItem(name: "flag", value: $0)] } ?? []
+        if let level = parsed.options["--level"]?.last, level.isEmpty {
+            return Console.usageError("--level needs a level (fatal or error)", command: "crashes list")
+        }
+        let query =
+            (parsed.options["--flag"]?.last.map { [URLQueryItem(name: "flag", value: $0)] } ?? [])
+            + (parsed.options["--level"]?.last.map { [URLQueryItem(name: "level", value: $0)] } ?? [])
         return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes", query: query) {
             text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
@@ -45,7 +56,8 @@ enum CrashesListCommand: Command {
             }
             print(
                 [
-                    "TIME (UTC)".padded(24), "RELEASE".padded(20), "DISTINCT ID".padded(36), "INSERT ID".padded(36),
+                    "TIME (UTC)".padded(24), "LEVEL".padded(5), "MECHANISM".padded(13), "RELEASE".padded(20),
+                    "DISTINCT ID".padded(36), "INSERT ID".padded(36),
                     "THREAD".padded(16), "CRASH",
                 ]
                 .joined(separator: " "))
@@ -54,6 +66,8 @@ enum CrashesListCommand: Command {
                 let reason = crash.reason ?? [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
                 let columns = [
                     Timestamp.iso8601(milliseconds: crash.time).padded(24),
+                    TerminalText.escaped(crash.level ?? "-").padded(5),
+                    TerminalText.escaped(crash.mechanism ?? "-").padded(13),
                     TerminalText.escaped(crash.release ?? "-").padded(20),
                     TerminalText.escaped(crash.distinctId).padded(36),
                     TerminalText.escaped(crash.insertId ?? "-").padded(36),
@@ -78,9 +92,11 @@ enum CrashesListCommand: Command {
         var value: String?
         var reason: String?
         var threadName: String?
+        var level: String?
+        var mechanism: String?
 
         enum CodingKeys: String, CodingKey {
-            case time, release, type, value, reason
+            case time, release, type, value, reason, level, mechanism
             case insertId = "insert_id"
             case distinctId = "distinct_id"
             case threadName = "thread_name"
