@@ -27,9 +27,9 @@ public final class ModuleSymbolicator {
     }()
     /// Per symbol of `symbols`: the number in `text` of its raw name, its readable name's being the next (-1:
     /// not made yet). 4 bytes a symbol: a binary may have 100,000 of them.
-    private var symbolNames: [Int32] = []
+    @exclusivity(unchecked) private var symbolNames: [Int32] = []
     /// The numbers in `text` of the symbols' source files, by where their names are in the mapped file.
-    private var symbolFiles: [UnsafePointer<CChar>: Int32] = [:]
+    @exclusivity(unchecked) private var symbolFiles: [UnsafePointer<CChar>: Int32] = [:]
     /// The names and paths of every frame produced so far.
     package let text = TextTable()
     /// The frames of the address being looked up (kept to reuse its storage).

@@ -20,12 +20,12 @@ final class SymbolTable {
     private var longEnds: [Int: UInt64] = [:]
     /// Where the last lookup ended: a batch looks its addresses up in ascending order, so the next answer is
     /// usually a few symbols on.
-    private var hint = 0
+    @exclusivity(unchecked) private var hint = 0
     /// Per symbol: its name's offset in the string table.
-    private var names: [UInt32] = []
+    @exclusivity(unchecked) private var names: [UInt32] = []
     /// Per symbol: the offset of the source file named by the `STT_FILE` symbol before a local symbol (as
     /// llvm-symbolizer reports it), `UInt32.max` for none.
-    private var files: [UInt32] = []
+    @exclusivity(unchecked) private var files: [UInt32] = []
     /// The string table's bytes in the mapped file (names are NUL-terminated there: checked by `elf_strptr`).
     private var strings: UnsafePointer<CChar>?
     /// The file the names point into.

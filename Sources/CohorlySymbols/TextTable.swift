@@ -54,13 +54,13 @@ package final class TextTable {
     /// The bytes of readable names made by demangling, which can be dropped between batches and made again.
     @exclusivity(unchecked) private var readable = Blocks()
     /// The entries whose bytes are in `readable`, with the mangled name each was made from.
-    private var readableEntries: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
+    @exclusivity(unchecked) private var readableEntries: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
     /// Strings made so far, by number (grown on the first request: batch tools never make one).
     private var strings: [String?] = []
     private var numbers: [String: Int32] = [:]
     /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
     /// pointers are into the symbolicator's mapped files, alive as long as it is.
-    private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
+    @exclusivity(unchecked) private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
     /// Stretches of names handed to the background thread, in order; theirs until `group` is waited for.
     private var submitted: [DemanglingChunk] = []
     private let group = DispatchGroup()
@@ -201,9 +201,9 @@ package final class TextTable {
     /// Makes the readable name of entry `number` again when it was dropped (as ``add(demangling:)`` does: now,
     /// or deferred while ``defersDemangling``).
     func revive(_ number: Int32) {
-        guard number >= 0 else { return }
-        let span = spans[Int(number)]
-        guard span.count == Span.dropped, let start = span.start else { return }
+        guard number >= 0, spans.counts[Int(number)] == Span.dropped, let start = spans.starts[Int(number)] else {
+            return
+        }
         demangle(number, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))
     }
 
