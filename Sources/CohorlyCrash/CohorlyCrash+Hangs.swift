@@ -23,16 +23,17 @@ extension CohorlyCrash {
         }
     }
 
-    /// Sends the hang reports left by launches that died hung (``HangReportFile``) as fatal `$exception`
-    /// events, and deletes each once its event is durably queued. A launch that also left a crash report (it
-    /// crashed while hung) is reported by that crash alone: its hang report is dropped.
+    /// Sends the hang reports left by launches that died hung (`leftovers`, from ``HangReportFile/leftovers(in:)``)
+    /// as fatal `$exception` events, and deletes each once its event is durably queued (one still there: another
+    /// process may have queued it meanwhile, which the queue tells by its insert id). A launch that also left a
+    /// crash report (it crashed while hung) is reported by that crash alone: its hang report is dropped.
     static func deliverHangReports(
-        from store: CrashReportStore, crashReports: [CrashReportStore.ReportFile], to cohorly: Cohorly,
-        options: ExceptionEventOptions
+        _ leftovers: [(file: CrashReportStore.ReportFile, report: CrashReport)], from store: CrashReportStore,
+        crashReports: [CrashReportStore.ReportFile], to cohorly: Cohorly, options: ExceptionEventOptions
     ) -> DeliverySummary {
         let crashedLaunches = Set(crashReports.map { String($0.name.dropLast(".json".count).suffix(36)) })
         var summary = DeliverySummary()
-        for (file, report) in HangReportFile.leftovers(in: store.directory) {
+        for (file, report) in leftovers where FileManager.default.fileExists(atPath: file.url.path) {
             defer { SymbolicationGuard.finished(file.url) }
             if crashedLaunches.contains(report.insertId) {
                 try? store.delete(file)

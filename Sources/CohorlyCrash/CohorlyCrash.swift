@@ -151,19 +151,21 @@ public enum CohorlyCrash {
                 options.abnormalExits.enabled
                 ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0
             let files = store.pendingReports()
+            let hangReports = HangReportFile.leftovers(in: store.directory)
             // The detached sender starts before the reports are turned into events (symbolication takes a
-            // while): if this launch dies first, the sender takes over the reports it was handed, once the
-            // delivery lock held here is released by that death (see CrashEventSender.Handover).
-            // Abnormal-exit events are queued already; the sender delivers them if this launch is killed too (an
-            // OOM or kill loop at startup).
+            // while): if this launch dies first, the sender takes over the reports it was handed and the hang
+            // reports left, once the delivery lock held here is released by that death (see
+            // CrashEventSender.Handover). Abnormal-exit events are queued already; the sender delivers them if
+            // this launch is killed too (an OOM or kill loop at startup).
             let handover =
-                (!files.isEmpty || abnormalExits > 0) && options.detachedSender
+                (!files.isEmpty || !hangReports.isEmpty || abnormalExits > 0) && options.detachedSender
                 ? CrashEventSender.Handover(for: cohorly) : nil
             let started = handover?.startSender(
                 for: cohorly, reports: files, directory: store.directory, options: options)
             handover?.acquire()
             var summary = deliver(files, from: store, to: cohorly, options: options.events)
-            summary.add(deliverHangReports(from: store, crashReports: files, to: cohorly, options: options.events))
+            summary.add(
+                deliverHangReports(hangReports, from: store, crashReports: files, to: cohorly, options: options.events))
             summary.senderStarted = started ?? false
             summary.abnormalExits = abnormalExits
             handover?.release()

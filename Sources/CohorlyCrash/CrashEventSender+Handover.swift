@@ -57,8 +57,9 @@ extension CrashEventSender {
     }
 
     /// The sender's side: once the app's delivery lock is free (the app finished or died), the reports named
-    /// in the environment that are still there become events in the queue, as the app would have made them,
-    /// through `client` (the sender's client of that queue, for the destination the queue was written for).
+    /// in the environment that are still there, and the hang reports launches that died hung left in that
+    /// directory, become events in the queue, as the app would have made them, through `client` (the sender's
+    /// client of that queue, for the destination the queue was written for).
     static func takeOverReports(storage: String, into client: Cohorly, deadline: Date) {
         let environment = ProcessInfo.processInfo.environment
         guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
@@ -71,15 +72,19 @@ extension CrashEventSender {
             guard Date() < deadline else { return }
             usleep(20_000)
         }
-        let files = names.split(separator: ":").map { name in
+        let named = names.split(separator: ":").map { name in
             CrashReportStore.ReportFile(url: URL(fileURLWithPath: directory).appendingPathComponent(String(name)))
-        }.filter { FileManager.default.fileExists(atPath: $0.url.path) }
-        guard !files.isEmpty else { return }
-        let options = environment[eventOptionsVariable].flatMap {
-            try? JSONDecoder().decode(ExceptionEventOptions.self, from: Data($0.utf8))
         }
-        _ = CohorlyCrash.deliver(
-            files, from: CrashReportStore(directory: URL(fileURLWithPath: directory)), to: client,
-            options: options ?? .default)
+        let files = named.filter { FileManager.default.fileExists(atPath: $0.url.path) }
+        let store = CrashReportStore(directory: URL(fileURLWithPath: directory))
+        let hangReports = HangReportFile.leftovers(in: store.directory)
+        guard !files.isEmpty || !hangReports.isEmpty else { return }
+        let options =
+            environment[eventOptionsVariable].flatMap {
+                try? JSONDecoder().decode(ExceptionEventOptions.self, from: Data($0.utf8))
+            } ?? .default
+        _ = CohorlyCrash.deliver(files, from: store, to: client, options: options)
+        _ = CohorlyCrash.deliverHangReports(
+            hangReports, from: store, crashReports: named, to: client, options: options)
     }
 }

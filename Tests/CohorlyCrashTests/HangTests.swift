@@ -110,9 +110,9 @@ struct HangTests {
         #expect(Self.hangFiles(setup.reports).isEmpty)
     }
 
-    @Test func aProcessKilledWhileHungIsReportedFatalOnTheNextLaunch() async throws {
-        let setup = try DeliveryTests.Setup()
-        defer { setup.finish() }
+    /// Starts a launch hung for ever, kills it once its hang file exists, and returns its insert id (the hang
+    /// file's): what a launch that died hung leaves for the next.
+    static func leaveAHangReport(_ setup: DeliveryTests.Setup) async throws -> String {
         let process = Process()
         process.executableURL = DemoBuild.debug.executable
         // No report of the hang while it goes on (default after 30 s): on a loaded machine this test's polling can
@@ -136,9 +136,15 @@ struct HangTests {
         }
         let files = Self.hangFiles(setup.reports)
         try #require(files.count == 1, "no hang file appeared")
-        let insertId = String(files[0].dropFirst("hang-".count).dropLast(".json".count))
         kill(process.processIdentifier, SIGKILL)
         #expect(ended.wait(timeout: .now() + 10) == .success)
+        return String(files[0].dropFirst("hang-".count).dropLast(".json".count))
+    }
+
+    @Test func aProcessKilledWhileHungIsReportedFatalOnTheNextLaunch() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let insertId = try await Self.leaveAHangReport(setup)
 
         let next = try await setup.launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
@@ -175,5 +181,26 @@ struct HangTests {
         let third = try await setup.launch(["run"])
         #expect(third.exitStatus == 0)
         #expect(try setup.exceptions().count == 1)
+    }
+
+    /// A launch that finds a hang report and dies before it has queued its event (a crash or kill loop at
+    /// startup) hands it to its detached sender, as it does crash reports: the event arrives without a further
+    /// launch.
+    @Test func aLaunchKilledAtStartupHandsAHangReportToItsDetachedSender() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let insertId = try await Self.leaveAHangReport(setup)
+        let go = setup.root.appendingPathComponent("go")
+        async let killed = setup.launch(["scenario", "sigkill", "--until", go.path])
+        try await releaseOnceItsSenderStarted(go)
+        #expect(try await killed.signal == SIGKILL)
+        try await waitUntil("the sender delivered the hang event", seconds: 60) {
+            (try? setup.exceptions().contains { $0.insertId == insertId }) ?? false
+        }
+        let events = try setup.exceptions().filter { $0.insertId == insertId }
+        #expect(events.count == 1)
+        let properties = CohorlyValue(json: events.first?.propertiesJSON ?? "")?.objectValue ?? [:]
+        #expect(properties["$exception_level"] == "fatal" && properties["$exception_type"] == "Hang")
+        #expect(Self.hangFiles(setup.reports).isEmpty)
     }
 }
