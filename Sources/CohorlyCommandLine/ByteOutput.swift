@@ -35,9 +35,14 @@ package struct ByteOutput: ~Copyable {
         try body(UnsafeBufferPointer(rebasing: storage[0..<count]))
     }
 
-    /// Makes room for `needed` more bytes: writes out (descriptor) or grows (memory).
-    private mutating func makeRoom(_ needed: Int) {
-        guard storage.count - count < needed else { return }
+    /// Makes room for `needed` more bytes. The check is inlined at every append (they run per byte of
+    /// `symbolicate --exe` output); ``grow(_:)`` is the rare rest.
+    @inline(__always) private mutating func makeRoom(_ needed: Int) {
+        if storage.count - count < needed { grow(needed) }
+    }
+
+    /// Writes out what is gathered (descriptor) or grows the buffer (memory) so that `needed` more bytes fit.
+    private mutating func grow(_ needed: Int) {
         if descriptor != nil {
             flush()
             if needed <= storage.count { return }
@@ -71,12 +76,19 @@ package struct ByteOutput: ~Copyable {
     /// Appends text from a file (a name or path of a debug file) with its control characters escaped as
     /// ``TerminalText`` does (`\n`, `\r`, `\t`, `\x1b`, `\u{9b}`); text without any is copied as it is.
     package mutating func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        func isC1(_ index: Int) -> Bool {
-            bytes[index] == 0xc2 && index + 1 < bytes.count && (0x80...0x9f).contains(bytes[index + 1])
+        // The common case first, in one plain pass (no closure per byte): no byte that could start an escape.
+        // 0xc2 leads a C1 control (U+0080…U+009F) but also `©`, `°` and the like, which the loop below copies.
+        var plain = true
+        for byte in bytes where byte < 0x20 || byte == 0x7f || byte == 0xc2 {
+            plain = false
+            break
         }
-        guard (0..<bytes.count).contains(where: { bytes[$0] < 0x20 || bytes[$0] == 0x7f || isC1($0) }) else {
+        guard !plain else {
             append(bytes)
             return
+        }
+        func isC1(_ index: Int) -> Bool {
+            bytes[index] == 0xc2 && index + 1 < bytes.count && (0x80...0x9f).contains(bytes[index + 1])
         }
         let hex = Array("0123456789abcdef".utf8)
         var index = 0
