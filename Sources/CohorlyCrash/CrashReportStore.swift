@@ -190,13 +190,12 @@ public struct CrashReportStore: Sendable {
             else { continue }
             report.complete = false
             report.recrashSignal = repaired.recrashSignal ?? report.recrashSignal
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            guard let encoded = try? encoder.encode(report) else { continue }
+            let encoded = report.fileBytes
+            guard !encoded.isEmpty else { continue }
             let target = String(name.dropLast(4)) + ".json"
             let staging = ".salvage-\(name)"
             folder.remove(staging)
-            if folder.write(staging, [UInt8](encoded), exclusive: true) { folder.move(staging, to: folder, as: target) }
+            if folder.write(staging, encoded, exclusive: true) { folder.move(staging, to: folder, as: target) }
         }
     }
 

@@ -29,9 +29,9 @@ final class HangReportFile: @unchecked Sendable {  // immutable but for `removed
     static func name(forLaunch insertId: String) -> String { prefix + insertId + suffix }
 
     /// Writes `report` as the launch's hang file and locks it. Nil when it cannot be written.
-    init?(directory: URL, report: HangReportContent) {
+    init?(directory: URL, report: CrashReport) {
         let insertId = report.insertId
-        let bytes = report.bytes
+        let bytes = report.fileBytes
         guard let folder = ReportDirectory(path: directory.path) else { return nil }
         let name = Self.name(forLaunch: insertId)
         let staging = "." + Self.prefix + insertId + ".tmp"

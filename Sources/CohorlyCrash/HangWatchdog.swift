@@ -207,7 +207,7 @@ final class HangWatchdog: Sendable {
     }
 
     private func writeFile(_ episode: Episode, blocked: UInt64) -> HangReportFile? {
-        let report = HangReportContent(
+        let report = CrashReport.hang(
             subject: episode.subject, capture: episode.capture, blockedMs: blocked / 1_000_000,
             thresholdMs: Self.nanoseconds(configuration.threshold) / 1_000_000)
         return HangReportFile(directory: configuration.reportDirectory, report: report)
