@@ -6,11 +6,10 @@ import CohorlySymbols
 
 /// `cohorly symbolicate --exe FILE [ADDR…]`: addresses of one ELF file, printed frame by frame.
 package enum SymbolicateExecutable {
-    /// Where the addresses come from: the command's arguments, or text with one address per line (in memory,
-    /// or read from a descriptor a block at a time, so a long list is never held whole).
+    /// Where the addresses come from: the command's arguments, or text with one address per line read from a
+    /// descriptor a block at a time (a long list is never held whole).
     package enum Input {
         case arguments([String])
-        case lines([UInt8])
         case descriptor(Int32)
 
         /// Calls `body` with the UTF-8 bytes of each address (blank lines skipped).
@@ -21,10 +20,6 @@ package enum SymbolicateExecutable {
                     var argument = argument
                     argument.withUTF8(body)
                 }
-            case .lines(let text):
-                var splitter = LineSplitter()
-                text.withUnsafeBufferPointer { splitter.feed($0, body) }
-                splitter.finish(body)
             case .descriptor(let descriptor):
                 var splitter = LineSplitter()
                 var block = [UInt8](repeating: 0, count: 1 << 16)

@@ -17,17 +17,6 @@ protocol Command {
     static func run(_ arguments: [String]) -> ExitStatus
 }
 
-extension String {
-    /// The string without leading and trailing whitespace.
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[first...last])
-    }
-}
-
 /// Work spread over the machine's cores.
 enum Parallel {
     /// `transform` applied to every element, on up to as many threads as there are cores (items are dealt out
