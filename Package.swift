@@ -44,7 +44,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CohorlyCrashTests",
-            dependencies: ["CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly"]),
+            dependencies: [
+                "CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly", "TestWaiting",
+            ]),
         // libcurl (libcurl4-openssl-dev), libmicrohttpd (libmicrohttpd-dev) and libdebuginfod (libdebuginfod-dev)
         // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
         // at exec. Each wrapper target compiles against the library's header and calls it through
@@ -118,11 +120,14 @@ let package = Package(
         .executableTarget(
             name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyCollector"],
             path: "Examples/PostHogComplianceAdapter"),
+        // Waits for the tests that do not hold a thread of the test process's small cooperative pool.
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         .testTarget(
             name: "CohorlyTests",
-            dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp", "PostHogComplianceAdapter"]),
+            dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp", "PostHogComplianceAdapter", "TestWaiting"]),
         .testTarget(
-            name: "CohorlyCollectorTests", dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto"]),
+            name: "CohorlyCollectorTests",
+            dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto", "TestWaiting"]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),

@@ -1,5 +1,6 @@
 import Cohorly
 import Foundation
+import TestWaiting
 import Testing
 
 /// `cohorly serve` and `cohorly events list` as real processes.
@@ -11,31 +12,35 @@ import Testing
 
     static let emptyDirectory = temporaryDirectory()
 
-    /// Runs `cohorly`; with `environment`, the child sees only it (plus PATH), else the test's environment.
-    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> (
+    /// Runs `cohorly`; with `environment`, the child sees only it (plus PATH), else the test's environment. The
+    /// wait for it runs off the cooperative pool.
+    static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (
         status: Int32, output: String, error: String
     ) {
-        let process = Process()
-        process.executableURL = cli
-        process.arguments = arguments
-        // An empty working directory: `debug-files find` searches the current directory by default.
-        process.currentDirectoryURL = emptyDirectory
-        if let environment { process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 } }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outData, as: UTF8.self),
-            String(decoding: errData, as: UTF8.self)
-        )
+        let directory = emptyDirectory
+        return try await offThePool {
+            let process = Process()
+            process.executableURL = cli
+            process.arguments = arguments
+            // An empty working directory: `debug-files find` searches the current directory by default.
+            process.currentDirectoryURL = directory
+            if let environment { process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 } }
+            let output = Pipe()
+            let error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            try process.run()
+            let outData = output.fileHandleForReading.readDataToEndOfFile()
+            let errData = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (
+                process.terminationStatus, String(decoding: outData, as: UTF8.self),
+                String(decoding: errData, as: UTF8.self)
+            )
+        }
     }
 
-    @Test func serveOnAPickedPortThenListEvents() throws {
+    @Test func serveOnAPickedPortThenListEvents() async throws {
         let data = temporaryDirectory()
         let server = Process()
         server.executableURL = Self.cli
@@ -63,29 +68,29 @@ import Testing
             Issue.record("ingestion failed")
             return
         }
-        let table = try Self.run(["events", "list", "--host", host])
+        let table = try await Self.run(["events", "list", "--host", host])
         #expect(table.status == 0)
         #expect(table.output.contains("2023-11-14T22:13:20.000Z"))
         #expect(table.output.contains("cli-1"))
-        let json = try Self.run(["events", "list", "--host", host, "--json"])
+        let json = try await Self.run(["events", "list", "--host", host, "--json"])
         #expect(json.status == 0)
         #expect(CohorlyValue(json: json.output)?["events"]?.arrayValue?.first?["insert_id"] == "cli-1")
 
         kill(server.processIdentifier, SIGTERM)
-        server.waitUntilExit()
+        await waitForExit(server)
         #expect(server.terminationStatus == 0)
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("collector.sqlite").path))
     }
 
-    @Test func usageErrorsExitTwoAndUnreachableHostsExitOne() throws {
-        let unknown = try Self.run(["frobnicate"])
+    @Test func usageErrorsExitTwoAndUnreachableHostsExitOne() async throws {
+        let unknown = try await Self.run(["frobnicate"])
         #expect(unknown.status == 2)
         #expect(unknown.error.hasPrefix("cohorly: unknown command 'frobnicate'"))
-        #expect(try Self.run(["serve", "--port", "notaport"]).status == 2)
-        #expect(try Self.run(["events", "list", "--bogus"]).status == 2)
-        let unreachable = try Self.run(["events", "list", "--host", "http://127.0.0.1:1"])
+        #expect(try await Self.run(["serve", "--port", "notaport"]).status == 2)
+        #expect(try await Self.run(["events", "list", "--bogus"]).status == 2)
+        let unreachable = try await Self.run(["events", "list", "--host", "http://127.0.0.1:1"])
         #expect(unreachable.status == 1)
         #expect(unreachable.error.hasPrefix("cohorly: cannot reach"))
-        #expect(try Self.run(["--help"]).output.contains("events list"))
+        #expect(try await Self.run(["--help"]).output.contains("events list"))
     }
 }

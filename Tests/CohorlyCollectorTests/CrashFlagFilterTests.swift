@@ -19,7 +19,7 @@ import Testing
         return CohorlyValue.object(event).jsonString
     }
 
-    @Test func crashesAreFilteredByFlagAndVariant() throws {
+    @Test func crashesAreFilteredByFlagAndVariant() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let batch = [
@@ -28,8 +28,8 @@ import Testing
             Self.crash("c-none", [:]),
         ]
         #expect(send(collector, "/track", body: "[" + batch.joined(separator: ",") + "]").status == 200)
-        func ids(_ flag: String) throws -> [String] {
-            let result = try CLITests.run([
+        func ids(_ flag: String) async throws -> [String] {
+            let result = try await CLITests.run([
                 "crashes", "list", "--host", collector.baseURL.absoluteString, "--flag", flag, "--json",
             ])
             #expect(result.status == 0, "\(result.error)")
@@ -37,17 +37,18 @@ import Testing
                 $0["insert_id"]?.stringValue
             } ?? []
         }
-        #expect(try ids("checkout") == ["c-control", "c-test"])
-        #expect(try ids("checkout=test") == ["c-test"])
-        #expect(try ids("beta") == ["c-test"])
-        #expect(try ids("beta=false") == ["c-control"])
-        #expect(try ids("nope").isEmpty)
-        let text = try CLITests.run([
+        #expect(try await ids("checkout") == ["c-control", "c-test"])
+        #expect(try await ids("checkout=test") == ["c-test"])
+        #expect(try await ids("beta") == ["c-test"])
+        #expect(try await ids("beta=false") == ["c-control"])
+        #expect(try await ids("nope").isEmpty)
+        let text = try await CLITests.run([
             "crashes", "list", "--host", collector.baseURL.absoluteString, "--flag", "checkout=control",
         ])
         #expect(text.output.contains("c-control") && !text.output.contains("c-test"))
         #expect(
-            try CLITests.run(["crashes", "list", "--host", collector.baseURL.absoluteString, "--flag", "=x"]).status
+            try await CLITests.run(["crashes", "list", "--host", collector.baseURL.absoluteString, "--flag", "=x"])
+                .status
                 == 2)
         // The limit counts matching crashes.
         let limited = send(collector, "GET", "/api/crashes?flag=checkout&limit=1")

@@ -21,7 +21,7 @@ import Testing
         return CohorlyValue.object(["event": "$exception", "properties": .object(properties)]).jsonString
     }
 
-    @Test func crashesAreToldFromHandledErrorsAndFilteredByLevel() throws {
+    @Test func crashesAreToldFromHandledErrorsAndFilteredByLevel() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let host = collector.baseURL.absoluteString
@@ -33,24 +33,24 @@ import Testing
             Self.event("e-old", level: nil, mechanism: "signal", handled: false, time: 1_700_000_004_000),
         ]
         #expect(send(collector, "/track", body: "[" + batch.joined(separator: ",") + "]").status == 200)
-        func ids(_ arguments: [String]) throws -> [String] {
-            let result = try CLITests.run(["crashes", "list", "--host", host, "--json"] + arguments)
+        func ids(_ arguments: [String]) async throws -> [String] {
+            let result = try await CLITests.run(["crashes", "list", "--host", host, "--json"] + arguments)
             #expect(result.status == 0, "\(result.error)")
             return CohorlyValue(json: result.output)?["crashes"]?.arrayValue?.compactMap {
                 $0["insert_id"]?.stringValue
             } ?? []
         }
-        #expect(try ids([]) == ["e-old", "e-exit", "e-hang", "e-error", "e-crash"])
-        #expect(try ids(["--level", "fatal"]) == ["e-exit", "e-crash"])
-        #expect(try ids(["--level", "error"]) == ["e-hang", "e-error"])
-        #expect(try ids(["--level", "warning"]).isEmpty)
+        #expect(try await ids([]) == ["e-old", "e-exit", "e-hang", "e-error", "e-crash"])
+        #expect(try await ids(["--level", "fatal"]) == ["e-exit", "e-crash"])
+        #expect(try await ids(["--level", "error"]) == ["e-hang", "e-error"])
+        #expect(try await ids(["--level", "warning"]).isEmpty)
         // The limit counts matching events.
         let limited = send(collector, "GET", "/api/crashes?level=error&limit=1")
         #expect(limited.body?["crashes"]?.arrayValue?.map { $0["insert_id"] } == ["e-hang"])
         #expect(limited.body?["crashes"]?.arrayValue?.first?["level"] == "error")
         #expect(limited.body?["crashes"]?.arrayValue?.first?["mechanism"] == "hang")
 
-        let text = try CLITests.run(["crashes", "list", "--host", host])
+        let text = try await CLITests.run(["crashes", "list", "--host", host])
         let rows = text.output.split(separator: "\n").map(String.init)
         let header = try #require(rows.first)
         #expect(header.hasPrefix("TIME (UTC)               LEVEL MECHANISM     RELEASE"))
@@ -58,7 +58,7 @@ import Testing
         #expect(hang.hasPrefix("2023-11-14T22:13:22.000Z error hang          app@1.0"))
         let old = try #require(rows.first { $0.contains("e-old") })
         #expect(old.hasPrefix("2023-11-14T22:13:24.000Z -     signal        app@1.0"))
-        let empty = try CLITests.run(["crashes", "list", "--host", host, "--level", ""])
+        let empty = try await CLITests.run(["crashes", "list", "--host", host, "--level", ""])
         #expect(empty.status == 2)
         #expect(empty.error.contains("--level needs a level"))
     }

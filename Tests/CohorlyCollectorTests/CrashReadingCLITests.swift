@@ -28,7 +28,7 @@ import Testing
         !text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x0d }
     }
 
-    @Test func crashesAreListedAndShownSafely() throws {
+    @Test func crashesAreListedAndShownSafely() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let host = collector.baseURL.absoluteString
@@ -41,7 +41,7 @@ import Testing
         ]
         #expect(send(collector, "/track", body: "[" + batch.joined(separator: ",") + "]").status == 200)
 
-        let list = try CLITests.run(["crashes", "list", "--host", host])
+        let list = try await CLITests.run(["crashes", "list", "--host", host])
         #expect(list.status == 0, "\(list.error)")
         #expect(Self.noRawControls(list.output))
         let rows = list.output.split(separator: "\n").map(String.init)
@@ -55,36 +55,36 @@ import Testing
         #expect(second.hasSuffix("Fatal error: second"))
 
         // JSON stays exact.
-        let json = try CLITests.run(["crashes", "list", "--host", host, "--json"])
+        let json = try await CLITests.run(["crashes", "list", "--host", host, "--json"])
         let crashes = try #require(CohorlyValue(json: json.output)?["crashes"]?.arrayValue)
         let exact = try #require(crashes.first { $0["insert_id"] == "abc11111-0000-4000-8000-000000000001" })
         #expect(exact["thread_name"]?.stringValue == Self.hostile)
         #expect(exact["reason"]?.stringValue == "Fatal error: boom " + Self.hostile)
 
         // A unique prefix is enough; the text is escaped, the thread name shown.
-        let shown = try CLITests.run(["crashes", "show", "abc1", "--host", host])
+        let shown = try await CLITests.run(["crashes", "show", "abc1", "--host", host])
         #expect(shown.status == 0, "\(shown.error)")
         #expect(Self.noRawControls(shown.output))
         #expect(shown.output.hasPrefix("Crash: Fatal error: boom " + Self.escaped + "\n"))
         #expect(shown.output.contains("Insert id: abc11111-0000-4000-8000-000000000001\n"))
         #expect(shown.output.contains("Release: " + Self.escaped + "\n"))
         #expect(shown.output.contains("Thread ? \"" + Self.escaped + "\" crashed:"))
-        let invalid = try CLITests.run(["crashes", "show", "abc2", "--host", host])
+        let invalid = try await CLITests.run(["crashes", "show", "abc2", "--host", host])
         #expect(invalid.output.contains("Time: invalid (-9223372036854775808)\n"))
 
         // An ambiguous prefix is a clear error, an unknown one a 404.
-        let ambiguous = try CLITests.run(["crashes", "show", "abc", "--host", host])
+        let ambiguous = try await CLITests.run(["crashes", "show", "abc", "--host", host])
         #expect(ambiguous.status == 1)
         #expect(
             ambiguous.error
                 == "cohorly: \(host) answered 409: insert id prefix 'abc' is ambiguous: it matches "
                 + "abc11111-0000-4000-8000-000000000001, abc22222-0000-4000-8000-000000000002\n")
-        let unknown = try CLITests.run(["crashes", "show", "fff", "--host", host])
+        let unknown = try await CLITests.run(["crashes", "show", "fff", "--host", host])
         #expect(unknown.status == 1)
         #expect(unknown.error == "cohorly: \(host) answered 404: no crash with insert_id fff\n")
     }
 
-    @Test func eventsListShowsTheNewestFirstAndEscapesNames() throws {
+    @Test func eventsListShowsTheNewestFirstAndEscapesNames() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let host = collector.baseURL.absoluteString
@@ -96,7 +96,7 @@ import Testing
             send(collector, "/track", body: event(Self.hostile, insertId: "id-4", ["time": .int(Int.min)])).status
                 == 200)
 
-        let limited = try CLITests.run(["events", "list", "--host", host, "--limit", "2"])
+        let limited = try await CLITests.run(["events", "list", "--host", host, "--limit", "2"])
         #expect(limited.status == 0, "\(limited.error)")
         let rows = limited.output.split(separator: "\n").dropFirst().map(String.init)
         #expect(rows.count == 3)  // two events and the "showing 2 of 4" line
@@ -106,7 +106,7 @@ import Testing
         #expect(rows[2] == "(showing 2 of 4 events; use --limit or --json)")
         #expect(Self.noRawControls(limited.output))
 
-        let json = try CLITests.run(["events", "list", "--host", host, "--json", "--limit", "1"])
+        let json = try await CLITests.run(["events", "list", "--host", host, "--json", "--limit", "1"])
         #expect(CohorlyValue(json: json.output)?["events"]?.arrayValue?.first?["event"]?.stringValue == Self.hostile)
     }
 }

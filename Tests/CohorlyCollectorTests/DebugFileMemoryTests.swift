@@ -1,11 +1,12 @@
 import Foundation
+import TestWaiting
 import Testing
 
 /// Uploads stream: a file 16 MiB larger costs neither the CLI nor a spawned `cohorly serve` 8 MiB more memory.
 @Suite struct DebugFileMemoryTests {
     static let extra = 16 << 20
 
-    @Test func uploadMemoryDoesNotGrowWithTheFile() throws {
+    @Test func uploadMemoryDoesNotGrowWithTheFile() async throws {
         let program = try SplitProgram.get()
         let directory = SplitProgram.scratch("memory")
         // Still the same ELF file with the same build id: bytes past the last section are allowed.
@@ -19,15 +20,15 @@ import Testing
         // `big` has the same build id and other bytes: replacing `small` needs the secret and --force.
         let secret = directory + "/secret"
         try Data("memory-secret\n".utf8).write(to: URL(fileURLWithPath: secret))
-        let server = try ServeCommandTests.Server(["--data", directory + "/data", "--auth-token-file", secret])
-        defer { _ = server.stop() }
-        let smallRun = try spawnMeasuringMemory(
+        let server = try await ServeCommandTests.Server(["--data", directory + "/data", "--auth-token-file", secret])
+        defer { server.stopSynchronously() }
+        let smallRun = try await spawnMeasuringMemory(
             CLITests.cli.path,
             ["debug-files", "upload", small, "--release", "a", "--host", server.host, "--auth-token-file", secret])
         #expect(smallRun.status == 0)
         let serverAfterSmall = try server.peakMemoryKB()
         // Another release: `big` has other content, so it is sent in full.
-        let bigRun = try spawnMeasuringMemory(
+        let bigRun = try await spawnMeasuringMemory(
             CLITests.cli.path,
             [
                 "debug-files", "upload", big, "--release", "b", "--host", server.host, "--auth-token-file", secret,
@@ -47,24 +48,24 @@ import Testing
     }
 }
 
-/// Runs a program to its end (stdout and stderr discarded); returns its exit status and peak resident memory
-/// (`ru_maxrss`, KiB) from `wait4`.
-func spawnMeasuringMemory(_ path: String, _ arguments: [String]) throws -> (status: Int32, peakKB: Int) {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    let environment: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=/usr/bin:/bin"), nil]
-    defer { environment.forEach { free($0) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environment)
-    guard spawned == 0 else { throw FixtureError(reason: "posix_spawn \(path): \(spawned)") }
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-    let exited = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return (exited, usage.ru_maxrss)
+/// Runs a program to its end (stdout and stderr discarded); returns its exit status and peak resident memory (KiB).
+/// The peak comes from `/usr/bin/time`, which forks the program from its own small process: a child's `ru_maxrss`
+/// starts at its parent's peak (the kernel carries the old address space's high-water mark through fork and exec),
+/// so measured from here it would be the larger of the program's peak and this test process's, which other tests
+/// running alongside keep raising.
+func spawnMeasuringMemory(_ path: String, _ arguments: [String]) async throws -> (status: Int32, peakKB: Int) {
+    let report = SplitProgram.scratch("peak-memory") + "/time"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+    process.arguments = ["-f", "%M", "-o", report, path] + arguments
+    process.environment = ["PATH": "/usr/bin:/bin"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try await runToEnd(process)
+    // A failed run's report starts with a line about its status; the peak is the last line.
+    let text = try String(contentsOfFile: report, encoding: .utf8)
+    guard let peak = text.split(separator: "\n").last.flatMap({ Int($0) }) else {
+        throw FixtureError(reason: "/usr/bin/time wrote no peak: \(text)")
+    }
+    return (process.terminationStatus, peak)
 }

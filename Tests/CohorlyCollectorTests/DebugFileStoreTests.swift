@@ -1,6 +1,7 @@
 import Cohorly
 @testable import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 /// The debug-file store over HTTP: uploads (plain and deflated), the missing-file check, the debuginfod reads
@@ -190,7 +191,7 @@ import Testing
         #expect(send(collector, "/api/debug-files/check", body: "{}", headers: []).status == 401)
     }
 
-    @Test func badUploadsAreRefusedAndLeaveNothing() throws {
+    @Test func badUploadsAreRefusedAndLeaveNothing() async throws {
         let program = try SplitProgram.get()
         let collector = try Self.collector()
         let debug = contents(program.debug)
@@ -234,7 +235,8 @@ import Testing
         // The connection drops before Content-Length bytes arrived: no answer, nothing stored.
         try Self.sendAndHangUp(collector, path: "/api/debug-files/\(id)/debuginfo", declared: debug.count, sent: 512)
         // Six refused by their content, one abandoned by the hang-up (counted when libmicrohttpd drops it).
-        #expect(try waitUntil { collector.debugFiles.statistics.uploadsRefused == 7 })
+        // Nothing signals the effects of a peer's hang-up: polled.
+        #expect(await eventually(timeout: 10) { collector.debugFiles.statistics.uploadsRefused == 7 })
 
         #expect(try collector.debugFiles.list().isEmpty)
         #expect(Self.files(collector).objects == 0)
@@ -286,16 +288,6 @@ import Testing
             "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(secret)\r\nContent-Length: \(declared)\r\n\r\n"
         connection.write(Array(head.utf8) + [UInt8](repeating: 0x7f, count: sent))
     }
-}
-
-/// Polls `condition` (every 10 ms, at most 10 s): for effects of a peer's hang-up, which nothing signals.
-func waitUntil(_ condition: () -> Bool) throws -> Bool {
-    let deadline = Date(timeIntervalSinceNow: 10)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        usleep(10_000)
-    }
-    return true
 }
 
 extension [UInt8] {

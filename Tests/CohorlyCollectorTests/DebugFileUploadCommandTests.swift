@@ -8,17 +8,17 @@ import Testing
     static let secret = "pipeline-secret"
 
     /// Runs the CLI with only the given environment (plus PATH).
-    static func upload(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    static func upload(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
         status: Int32, output: String, error: String
     ) {
-        try cohorly(["debug-files", "upload"] + arguments, environment: environment)
+        try await cohorly(["debug-files", "upload"] + arguments, environment: environment)
     }
 
     /// Runs `cohorly` with only the given environment (plus PATH), retries made fast.
-    static func cohorly(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    static func cohorly(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
         status: Int32, output: String, error: String
     ) {
-        try CLITests.run(arguments, environment: ["COHORLY_RETRY_DELAY_MS": "1"].merging(environment) { $1 })
+        try await CLITests.run(arguments, environment: ["COHORLY_RETRY_DELAY_MS": "1"].merging(environment) { $1 })
     }
 
     /// A directory with the split program's stripped binary and debug file (what a release pipeline uploads).
@@ -31,12 +31,12 @@ import Testing
         return directory
     }
 
-    @Test func uploadsOnceThenSendsNoFileBytes() throws {
+    @Test func uploadsOnceThenSendsNoFileBytes() async throws {
         let program = try SplitProgram.get()
         let collector = try startCollector { $0.adminToken = Self.secret }
         let directory = try Self.releaseDirectory(program)
         let host = collector.baseURL.absoluteString
-        let first = try Self.upload(
+        let first = try await Self.upload(
             [directory, "--release", "prog@1.0", "--host", host, "--json"],
             environment: ["COHORLY_AUTH_TOKEN": Self.secret])
         #expect(first.status == 0, "\(first.error)")
@@ -56,7 +56,7 @@ import Testing
         #expect(
             contents(debuginfod.trimmingCharacters(in: .whitespacesAndNewlines)).digest
                 == contents(program.debug).digest)
-        let found = try Self.cohorly(
+        let found = try await Self.cohorly(
             ["debug-files", "find", program.buildId, "--json"],
             environment: ["DEBUGINFOD_URLS": host, "DEBUGINFOD_CACHE_PATH": SplitProgram.scratch("find-cache")])
         #expect(found.status == 0, "\(found.error)")
@@ -66,7 +66,7 @@ import Testing
         #expect(try collector.debugFiles.list().allSatisfy { $0.releases == ["prog@1.0"] })
 
         // Again, for the next release: nothing is sent, the files are attached to it.
-        let second = try Self.upload(
+        let second = try await Self.upload(
             [directory, "--release", "prog@1.1", "--host", host, "--auth-token", Self.secret])
         #expect(second.status == 0, "\(second.error)")
         #expect(
@@ -75,10 +75,10 @@ import Testing
         #expect(try collector.debugFiles.list().allSatisfy { $0.releases == ["prog@1.0", "prog@1.1"] })
     }
 
-    @Test func anUnstrippedBinaryIsSentOnceForBothKinds() throws {
+    @Test func anUnstrippedBinaryIsSentOnceForBothKinds() async throws {
         let program = try SplitProgram.get()
         let collector = try startCollector()
-        let run = try Self.upload([
+        let run = try await Self.upload([
             program.full, "--release", "r", "--host", collector.baseURL.absoluteString, "--json",
         ])
         #expect(run.status == 0, "\(run.error)")
@@ -91,7 +91,7 @@ import Testing
         #expect(try collector.debugFiles.list().allSatisfy { $0.fileName == "prog" })
     }
 
-    @Test func skipsFilesOfNoUse() throws {
+    @Test func skipsFilesOfNoUse() async throws {
         let collector = try startCollector()
         let directory = SplitProgram.scratch("useless")
         let source = directory + "/main.c"
@@ -100,7 +100,7 @@ import Testing
         try SplitProgram.run(
             "/opt/swift/usr/bin/clang", ["-g", "-Wl,--build-id=none", source, "-o", directory + "/no-build-id"])
         try Data("hello".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
-        let run = try Self.upload(
+        let run = try await Self.upload(
             [directory, directory + "/notes.txt", "--release", "r", "--host", collector.baseURL.absoluteString])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("(not an ELF file)"))
@@ -110,20 +110,20 @@ import Testing
         #expect(try collector.debugFiles.list().isEmpty)
     }
 
-    @Test func retriesTransientFailuresThenGivesUp() throws {
+    @Test func retriesTransientFailuresThenGivesUp() async throws {
         let program = try SplitProgram.get()
         let collector = try startCollector()
         let path = "/api/debug-files/\(program.buildId)/debuginfo"
         collector.injectFault(Fault(status: 503, path: path), count: 2)
         let host = collector.baseURL.absoluteString
-        let retried = try Self.upload([program.debug, "--release", "r", "--host", host])
+        let retried = try await Self.upload([program.debug, "--release", "r", "--host", host])
         #expect(retried.status == 0, "\(retried.error)")
         #expect(collector.appliedFaultCount == 2)
         #expect(collector.debugFiles.debugFile(buildId: program.buildId, kind: .debuginfo) != nil)
 
         let other = try startCollector()
         other.injectFault(Fault(status: 503, path: path), count: 10)
-        let failed = try Self.upload([program.debug, "--release", "r", "--host", other.baseURL.absoluteString])
+        let failed = try await Self.upload([program.debug, "--release", "r", "--host", other.baseURL.absoluteString])
         #expect(failed.status == 1)
         #expect(failed.error.contains("503: injected fault (after 4 attempts)"), "\(failed.error)")
         #expect(failed.output.hasPrefix("  failed "))
@@ -132,17 +132,17 @@ import Testing
         #expect(other.debugFiles.debugFile(buildId: program.buildId, kind: .debuginfo) == nil)
     }
 
-    @Test func aWrongSecretOrNoCollectorFailsAndStoresNothing() throws {
+    @Test func aWrongSecretOrNoCollectorFailsAndStoresNothing() async throws {
         let program = try SplitProgram.get()
         let collector = try startCollector { $0.adminToken = Self.secret }
         let host = collector.baseURL.absoluteString
-        let wrong = try Self.upload([program.debug, "--release", "r", "--host", host, "--auth-token", "guess"])
+        let wrong = try await Self.upload([program.debug, "--release", "r", "--host", host, "--auth-token", "guess"])
         #expect(wrong.status == 1)
         #expect(wrong.error.contains("refused the check (401)"), "\(wrong.error)")
         #expect(try collector.debugFiles.list().isEmpty)
         #expect(collector.debugFiles.statistics.bytesReceived == 0)
 
-        let unreachable = try Self.upload([program.debug, "--release", "r", "--host", "http://127.0.0.1:1"])
+        let unreachable = try await Self.upload([program.debug, "--release", "r", "--host", "http://127.0.0.1:1"])
         #expect(unreachable.status == 1)
         #expect(unreachable.error.contains("cannot reach http://127.0.0.1:1"), "\(unreachable.error)")
     }
@@ -160,14 +160,14 @@ import Testing
         #expect(transcript.contains("1 uploaded ("))
     }
 
-    @Test func usageErrorsExitTwo() throws {
-        #expect(try Self.upload([]).status == 2)
-        let noRelease = try Self.upload(["/bin/true"])
+    @Test func usageErrorsExitTwo() async throws {
+        #expect(try await Self.upload([]).status == 2)
+        let noRelease = try await Self.upload(["/bin/true"])
         #expect(noRelease.status == 2)
         #expect(noRelease.error.contains("missing --release"))
-        #expect(try Self.upload(["/bin/true", "--release", "r", "--host", "ftp://x"]).status == 2)
-        #expect(try Self.upload(["/bin/true", "--release", "r", "--bogus"]).status == 2)
-        let help = try Self.upload(["--help"])
+        #expect(try await Self.upload(["/bin/true", "--release", "r", "--host", "ftp://x"]).status == 2)
+        #expect(try await Self.upload(["/bin/true", "--release", "r", "--bogus"]).status == 2)
+        let help = try await Self.upload(["--help"])
         #expect(help.status == 0)
         #expect(help.output.contains("EXIT STATUS"))
     }

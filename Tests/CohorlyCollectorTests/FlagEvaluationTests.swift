@@ -194,43 +194,43 @@ import Testing
                 == true)
     }
 
-    @Test func theCLIManagesFlagsWithTheAdminSecret() throws {
+    @Test func theCLIManagesFlagsWithTheAdminSecret() async throws {
         let collector = try startCollector { $0.adminToken = "admin-secret" }
         defer { collector.stop() }
         let host = collector.baseURL.absoluteString
         let secretFile = temporaryDirectory().appendingPathComponent("secret")
         try Data("admin-secret\n".utf8).write(to: secretFile)
         let auth = ["--host", host, "--auth-token-file", secretFile.path]
-        let set = try CLITests.run(
+        let set = try await CLITests.run(
             [
                 "flags", "set", "checkout", "--rollout", "40", "--variant", "control:50", "--variant", "test:50",
                 "--distinct-id", "qa-1",
             ] + auth)
         #expect(set.status == 0, "\(set.error)")
-        #expect(try CLITests.run(["flags", "set", "beta", "--payload", #"{"x":1}"#] + auth).status == 0)
-        #expect(try CLITests.run(["flags", "set", "checkout", "--host", host]).status == 1)  // no secret: refused
-        #expect(try CLITests.run(["flags", "set", "bad", "--variant", "a:60"] + auth).status == 2)
-        #expect(try CLITests.run(["flags", "set", "bad", "--rollout", "120"] + auth).status == 2)
-        #expect(try CLITests.run(["flags", "set", "bad", "--payload", "{"] + auth).status == 2)
-        #expect(try CLITests.run(["flags", "set"] + auth).status == 2)
+        #expect(try await CLITests.run(["flags", "set", "beta", "--payload", #"{"x":1}"#] + auth).status == 0)
+        #expect(try await CLITests.run(["flags", "set", "checkout", "--host", host]).status == 1)  // no secret: refused
+        #expect(try await CLITests.run(["flags", "set", "bad", "--variant", "a:60"] + auth).status == 2)
+        #expect(try await CLITests.run(["flags", "set", "bad", "--rollout", "120"] + auth).status == 2)
+        #expect(try await CLITests.run(["flags", "set", "bad", "--payload", "{"] + auth).status == 2)
+        #expect(try await CLITests.run(["flags", "set"] + auth).status == 2)
 
-        let list = try CLITests.run(["flags", "list"] + auth)
+        let list = try await CLITests.run(["flags", "list"] + auth)
         #expect(list.status == 0)
         #expect(list.output.contains("checkout") && list.output.contains("control 50%, test 50%"))
         #expect(list.output.contains("ids [qa-1] 100%; 40%"))
-        let show = try CLITests.run(["flags", "show", "beta"] + auth)
+        let show = try await CLITests.run(["flags", "show", "beta"] + auth)
         #expect(show.output.contains(#"payload:  {"x":1}"#))
-        let json = try CLITests.run(["flags", "show", "checkout", "--json"] + auth)
+        let json = try await CLITests.run(["flags", "show", "checkout", "--json"] + auth)
         #expect(CohorlyValue(json: json.output)?["rules"]?.arrayValue?.count == 2)
-        #expect(try CLITests.run(["flags", "show", "nope"] + auth).status == 1)
+        #expect(try await CLITests.run(["flags", "show", "nope"] + auth).status == 1)
 
         // The stored flag evaluates as the rule says: qa-1 always, others by bucket.
         let answer = send(collector, "/flags/evaluate", body: #"{"distinct_id":"qa-1"}"#)
         #expect(answer.body?["flags"]?["checkout"]?["reason"] == "rule:0")
 
-        #expect(try CLITests.run(["flags", "delete", "checkout"] + auth).status == 0)
-        #expect(try CLITests.run(["flags", "delete", "checkout"] + auth).status == 1)
-        #expect(!(try CLITests.run(["flags", "list"] + auth).output.contains("checkout")))
+        #expect(try await CLITests.run(["flags", "delete", "checkout"] + auth).status == 0)
+        #expect(try await CLITests.run(["flags", "delete", "checkout"] + auth).status == 1)
+        #expect(await !(try CLITests.run(["flags", "list"] + auth).output.contains("checkout")))
     }
 
     @Test(arguments: [false, true])

@@ -11,12 +11,12 @@ import Testing
     /// Runs the upload with the mock's host and project, the key from the environment, retries made fast.
     static func upload(
         _ arguments: [String], _ mock: PostHogMock, environment: [String: String] = [:]
-    ) throws -> (status: Int32, output: String, error: String) {
+    ) async throws -> (status: Int32, output: String, error: String) {
         let base = [
             "POSTHOG_CLI_HOST": mock.url, "POSTHOG_CLI_PROJECT_ID": PostHogMock.projectId,
             "POSTHOG_CLI_API_KEY": key, "COHORLY_RETRY_DELAY_MS": "1",
         ]
-        let result = try CLITests.run(
+        let result = try await CLITests.run(
             ["debug-files", "upload", "--to", "posthog"] + arguments, environment: base.merging(environment) { $1 })
         // The key is never shown, whatever happened.
         #expect(!result.output.contains(key) && !result.error.contains(key))
@@ -74,13 +74,13 @@ import Testing
         return contents(directory + "/dwarf")
     }
 
-    @Test func uploadsTheLargerFileOfADebugIdThenFindsItPresent() throws {
+    @Test func uploadsTheLargerFileOfADebugIdThenFindsItPresent() async throws {
         let program = try SplitProgram.get()
         let debugId = try #require(try ObjectInfo(path: program.full).debugId)
         let mock = try PostHogMock(apiKey: Self.key)
         defer { mock.stop() }
         let directory = try Self.directory(program)
-        let first = try Self.upload([directory, "--json"], mock)
+        let first = try await Self.upload([directory, "--json"], mock)
         #expect(first.status == 0, "\(first.error)")
         #expect(
             first.error.contains("cohorly: warning: \(directory)/split.dwo: split DWARF is not supported by PostHog"))
@@ -89,13 +89,16 @@ import Testing
         #expect(summary["already_present"] == 0)
         #expect(summary["skipped"] == 3)
         let files = summary["files"]?.arrayValue ?? []
-        func file(_ name: String) -> CohorlyValue? { files.first { $0["path"] == .string(directory + "/" + name) } }
-        #expect(file("prog")?["status"] == "uploaded")
-        #expect(file("prog")?["reason"] == .string("debug id \(debugId)"))
+        func file(_ name: String) async -> CohorlyValue? {
+            files.first { $0["path"] == .string(directory + "/" + name) }
+        }
+        #expect(await file("prog")?["status"] == "uploaded")
+        #expect(await file("prog")?["reason"] == .string("debug id \(debugId)"))
         #expect(
-            file("prog.debug")?["reason"] == .string("debug id \(debugId) also in \(directory)/prog, which is larger"))
-        #expect(file("prog.stripped")?["reason"] == "no debug info; PostHog symbolicates from DWARF")
-        #expect(file("split.dwo")?["status"] == "skipped")
+            await file("prog.debug")?["reason"]
+                == .string("debug id \(debugId) also in \(directory)/prog, which is larger"))
+        #expect(await file("prog.stripped")?["reason"] == "no debug info; PostHog symbolicates from DWARF")
+        #expect(await file("split.dwo")?["status"] == "skipped")
 
         let state = mock.with { $0 }
         #expect(state.multipartErrors.isEmpty, "\(state.multipartErrors)")
@@ -111,7 +114,7 @@ import Testing
         }
 
         // The same content again: PostHog leaves it out of id_map; nothing is sent, nothing to finish.
-        let second = try Self.upload([directory], mock)
+        let second = try await Self.upload([directory], mock)
         #expect(second.status == 0, "\(second.error)")
         #expect(second.output.contains("0 uploaded (0 bytes sent), 1 already present, 3 skipped"))
         #expect(second.output.contains("  already present "))
@@ -120,13 +123,13 @@ import Testing
         #expect(after.finished == 1)
     }
 
-    @Test func aDifferentContentUnderTheSameDebugIdIsShownWithPostHogsCode() throws {
+    @Test func aDifferentContentUnderTheSameDebugIdIsShownWithPostHogsCode() async throws {
         let program = try SplitProgram.get()
         let debugId = try #require(try ObjectInfo(path: program.full).debugId)
         let mock = try PostHogMock(apiKey: Self.key)
         defer { mock.stop() }
         mock.with { $0.stored[debugId] = String(repeating: "0", count: 128) }
-        let result = try Self.upload([program.full], mock)
+        let result = try await Self.upload([program.full], mock)
         #expect(result.status == 1)
         #expect(
             result.error.contains(
@@ -136,20 +139,20 @@ import Testing
         #expect(mock.with { $0.objects.isEmpty })
 
         // --force replaces it.
-        let forced = try Self.upload([program.full, "--force"], mock)
+        let forced = try await Self.upload([program.full, "--force"], mock)
         #expect(forced.status == 0, "\(forced.error)")
         #expect(forced.output.contains("1 uploaded"))
         #expect(
             mock.with { $0.stored[debugId] } == PostHogMock.sha512(try #require(mock.with { $0.objects.values.first })))
     }
 
-    @Test func everyStepIsRetriedThreeTimes() throws {
+    @Test func everyStepIsRetriedThreeTimes() async throws {
         let program = try SplitProgram.get()
         let mock = try PostHogMock(apiKey: Self.key)
         defer { mock.stop() }
         // Each step fails 3 times with 503 and then works: 4 attempts each, and the upload succeeds.
         mock.with { $0.failures = ["start": 3, "upload": 3, "finish": 3] }
-        let recovered = try Self.upload([program.full], mock)
+        let recovered = try await Self.upload([program.full], mock)
         #expect(recovered.status == 0, "\(recovered.error)")
         #expect(recovered.output.contains("1 uploaded"))
         let lines = mock.with { $0.requests.map(\.line) }
@@ -161,14 +164,14 @@ import Testing
         let other = try PostHogMock(apiKey: Self.key)
         defer { other.stop() }
         other.with { $0.failures = ["upload": 4] }
-        let failed = try Self.upload([program.full], other)
+        let failed = try await Self.upload([program.full], other)
         #expect(failed.status == 1)
         #expect(failed.error.contains("the upload of the symbol set answered 503"), "\(failed.error)")
         #expect(other.with { $0.requests.filter { $0.line == "POST /s3" }.count } == 4)
         #expect(other.with { $0.finished } == 0)
     }
 
-    @Test func tenSetsPerBatch() throws {
+    @Test func tenSetsPerBatch() async throws {
         let program = try SplitProgram.get()
         let mock = try PostHogMock(apiKey: Self.key)
         defer { mock.stop() }
@@ -185,7 +188,7 @@ import Testing
             copy[at + 1] = 0xee
             try Data(copy).write(to: URL(fileURLWithPath: directory + "/prog\(index)"))
         }
-        let result = try Self.upload([directory], mock)
+        let result = try await Self.upload([directory], mock)
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.contains("12 uploaded"))
         let state = mock.with { $0 }
@@ -194,41 +197,42 @@ import Testing
         #expect(state.stored.count == 12)
     }
 
-    @Test func theKeyComesFromAFileOrTheEnvironmentAndAWrongOneIsRefused() throws {
+    @Test func theKeyComesFromAFileOrTheEnvironmentAndAWrongOneIsRefused() async throws {
         let program = try SplitProgram.get()
         let mock = try PostHogMock(apiKey: Self.key)
         defer { mock.stop() }
         let file = SplitProgram.scratch("key") + "/key"
         try (Self.key + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let fromFile = try Self.upload(
+        let fromFile = try await Self.upload(
             [program.full, "--api-key-file", file], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
         #expect(fromFile.status == 0, "\(fromFile.error)")
 
-        let unreadable = try Self.upload([program.full, "--api-key-file", file + ".gone"], mock)
+        let unreadable = try await Self.upload([program.full, "--api-key-file", file + ".gone"], mock)
         #expect(unreadable.status == 2)
         #expect(unreadable.error.hasPrefix("cohorly: cannot read --api-key-file \(file).gone"), "\(unreadable.error)")
-        let empty = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
+        let empty = try await Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": ""])
         #expect(empty.status == 2)
         #expect(empty.error.hasPrefix("cohorly: POSTHOG_CLI_API_KEY is set but empty"))
-        let missing = try CLITests.run(
+        let missing = try await CLITests.run(
             ["debug-files", "upload", program.full, "--to", "posthog", "--host", mock.url, "--project-id", "1"],
             environment: [:])
         #expect(missing.status == 2)
         #expect(missing.error.hasPrefix("cohorly: missing the personal API key"))
-        let collectorSecret = try Self.upload([program.full, "--auth-token", "s"], mock)
+        let collectorSecret = try await Self.upload([program.full, "--auth-token", "s"], mock)
         #expect(collectorSecret.status == 2)
         #expect(collectorSecret.error.hasPrefix("cohorly: --auth-token is the collector's secret"))
-        let keyWithoutPostHog = try CLITests.run(
+        let keyWithoutPostHog = try await CLITests.run(
             ["debug-files", "upload", program.full, "--release", "r", "--api-key-file", file], environment: [:])
         #expect(keyWithoutPostHog.status == 2)
         #expect(keyWithoutPostHog.error.hasPrefix("cohorly: --api-key-file works with --to posthog only"))
-        let noProject = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_PROJECT_ID": ""])
+        let noProject = try await Self.upload([program.full], mock, environment: ["POSTHOG_CLI_PROJECT_ID": ""])
         #expect(noProject.status == 2)
-        let unknown = try CLITests.run(["debug-files", "upload", program.full, "--to", "sentry"], environment: [:])
+        let unknown = try await CLITests.run(
+            ["debug-files", "upload", program.full, "--to", "sentry"], environment: [:])
         #expect(unknown.status == 2)
         #expect(unknown.error.hasPrefix("cohorly: unknown --to sentry (expected cohorly or posthog)"))
 
-        let wrong = try Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": "phx_wrong"])
+        let wrong = try await Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": "phx_wrong"])
         #expect(wrong.status == 1)
         #expect(wrong.error.contains("answered 401 authentication_failed: Invalid personal API key."), "\(wrong.error)")
         #expect(!wrong.error.contains("phx_wrong") && !wrong.output.contains("phx_wrong"))

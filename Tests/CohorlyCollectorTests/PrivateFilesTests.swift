@@ -4,17 +4,19 @@ import Testing
 /// `cohorly serve` run with umask 000 keeps its database (with -wal/-shm), its debug-file store and their
 /// directories private: 0600 files, 0700 directories.
 @Suite struct CollectorPrivateFilesTests {
-    @Test func serveUnderUmask000WritesOnlyPrivateFiles() throws {
+    @Test func serveUnderUmask000WritesOnlyPrivateFiles() async throws {
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let top = root.appendingPathComponent("new")
-        let server = try ServeCommandTests.Server(
+        let server = try await ServeCommandTests.Server(
             ["--data", top.appendingPathComponent("data").path, "--token", "t"], umask: "000")
-        defer { _ = server.stop() }
+        defer { server.stopSynchronously() }
         let body = #"[{"event":"e","properties":{"distinct_id":"u","$insert_id":"p-1","time":1700000000000}}]"#
         let headers = [("Content-Type", "application/json"), ("X-Cohorly-Token", "t")]
         #expect(server.send("POST", "/track", body: body, headers: headers) == 200)
-        let upload = try CLITests.run(["debug-files", "upload", "/bin/true", "--release", "r@1", "--host", server.host])
+        let upload = try await CLITests.run([
+            "debug-files", "upload", "/bin/true", "--release", "r@1", "--host", server.host,
+        ])
         #expect(upload.status == 0, "\(upload.error)")
 
         var files: [String] = []

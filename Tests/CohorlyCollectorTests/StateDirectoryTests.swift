@@ -22,19 +22,20 @@ struct StateDirectoryTests {
             fallback.hasPrefix("/") && fallback.hasSuffix("/.local/state/cohorly") && !fallback.contains("relative"))
     }
 
-    @Test func serveWithoutDataKeepsItsDatabaseUnderHome() throws {
+    @Test func serveWithoutDataKeepsItsDatabaseUnderHome() async throws {
         let home = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: home) }
-        let server = try ServeCommandTests.Server([], environment: ["HOME": home.path])
-        let stopped = server.stop()
+        let server = try await ServeCommandTests.Server([], environment: ["HOME": home.path])
+        let stopped = await server.stop()
         #expect(stopped?.status == 0)
         let database = home.appendingPathComponent(".local/state/cohorly/collector/collector.sqlite")
         #expect(FileManager.default.fileExists(atPath: database.path))
 
         let state = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: state) }
-        let other = try ServeCommandTests.Server([], environment: ["HOME": home.path, "XDG_STATE_HOME": state.path])
-        #expect(other.stop()?.status == 0)
+        let other = try await ServeCommandTests.Server(
+            [], environment: ["HOME": home.path, "XDG_STATE_HOME": state.path])
+        #expect(await other.stop()?.status == 0)
         #expect(
             FileManager.default.fileExists(
                 atPath: state.appendingPathComponent("cohorly/collector/collector.sqlite").path))

@@ -5,7 +5,7 @@ import Testing
 /// `cohorly symbolicate` reads what `cohorly events list --json` prints: an `$exception` event stored by a real
 /// collector, fetched by the real CLI, symbolicated against the real binary it names.
 @Suite struct SymbolicateEventListTests {
-    @Test func eventsListJSONIsSymbolicated() throws {
+    @Test func eventsListJSONIsSymbolicated() async throws {
         let program = try SplitProgram.get()
         let nm = try SplitProgram.run("/usr/bin/nm", [program.full])
         let line = nm.split(separator: "\n").first { $0.hasSuffix(" T compute") }
@@ -35,11 +35,11 @@ import Testing
         let sent = send(collector, "/track", body: "[" + event("$exception", insertId: "crash-1", properties) + "]")
         #expect(sent.status == 200, "\(sent.text)")
 
-        let listed = try CLITests.run(["events", "list", "--host", collector.baseURL.absoluteString, "--json"])
+        let listed = try await CLITests.run(["events", "list", "--host", collector.baseURL.absoluteString, "--json"])
         #expect(listed.status == 0, "\(listed.error)")
         let path = SplitProgram.scratch("events") + "/events.json"
         try listed.output.write(toFile: path, atomically: true, encoding: .utf8)
-        let result = try CLITests.run(["symbolicate", path])
+        let result = try await CLITests.run(["symbolicate", path])
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.hasPrefix("Crash: SIGABRT: Aborted\n"), "\(result.output)")
         #expect(result.output.contains("Event: crash-1"))

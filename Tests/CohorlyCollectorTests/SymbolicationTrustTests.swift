@@ -81,8 +81,8 @@ import Testing
         }
     }
 
-    @Test func serveRefusesAMissingDebugDirectory() throws {
-        let result = try CLITests.run(["serve", "--port", "0", "--debug-dir", "/nonexistent/cohorly-debug"])
+    @Test func serveRefusesAMissingDebugDirectory() async throws {
+        let result = try await CLITests.run(["serve", "--port", "0", "--debug-dir", "/nonexistent/cohorly-debug"])
         #expect(result.status == 2)
         #expect(result.error.contains("--debug-dir /nonexistent/cohorly-debug is not a directory"))
     }

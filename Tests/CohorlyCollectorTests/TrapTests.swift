@@ -76,14 +76,14 @@ import Testing
         #expect(limited.retryAfter.map { $0 > 0 } == true)
     }
 
-    @Test func theCommandLineRefusesOutOfRangeNumbers() throws {
-        let rate = try CLITests.run(["serve", "--port", "0", "--rate-limit", "1/inf"])
+    @Test func theCommandLineRefusesOutOfRangeNumbers() async throws {
+        let rate = try await CLITests.run(["serve", "--port", "0", "--rate-limit", "1/inf"])
         #expect(rate.status == 2)
         #expect(rate.error.contains("invalid --rate-limit 1/inf"))
-        #expect(try CLITests.run(["serve", "--port", "0", "--rate-limit", "1e19/1"]).status == 2)
+        #expect(try await CLITests.run(["serve", "--port", "0", "--rate-limit", "1e19/1"]).status == 2)
         for command in [["crashes", "list"], ["events", "list"]] {
             for bad in ["-1", "1e3", "100001", "99999999999999999999"] {
-                let result = try CLITests.run(command + ["--host", "http://127.0.0.1:1", "--limit", bad])
+                let result = try await CLITests.run(command + ["--host", "http://127.0.0.1:1", "--limit", bad])
                 #expect(result.status == 2, "\(command) --limit \(bad): \(result.error)")
                 #expect(result.error.contains("invalid --limit"))
             }

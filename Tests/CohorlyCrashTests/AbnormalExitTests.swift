@@ -1,6 +1,7 @@
 import Cohorly
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import CohorlyCrash
@@ -193,7 +194,7 @@ struct AbnormalExitTests {
         _ = try await setup.launch(["run"])
         #expect(setup.markers.isEmpty)  // recognized as exec'd and removed
         kill(pid, SIGKILL)
-        execd.waitUntilExit()
+        await waitForExit(execd)
         // Prepared for the exec, into a program that has ended by the next launch.
         let prepared = try await setup.launch(["scenario", "exec-prepared"])
         #expect(prepared.exitStatus == 0)
@@ -217,7 +218,7 @@ struct AbnormalExitTests {
         let killed = try await setup.launch(["scenario", "sigkill"])
         #expect(killed.signal == SIGKILL)
         #expect(FileManager.default.createFile(atPath: go.path, contents: nil))
-        held.waitUntilExit()
+        await waitForExit(held)
         #expect(held.terminationReason == .uncaughtSignal && held.terminationStatus == SIGKILL)
         #expect(setup.markers.count == 2)
         // Two launches start together: each death is sent once.

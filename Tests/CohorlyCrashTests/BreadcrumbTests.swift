@@ -68,7 +68,7 @@ struct BreadcrumbTests {
 
         // `cohorly crashes show` prints them under the crash, oldest first.
         let cli = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly").path
-        let shown = try SymbolicatedCrashTests.tool(
+        let shown = try await SymbolicatedCrashTests.tool(
             cli, ["crashes", "show", report.insertId, "--host", host, "--auth-token", "read-secret"])
         #expect(shown.status == 0)
         let lines = shown.output.split(separator: "\n").map(String.init)

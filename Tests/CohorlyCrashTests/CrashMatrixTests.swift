@@ -123,7 +123,7 @@ struct CrashMatrixTests {
             crashed.frames.first?.value == crashed.registers?["rip"]?.value
                 || report.mechanism == .cxxTerminate)
         #expect(report.module(containing: crashed.frames[0]) != nil, "\(context): frame 0 in no module")
-        let functions = try ReferenceSymbolizer.functions(of: crashed, in: report)
+        let functions = try await ReferenceSymbolizer.functions(of: crashed, in: report)
         #expect(
             functions.contains { $0.contains(expectation.function) },
             "\(context): \(expectation.function) not among \(functions)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 /// An app that names no directory keeps its queue and its crash reports in one tree: `$XDG_STATE_HOME/cohorly`,

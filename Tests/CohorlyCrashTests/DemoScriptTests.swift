@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 /// The README's first command, `scripts/demo`, run end to end with the builds the test suite already has (the

@@ -9,11 +9,11 @@ import Testing
 @Suite("$exception events from real crashes meet the schema")
 struct ExceptionEventSchemaTests {
     /// CrashDemo of `build`, as built or copied and stripped of every symbol table and debug section.
-    static func demo(_ build: DemoBuild, stripped: Bool, in root: URL) throws -> URL {
+    static func demo(_ build: DemoBuild, stripped: Bool, in root: URL) async throws -> URL {
         guard stripped else { return build.executable }
         let copy = root.appendingPathComponent("CrashDemo")
         try FileManager.default.copyItem(at: build.executable, to: copy)
-        #expect(try SymbolicatedCrashTests.tool("/usr/bin/strip", ["--strip-all", copy.path]).status == 0)
+        #expect(try await SymbolicatedCrashTests.tool("/usr/bin/strip", ["--strip-all", copy.path]).status == 0)
         return copy
     }
 
@@ -26,7 +26,7 @@ struct ExceptionEventSchemaTests {
     func everyCrashKindGivesAValidEvent(_ build: DemoBuild, stripped: Bool) async throws {
         let root = try makeTemporaryDirectory("schema")
         defer { try? FileManager.default.removeItem(at: root) }
-        let executable = try Self.demo(build, stripped: stripped, in: root)
+        let executable = try await Self.demo(build, stripped: stripped, in: root)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for expectation in CrashExpectation.all {
                 group.addTask {

@@ -1,5 +1,6 @@
 import CohorlyCrash
 import Foundation
+import TestWaiting
 import Testing
 
 /// The recorder's promise to every signal handler that unwinds (the crashed thread, the others answering
@@ -11,15 +12,14 @@ import Testing
 @Suite("Signal-handler unwinds allocate nothing")
 struct HandlerAllocationTests {
     /// Builds the guard library into `directory`.
-    static func buildGuard(in directory: URL) throws -> URL {
+    static func buildGuard(in directory: URL) async throws -> URL {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("fixtures/alloc-guard/alloc_guard.c")
         let library = directory.appendingPathComponent("libclyallocguard.so")
         let compiler = Process()
         compiler.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
         compiler.arguments = ["-shared", "-fPIC", "-O1", "-o", library.path, source.path]
-        try compiler.run()
-        compiler.waitUntilExit()
+        try await runToEnd(compiler)
         try #require(compiler.terminationStatus == 0)
         return library
     }
@@ -28,7 +28,7 @@ struct HandlerAllocationTests {
     func everyThreadUnwindsInItsHandlerAndTheCrashIsWrittenWithoutAllocating(build: DemoBuild) async throws {
         let directory = try makeTemporaryDirectory("alloc-guard-\(build)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let library = try Self.buildGuard(in: directory)
+        let library = try await Self.buildGuard(in: directory)
         let run = try await runCrashDemo(
             ["scenario", "handler-unwinds", "--recorder-only"], build: build, label: "alloc-guard",
             environment: ["LD_PRELOAD": library.path])

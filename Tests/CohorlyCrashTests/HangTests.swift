@@ -2,6 +2,7 @@ import Cohorly
 import CohorlyCollector
 import CohorlyCrash
 import Foundation
+import TestWaiting
 import Testing
 
 /// The hang watchdog, with real CrashDemo processes (`CrashDemo hang …`) and a loopback collector. Thresholds
@@ -126,8 +127,6 @@ struct HangTests {
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
         try process.run()
         // While it is hung, the launch's hang file exists (polled, with a deadline).
         let deadline = Date(timeIntervalSinceNow: 20)
@@ -137,7 +136,7 @@ struct HangTests {
         let files = Self.hangFiles(setup.reports)
         try #require(files.count == 1, "no hang file appeared")
         kill(process.processIdentifier, SIGKILL)
-        #expect(ended.wait(timeout: .now() + 10) == .success)
+        #expect(await eventually(timeout: 10) { !process.isRunning })
         return String(files[0].dropFirst("hang-".count).dropLast(".json".count))
     }
 

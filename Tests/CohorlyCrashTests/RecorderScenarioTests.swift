@@ -1,5 +1,6 @@
 import CohorlyCrash
 import Foundation
+import TestWaiting
 import Testing
 
 @Suite("Recorder scenarios in child processes")
@@ -10,8 +11,10 @@ struct RecorderScenarioTests {
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let report = try #require(try run.reports().first)
         // 3 parked pthreads + 1 libdispatch worker + 1 Swift concurrency worker, all parked in parkDeep.
-        let parked = try report.threads.filter { thread in
-            try ReferenceSymbolizer.functions(of: thread, in: report).contains { $0.contains("parkDeep") }
+        var parked: [CrashReport.Thread] = []
+        for thread in report.threads {
+            let functions = try await ReferenceSymbolizer.functions(of: thread, in: report)
+            if functions.contains(where: { $0.contains("parkDeep") }) { parked.append(thread) }
         }
         #expect(parked.count == 5, "\(report.threads.map(\.name))")
         #expect(report.threadsAnswered == report.threadsRequested)
@@ -125,9 +128,7 @@ struct RecorderScenarioTests {
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = String(decoding: try await runReadingToEnd(process, reading: errors), as: UTF8.self)
         let raise = output.split(separator: "\n").filter { $0.contains("`_Unwind_RaiseException'") }
         #expect(!raise.isEmpty)
         // "binding file A [0] to B [0]: normal symbol `_Unwind_RaiseException'": B must never be libunwind.
@@ -187,8 +188,7 @@ struct RecorderScenarioTests {
         compiler.arguments = [
             "-shared", "-fPIC", "-O1", "-g", "-Wl,--build-id", "-o", library.path, source.path,
         ]
-        try compiler.run()
-        compiler.waitUntilExit()
+        try await runToEnd(compiler)
         try #require(compiler.terminationStatus == 0)
         let run = try await runCrashDemo(
             ["scenario", "dlopen-crash", "--library", library.path], label: "dlopen")
@@ -199,7 +199,7 @@ struct RecorderScenarioTests {
         let module = try #require(report.module(containing: frame0))
         #expect(module.path == library.path)
         #expect(module.buildId.count == 40)
-        let functions = try ReferenceSymbolizer.functions(
+        let functions = try await ReferenceSymbolizer.functions(
             of: try #require(report.crashedThread), in: report)
         #expect(functions.first == "cly_fixture_crash")
     }

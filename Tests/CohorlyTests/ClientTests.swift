@@ -1,12 +1,13 @@
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
 
 /// Identity, super properties, automatic properties, opt-out, persistence of settings, concurrency.
 @Suite struct ClientTests {
-    @Test func initializeConfiguresAndSharesTheClient() throws {
+    @Test func initializeConfiguresAndSharesTheClient() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let directory = temporaryDirectory()
@@ -21,7 +22,7 @@ import Testing
         #expect(client.options.maxQueueSize == 50 && !client.options.debug)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("queue.sqlite").path))
         for _ in 0..<3 { client.track("auto") }
-        #expect(eventually { (try? collector.store.eventCount()) == 3 })
+        #expect(await eventually { (try? collector.store.eventCount()) == 3 })
     }
 
     @Test func everyEventCarriesTheAutomaticProperties() async throws {
@@ -215,17 +216,17 @@ import Testing
         #expect(try storedProperties(collector).compactMap { $0["n"]?.intValue }.sorted() == Array(15..<25))
     }
 
-    @Test func timerAndSizeTriggerFlushesWithoutAnExplicitFlush() throws {
+    @Test func timerAndSizeTriggerFlushesWithoutAnExplicitFlush() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let bySize = makeClient(collector) { $0.flushAt = 5 }
         defer { bySize.shutdown() }
         for _ in 0..<5 { bySize.track("size") }
-        #expect(eventually { (try? collector.store.events(matching: EventQuery(event: "size")).count) == 5 })
+        #expect(await eventually { (try? collector.store.events(matching: EventQuery(event: "size")).count) == 5 })
         let byTimer = makeClient(collector) { $0.flushInterval = 0.05 }
         defer { byTimer.shutdown() }
         byTimer.track("timer")
-        #expect(eventually { (try? collector.store.events(matching: EventQuery(event: "timer")).count) == 1 })
+        #expect(await eventually { (try? collector.store.events(matching: EventQuery(event: "timer")).count) == 1 })
     }
 
     @Test func eventsTheServerWouldRefuseAreDroppedAloneNotWithTheirBatch() async throws {

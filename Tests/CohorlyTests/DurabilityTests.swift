@@ -1,5 +1,6 @@
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -24,7 +25,7 @@ import Testing
         return (process, LineReader(pipe.fileHandleForReading))
     }
 
-    @Test func killMinus9MidFlushThenRestartStoresEveryEventOnce() throws {
+    @Test func killMinus9MidFlushThenRestartStoresEveryEventOnce() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let directory = temporaryDirectory()
@@ -35,25 +36,25 @@ import Testing
         let (app, output) = try Self.launch([
             "track", "--host", host, "--dir", directory.path, "--count", "500", "--batch", "50",
         ])
-        #expect(output.next() == "persisted 500")
+        #expect(await output.next() == "persisted 500")
         // The second request is stored and its answer held back: the app now waits mid-flush.
-        #expect(eventually { collector.appliedFaultCount == 2 && collector.delayedRequestCount == 1 })
+        #expect(await eventually { collector.appliedFaultCount == 2 && collector.delayedRequestCount == 1 })
         kill(app.processIdentifier, SIGKILL)
-        app.waitUntilExit()
+        await waitForExit(app)
         #expect(app.terminationReason == .uncaughtSignal)
 
         let (restarted, restartedOutput) = try Self.launch([
             "flush", "--host", host, "--dir", directory.path, "--batch", "50",
         ])
-        #expect(restartedOutput.next() == "flushed")
-        restarted.waitUntilExit()
+        #expect(await restartedOutput.next() == "flushed")
+        await waitForExit(restarted)
         #expect(restarted.terminationStatus == 0)
         let seqs = try storedProperties(collector).compactMap { $0["seq"]?.intValue }
         #expect(seqs.count == 500)
         #expect(Set(0..<500).subtracting(seqs).isEmpty)
     }
 
-    @Test func repeatedKillMinus9AtArbitraryMomentsLosesNothingConfirmedAndDuplicatesNothing() throws {
+    @Test func repeatedKillMinus9AtArbitraryMomentsLosesNothingConfirmedAndDuplicatesNothing() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let directory = temporaryDirectory()
@@ -72,35 +73,35 @@ import Testing
             let linesBeforeKill = Int.random(in: 1...19, using: &generator)
             var persistedThrough = start
             for _ in 0..<linesBeforeKill {
-                guard let line = output.next(), let value = Int(line.dropFirst("persisted ".count)) else { break }
+                guard let line = await output.next(), let value = Int(line.dropFirst("persisted ".count)) else { break }
                 persistedThrough = value
             }
             kill(app.processIdentifier, SIGKILL)
-            app.waitUntilExit()
+            await waitForExit(app)
             confirmed.formUnion(start..<persistedThrough)
         }
         collector.clearFaults()
         let (last, lastOutput) = try Self.launch(["flush", "--host", host, "--dir", directory.path, "--batch", "40"])
-        #expect(lastOutput.next() == "flushed")
-        last.waitUntilExit()
+        #expect(await lastOutput.next() == "flushed")
+        await waitForExit(last)
         let seqs = try storedProperties(collector).compactMap { $0["seq"]?.intValue }
         #expect(seqs.count == Set(seqs).count)  // nothing stored twice
         #expect(confirmed.subtracting(seqs).isEmpty)  // nothing confirmed lost
         #expect(confirmed.count >= 6 * 50)
     }
 
-    @Test func eventsTrackedJustBeforeExitAreCommittedAndSentByTheNextLaunch() throws {
+    @Test func eventsTrackedJustBeforeExitAreCommittedAndSentByTheNextLaunch() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let directory = temporaryDirectory()
         let dead = "http://127.0.0.1:1"
         let (app, _) = try Self.launch(["track-and-exit", "--host", dead, "--dir", directory.path, "--count", "3000"])
-        app.waitUntilExit()
+        await waitForExit(app)
         #expect(app.terminationStatus == 0)
         let host = collector.baseURL.absoluteString
         let (next, output) = try Self.launch(["flush", "--host", host, "--dir", directory.path, "--batch", "500"])
-        #expect(output.next() == "flushed")
-        next.waitUntilExit()
+        #expect(await output.next() == "flushed")
+        await waitForExit(next)
         let seqs = try storedProperties(collector).compactMap { $0["seq"]?.intValue }
         #expect(seqs.count == 3_000)
         #expect(Set(0..<3_000).subtracting(seqs).isEmpty)
@@ -234,7 +235,7 @@ import Testing
         #expect(gone)  // nothing left to send
     }
 
-    @Test func preparedEventsAreValidatedAndRespectOptOut() throws {
+    @Test func preparedEventsAreValidatedAndRespectOptOut() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
         let client = makeClient(collector) { $0.maxRequestBytes = 2_000 }
@@ -256,15 +257,19 @@ import Testing
     }
 }
 
-/// Reads lines from a pipe (blocking).
+/// Reads lines from a pipe.
 final class LineReader: @unchecked Sendable {
     private let handle: FileHandle
     private var buffer: [UInt8] = []
 
     init(_ handle: FileHandle) { self.handle = handle }
 
-    /// The next line, or nil at end of file.
-    func next() -> String? {
+    /// The next line, or nil at end of file; the blocking read runs off the cooperative pool.
+    func next() async -> String? {
+        (try? await offThePool { self.readLine() }) ?? nil
+    }
+
+    private func readLine() -> String? {
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -194,7 +195,7 @@ extension FlagClientSuites {
                 client.shutdown()
             }
             // The store holds the queue's database and the transport: nothing may keep it once the client is gone.
-            #expect(eventually { released == nil })
+            #expect(await eventually { released == nil })
         }
 
         @Test func aDestinationWithoutFlagsServesFallbacks() async throws {

@@ -6,19 +6,19 @@ import Testing
 extension FlagClientSuites {
     /// The compliance adapter's `/get_feature_flag` over the real client and a mock PostHog.
     @Suite(.serialized) struct PostHogAdapterFlagsTests {
-        @Test func getFeatureFlagEvaluatesRemotelyAndCaptureNeverAsksForFlags() throws {
+        @Test func getFeatureFlagEvaluatesRemotelyAndCaptureNeverAsksForFlags() async throws {
             let mock = try MockPostHog()
             defer { mock.stop() }
-            let adapter = try PostHogAdapterTests.RunningAdapter()
+            let adapter = try await PostHogAdapterTests.RunningAdapter()
             defer { adapter.stop() }
             #expect(
-                adapter.call(
+                await adapter.call(
                     "init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10]
                 ).0
                     == 200)
             // A capture alone never causes a flags request.
-            _ = adapter.call("capture", ["distinct_id": "u1", "event": "one"])
-            _ = adapter.call("flush")
+            _ = await adapter.call("capture", ["distinct_id": "u1", "event": "one"])
+            _ = await adapter.call("flush")
             #expect(mock.flagsRequests.isEmpty)
 
             mock.thenFlags(FlagClientSuites.PostHogFlagsTests.v2, FlagClientSuites.PostHogFlagsTests.v2)
@@ -27,7 +27,7 @@ extension FlagClientSuites {
                 "groups": ["company": "c1"],
                 "group_properties": ["company": ["size": 5]], "disable_geoip": true, "force_remote": true,
             ]
-            let (status, answer) = adapter.call("get_feature_flag", ask)
+            let (status, answer) = await adapter.call("get_feature_flag", ask)
             #expect(status == 200 && answer == ["success": true, "value": "test"])
             let request = try #require(mock.flagsRequests.first)
             #expect(request.body?["distinct_id"] == "u2" && request.body?["token"] == "phc_adapter")
@@ -40,24 +40,24 @@ extension FlagClientSuites {
             #expect(request.body?["geoip_disable"] == true && request.body?["flag_keys_to_evaluate"] == ["checkout"])
             #expect(request.header("Authorization") == nil)
             // force_remote asks again every time; without it the answer is reused.
-            _ = adapter.call("get_feature_flag", ask)
+            _ = await adapter.call("get_feature_flag", ask)
             var reuse = ask.objectValue ?? [:]
             reuse["force_remote"] = false
-            #expect(adapter.call("get_feature_flag", .object(reuse)).1?["value"] == "test")
+            #expect(await adapter.call("get_feature_flag", .object(reuse)).1?["value"] == "test")
             #expect(mock.flagsRequests.count == 2)
             // An unknown flag is null.
             var unknown = ask.objectValue ?? [:]
             unknown["key"] = "nope"
-            #expect(adapter.call("get_feature_flag", .object(unknown)).1 == ["success": true, "value": nil])
+            #expect(await adapter.call("get_feature_flag", .object(unknown)).1 == ["success": true, "value": nil])
             // The exposure went out once for (u2, checkout, test), with PostHog's properties.
-            _ = adapter.call("flush")
+            _ = await adapter.call("flush")
             let exposures = mock.requests.flatMap(\.batch).filter { $0["event"] == "$feature_flag_called" }
             #expect(exposures.count == 1)
             #expect(exposures.first?["distinct_id"] == "u2")
             #expect(exposures.first?["properties"]?["$feature_flag_response"] == "test")
             #expect(exposures.first?["properties"]?["$feature_flag_id"] == 42)
             #expect(exposures.first?["properties"]?["$feature_flag_request_id"] == "req-1")
-            #expect(adapter.call("get_feature_flag", ["distinct_id": "u"]).0 == 400)
+            #expect(await adapter.call("get_feature_flag", ["distinct_id": "u"]).0 == 400)
         }
     }
 }

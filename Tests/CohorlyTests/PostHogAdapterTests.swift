@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -11,14 +12,14 @@ import Testing
         let process = Process()
         let url: URL
 
-        init() throws {
+        init() async throws {
             let directory = DurabilityTests.testApp.deletingLastPathComponent()
             process.executableURL = directory.appendingPathComponent("posthog-compliance-adapter")
             process.arguments = ["--port", "0"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
-            let line = LineReader(pipe.fileHandleForReading).next() ?? ""
+            let line = await LineReader(pipe.fileHandleForReading).next() ?? ""
             guard let range = line.range(of: "http://") else { throw CocoaError(.fileReadUnknown) }
             url = URL(string: String(line[range.lowerBound...])) ?? URL(fileURLWithPath: "/")
         }
@@ -29,43 +30,47 @@ import Testing
         }
 
         /// Calls an endpoint; returns the status and the parsed answer.
-        func call(_ path: String, _ body: CohorlyValue? = nil) -> (Int, CohorlyValue?) {
+        func call(_ path: String, _ body: CohorlyValue? = nil) async -> (Int, CohorlyValue?) {
             let request = TransportRequest(
                 url: url.appendingPathComponent(path),
                 method: body == nil && path != "flush" && path != "reset" ? "GET" : "POST",
                 headers: [("Content-Type", "application/json")], body: Array((body?.jsonString ?? "").utf8),
                 timeout: 120, connectTimeout: 5)
-            guard case .http(let status, _, let answer) = CurlTransport().send(request) else { return (0, nil) }
+            let response = try? await offThePool { CurlTransport().send(request) }
+            guard case .http(let status, _, let answer) = response else { return (0, nil) }
             return (status, CohorlyValue(bytes: answer))
         }
     }
 
-    @Test func healthInitCaptureFlushAndStateDriveTheRealClient() throws {
+    @Test func healthInitCaptureFlushAndStateDriveTheRealClient() async throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
-        let adapter = try RunningAdapter()
+        let adapter = try await RunningAdapter()
         defer { adapter.stop() }
-        let (_, health) = adapter.call("health")
+        let (_, health) = await adapter.call("health")
         #expect(health?["capabilities"]?.arrayValue?.contains("capture_v1") == true)
         #expect(health?["capabilities"]?.arrayValue?.contains("encoding_gzip") == true)
-        let (status, _) = adapter.call(
+        // No timer flush between the two captures (however long the test takes between its calls): both go out in
+        // the one request `flush` sends.
+        let (status, _) = await adapter.call(
             "init",
             [
                 "api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10,
-                "flush_interval_ms": 100, "max_retries": 2, "enable_compression": true, "disable_geoip": true,
+                "flush_interval_ms": 600_000, "max_retries": 2, "enable_compression": true, "disable_geoip": true,
             ])
         #expect(status == 200)
         mock.then(.status(503, retryAfter: "0"), .results(["ok", "retry"]))
-        let (_, first) = adapter.call(
+        let (_, first) = await adapter.call(
             "capture",
             [
                 "distinct_id": "u1", "event": "one", "properties": nil, "timestamp": "2026-11-30T10:00:00.250+02:00",
                 "options": ["process_person_profile": false],
             ])
-        let (_, second) = adapter.call("capture", ["distinct_id": "u1", "event": "two", "properties": ["k": "v"]])
+        let (_, second) = await adapter.call(
+            "capture", ["distinct_id": "u1", "event": "two", "properties": ["k": "v"]])
         let uuids = [first?["uuid"]?.stringValue, second?["uuid"]?.stringValue].compactMap { $0 }
         #expect(uuids.count == 2)
-        let (_, flushed) = adapter.call("flush")
+        let (_, flushed) = await adapter.call("flush")
         #expect(flushed?["events_flushed"] == 2)
         let requests = mock.requests
         #expect(requests.map { $0.header("PostHog-Attempt") } == ["1", "2", "3"])
@@ -78,56 +83,56 @@ import Testing
         #expect(item["distinct_id"] == "u1")
         #expect(item["options"] == ["process_person_profile": false])
         #expect(item["properties"]?["$geoip_disable"] == true)
-        let (_, state) = adapter.call("state")
+        let (_, state) = await adapter.call("state")
         #expect(state?["total_events_captured"] == 2)
         #expect(state?["total_events_sent"] == 2)
         #expect(state?["total_retries"] == 2)
         #expect(state?["pending_events"] == 0)
     }
 
-    @Test func resetStopsInFlightRetriesAtOnce() throws {
+    @Test func resetStopsInFlightRetriesAtOnce() async throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
-        let adapter = try RunningAdapter()
+        let adapter = try await RunningAdapter()
         defer { adapter.stop() }
-        _ = adapter.call(
+        _ = await adapter.call(
             "init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 1])
         mock.then(.status(503, retryAfter: "30"))
-        _ = adapter.call("capture", ["distinct_id": "u1", "event": "stuck"])
-        #expect(eventually { mock.requests.count == 1 })
+        _ = await adapter.call("capture", ["distinct_id": "u1", "event": "stuck"])
+        #expect(await eventually { mock.requests.count == 1 })
         let start = Date()
-        #expect(adapter.call("reset").0 == 200)
+        #expect(await adapter.call("reset").0 == 200)
         #expect(Date().timeIntervalSince(start) < 20)  // not the 30 s Retry-After wait
         // The dropped instance's threads are gone: a new instance's traffic is all there is.
-        _ = adapter.call("init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString)])
-        _ = adapter.call("capture", ["distinct_id": "u2", "event": "fresh"])
-        _ = adapter.call("flush")
+        _ = await adapter.call("init", ["api_key": "phc_adapter", "host": .string(mock.url.absoluteString)])
+        _ = await adapter.call("capture", ["distinct_id": "u2", "event": "fresh"])
+        _ = await adapter.call("flush")
         #expect(mock.requests.map(\.events) == [["stuck"], ["fresh"]])
     }
 
-    @Test func badInputIsAClearErrorNamingTheEvent() throws {
+    @Test func badInputIsAClearErrorNamingTheEvent() async throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
-        let adapter = try RunningAdapter()
+        let adapter = try await RunningAdapter()
         defer { adapter.stop() }
-        let (initStatus, initAnswer) = adapter.call("init", ["api_key": "phc_x", "host": "us.i.posthog.com"])
+        let (initStatus, initAnswer) = await adapter.call("init", ["api_key": "phc_x", "host": "us.i.posthog.com"])
         #expect(initStatus == 400)
         #expect(initAnswer?["error"]?.stringValue?.contains("needs a scheme") == true)
-        let (emptyKey, _) = adapter.call("init", ["api_key": "", "host": .string(mock.url.absoluteString)])
+        let (emptyKey, _) = await adapter.call("init", ["api_key": "", "host": .string(mock.url.absoluteString)])
         #expect(emptyKey == 400)
-        _ = adapter.call("init", ["api_key": "phc_x", "host": .string(mock.url.absoluteString)])
-        let (propertiesStatus, propertiesAnswer) = adapter.call(
+        _ = await adapter.call("init", ["api_key": "phc_x", "host": .string(mock.url.absoluteString)])
+        let (propertiesStatus, propertiesAnswer) = await adapter.call(
             "capture", ["distinct_id": "u", "event": "odd", "properties": "not an object"])
         #expect(propertiesStatus == 400)
         #expect(
             propertiesAnswer?["error"]?.stringValue?.contains("event \"odd\": properties must be an object") == true)
-        let (timeStatus, timeAnswer) = adapter.call(
+        let (timeStatus, timeAnswer) = await adapter.call(
             "capture", ["distinct_id": "u", "event": "late", "timestamp": "half past nine"])
         #expect(timeStatus == 400)
         #expect(timeAnswer?["error"]?.stringValue?.contains("event \"late\": timestamp \"half past nine\"") == true)
         // The queue is not stuck: a good event still goes through.
-        _ = adapter.call("capture", ["distinct_id": "u", "event": "fine"])
-        _ = adapter.call("flush")
+        _ = await adapter.call("capture", ["distinct_id": "u", "event": "fine"])
+        _ = await adapter.call("flush")
         #expect(mock.requests.flatMap(\.events) == ["fine"])
     }
 }

@@ -1,5 +1,6 @@
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -7,7 +8,7 @@ import Testing
 /// kill -9 in the middle of a PostHog capture V1 flush: nothing lost, nothing stored twice (the resent events
 /// keep their uuids, which the collector deduplicates on, as PostHog does).
 @Suite struct PostHogDurabilityTests {
-    @Test func killMinus9MidFlushThenRestartStoresEveryEventOnce() throws {
+    @Test func killMinus9MidFlushThenRestartStoresEveryEventOnce() async throws {
         let collector = try startCollector { $0.tokens = ["phc_test"] }
         defer { collector.stop() }
         let directory = temporaryDirectory()
@@ -20,19 +21,19 @@ import Testing
             "track", "--host", host, "--dir", directory.path, "--count", "500", "--batch", "50", "--posthog", "1",
             "--token", "phc_test",
         ])
-        #expect(output.next() == "persisted 500")
-        #expect(eventually { collector.appliedFaultCount == 2 && collector.delayedRequestCount == 1 })
+        #expect(await output.next() == "persisted 500")
+        #expect(await eventually { collector.appliedFaultCount == 2 && collector.delayedRequestCount == 1 })
         let uuidsBeforeKill = try collector.store.events(matching: EventQuery(limit: 1_000_000)).compactMap(\.insertId)
         #expect(uuidsBeforeKill.count == 100)
         kill(app.processIdentifier, SIGKILL)
-        app.waitUntilExit()
+        await waitForExit(app)
         #expect(app.terminationReason == .uncaughtSignal)
 
         let (restarted, restartedOutput) = try DurabilityTests.launch([
             "flush", "--host", host, "--dir", directory.path, "--batch", "50", "--posthog", "1", "--token", "phc_test",
         ])
-        #expect(restartedOutput.next() == "flushed")
-        restarted.waitUntilExit()
+        #expect(await restartedOutput.next() == "flushed")
+        await waitForExit(restarted)
         #expect(restarted.terminationStatus == 0)
         let events = try collector.store.events(matching: EventQuery(limit: 1_000_000))
         let seqs = events.compactMap { CohorlyValue(json: $0.propertiesJSON)?["seq"]?.intValue }

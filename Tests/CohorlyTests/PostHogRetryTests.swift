@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -158,7 +159,7 @@ import Testing
         }
         mock.then(.status(503))
         client.track("kept")
-        #expect(eventually { mock.requests.count == 1 })
+        #expect(await eventually { mock.requests.count == 1 })
         let start = Date()
         client.shutdown()
         #expect(Date().timeIntervalSince(start) < 60)  // not the 600 s retry wait
@@ -182,7 +183,7 @@ import Testing
         defer { client.shutdown() }
         mock.then(.status(500))
         client.track("before reset")
-        #expect(eventually { mock.requests.count == 1 })
+        #expect(await eventually { mock.requests.count == 1 })
         let start = Date()
         client.reset()
         #expect(await client.flush())

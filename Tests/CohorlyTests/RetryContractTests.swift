@@ -1,5 +1,6 @@
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import Cohorly
@@ -66,7 +67,7 @@ import Testing
         #expect(abs((delays.last ?? 0) - 0.2 * 1.196) < 1e-9)
     }
 
-    @Test func aRateLimitedServerGetsEverythingByHonouringRetryAfter() throws {
+    @Test func aRateLimitedServerGetsEverythingByHonouringRetryAfter() async throws {
         let collector = try startCollector { $0.rateLimit = .init(requests: 2, window: 1) }
         defer { collector.stop() }
         let recorder = Recorder()
@@ -77,7 +78,7 @@ import Testing
         }
         defer { client.shutdown() }
         for index in 0..<50 { client.track("e", properties: ["n": .int(index)]) }
-        #expect(eventually(timeout: 30) { (try? collector.store.eventCount()) == 50 })
+        #expect(await eventually(timeout: 30) { (try? collector.store.eventCount()) == 50 })
         #expect(recorder.retryDelays.contains(1))  // Retry-After: 1, not the computed 0.05 s
         #expect(recorder.retryDelays.allSatisfy { $0 == 1 })
     }

@@ -99,14 +99,3 @@ func storedProperties(_ collector: Collector, event: String? = nil) throws -> [P
         CohorlyValue(json: $0.propertiesJSON)?.objectValue ?? [:]
     }
 }
-
-/// Waits for `condition`, checking every few milliseconds, failing after `timeout` seconds (a safety net, not a
-/// timing assertion).
-func eventually(timeout: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date(timeIntervalSinceNow: timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(2_000)
-    }
-    return try condition()
-}

@@ -1,5 +1,6 @@
 import CohorlyCrash
 import Foundation
+import TestWaiting
 
 /// A CrashDemo child process run to its end, with the reports it left.
 struct CrashDemoRun {
@@ -109,18 +110,4 @@ func runCrashDemo(
         stdout: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
         stderr: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "",
         reportDirectory: directory)
-}
-
-/// Starts `process` and waits for it to end without blocking a thread of the (small) cooperative pool the tests
-/// share.
-func runToEnd(_ process: Process) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do {
-            try process.run()
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import CohorlyCrash
 import Foundation
+import TestWaiting
 
 /// The toolchain's llvm-symbolizer, used as the oracle for "which function is this frame in".
 enum ReferenceSymbolizer {
@@ -19,7 +20,7 @@ enum ReferenceSymbolizer {
 
     /// The function name (linkage name, as llvm-symbolizer prints it) of every frame of `thread`, using the
     /// module base and path recorded in `report`. Frame 0 is looked up as is, the others at return address − 1.
-    static func functions(of thread: CrashReport.Thread, in report: CrashReport) throws -> [String] {
+    static func functions(of thread: CrashReport.Thread, in report: CrashReport) async throws -> [String] {
         var lines: [String] = []
         for (index, frame) in thread.frames.enumerated() {
             guard let module = report.module(containing: frame) else {
@@ -37,11 +38,15 @@ enum ReferenceSymbolizer {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let text = Data((lines.joined(separator: "\n") + "\n").utf8)
+        let data = try await offThePool {
+            try process.run()
+            input.fileHandleForWriting.write(text)
+            try input.fileHandleForWriting.close()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         // Output: per address "function\nfile:line:col\n\n".
         let blocks = String(decoding: data, as: UTF8.self).components(separatedBy: "\n\n")
         return blocks.compactMap { $0.split(separator: "\n").first.map(String.init) }
