@@ -132,6 +132,13 @@ package enum SymbolicateExecutable {
         @exclusivity(unchecked) var output = ByteOutput()
         /// --simplified: the runtime's simplified form of each linkage name, made once per name.
         var simplifiedNames: [Int32: [UInt8]] = [:]
+        /// Per text number: whether its bytes were found to need escaping (``Plainness``), so that a name or path
+        /// printed again is not scanned again (a path is printed with most of the frames of its file).
+        @exclusivity(unchecked) var plainness: [Plainness] = []
+
+        enum Plainness: UInt8 {
+            case unknown, plain, escaped
+        }
 
         init(symbolicator: ModuleSymbolicator, names: Demangler.Style) {
             self.symbolicator = symbolicator
@@ -164,7 +171,7 @@ package enum SymbolicateExecutable {
                 if let name = simplified(frame.rawFunction, text), !name.isEmpty {
                     name.withUnsafeBufferPointer { output.appendEscaped($0) }
                 } else if frame.function >= 0 {
-                    output.appendEscaped(text[frame.function])
+                    append(frame.function, text)
                 } else {
                     output.append("??")
                 }
@@ -173,7 +180,7 @@ package enum SymbolicateExecutable {
                     output.appendDecimal(offset)
                 }
                 output.append(0x0a)
-                if frame.file >= 0 { output.appendEscaped(text[frame.file]) } else { output.append("??") }
+                if frame.file >= 0 { append(frame.file, text) } else { output.append("??") }
                 output.append(UInt8(ascii: ":"))
                 output.appendDecimal(UInt64(frame.line))
                 output.append(UInt8(ascii: ":"))
@@ -181,6 +188,23 @@ package enum SymbolicateExecutable {
                 output.append(0x0a)
             }
             output.append(0x0a)
+        }
+
+        /// Appends text `number`, escaped when it needs it (see `plainness`).
+        private func append(_ number: Int32, _ text: TextTable.View) {
+            let index = Int(number)
+            if index >= plainness.count {
+                plainness.append(contentsOf: repeatElement(.unknown, count: index + 1 - plainness.count))
+            }
+            let bytes = text[number]
+            switch plainness[index] {
+            case .plain: output.append(bytes)
+            case .escaped: output.appendEscaped(bytes)
+            case .unknown:
+                let plain = !ByteOutput.mayNeedEscaping(bytes)
+                plainness[index] = plain ? .plain : .escaped
+                if plain { output.append(bytes) } else { output.appendEscaped(bytes) }
+            }
         }
 
         private func simplified(_ raw: Int32, _ text: TextTable.View) -> [UInt8]? {

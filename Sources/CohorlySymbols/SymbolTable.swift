@@ -50,6 +50,13 @@ final class SymbolTable {
             let strings = elf_strptr(file.elf, Int(section.header.sh_link), 0)
         else { return }
         self.strings = UnsafePointer(strings)
+        // A string table ending in NUL (as every linker writes it) holds a NUL-terminated name at each offset
+        // below its size: checked once here, not per symbol by `elf_strptr` (which scans each name for its end).
+        let stringsData = elf_getdata(elf_getscn(file.elf, Int(section.header.sh_link)), nil)?.pointee
+        let checkedSize: Int? =
+            if let stringsData, stringsData.d_buf == UnsafeMutableRawPointer(strings), stringsData.d_size > 0,
+                stringsData.d_buf.load(fromByteOffset: stringsData.d_size - 1, as: UInt8.self) == 0
+            { stringsData.d_size } else { nil }
         // Section index → end address, for sizeless symbols.
         var sectionEnds: [Int: UInt64] = [:]
         for section in sections where section.header.sh_flags & UInt64(SHF_ALLOC) != 0 {
@@ -58,7 +65,8 @@ final class SymbolTable {
         }
         /// The offset of a name in the string table, or nil when it is not a NUL-terminated string there.
         func nameOffset(_ offset: UInt32) -> UInt32? {
-            elf_strptr(file.elf, Int(section.header.sh_link), Int(offset)) != nil ? offset : nil
+            if let checkedSize { return Int(offset) < checkedSize ? offset : nil }
+            return elf_strptr(file.elf, Int(section.header.sh_link), Int(offset)) != nil ? offset : nil
         }
         var functions = 0
         Self.forEachSymbol(file, section.header) { symbol in
@@ -91,17 +99,21 @@ final class SymbolTable {
                     address: symbol.st_value, size: symbol.st_size, end: end, name: name,
                     file: isLocal ? currentFile : UInt32.max))
         }
-        // Like llvm-symbolizer: sort by (address, size), stable, and keep the last of each address, so a sized
-        // symbol wins over a sizeless alias, and among equal aliases the later one in the table. The order is
-        // sorted as positions (4 bytes each), not as copies of the symbols.
+        // Like llvm-symbolizer: of the symbols at one address, keep the last in (size, position in the table)
+        // order, so a sized symbol wins over a sizeless alias, and among equal aliases the later one in the
+        // table. The order is sorted as positions (4 bytes each), not as copies of the symbols, by address only
+        // (stable: equal addresses stay in table order), and each address's keeper picked in one pass.
         var order = (0..<Int32(clamping: found.count)).map { $0 }
-        order.sort {
-            let (left, right) = (found[Int($0)], found[Int($1)])
-            return (left.address, left.size, $0) < (right.address, right.size, $1)
-        }
+        found.withUnsafeBufferPointer { found in RadixOrder.sort(&order) { found[Int($0)].address } }
         var unique = 0
         for position in order {
-            if unique > 0 && found[Int(order[unique - 1])].address == found[Int(position)].address { unique -= 1 }
+            if unique > 0 {
+                let kept = found[Int(order[unique - 1])]
+                if kept.address == found[Int(position)].address {
+                    if found[Int(position)].size < kept.size { continue }
+                    unique -= 1
+                }
+            }
             order[unique] = position  // unique ≤ the position read: compacting in place
             unique += 1
         }
@@ -126,14 +138,17 @@ final class SymbolTable {
     }
 
     /// Calls `body` with each entry of the symbol table `header` describes, read from the file with `pread` in
-    /// blocks and converted to the host's byte order (stops at the first block that cannot be read).
+    /// blocks and, when the file's byte order is not the host's, converted (stops at the first block that
+    /// cannot be read).
     private static func forEachSymbol(_ file: ElfFile, _ header: GElf_Shdr, _ body: (GElf_Sym) -> Void) {
         let isWide = file.header.e_ident.4 == UInt8(ELFCLASS64)
         let entrySize = isWide ? MemoryLayout<Elf64_Sym>.size : MemoryLayout<Elf32_Sym>.size
         let total = header.sh_size / UInt64(entrySize)
         let perBlock = 2048
+        let isHostOrder = file.header.e_ident.5 == UInt8(UInt16(1).littleEndian == 1 ? ELFDATA2LSB : ELFDATA2MSB)
         let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: perBlock * entrySize, alignment: 8)
-        let native = UnsafeMutableRawBufferPointer.allocate(byteCount: perBlock * entrySize, alignment: 8)
+        let native = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: isHostOrder ? 0 : perBlock * entrySize, alignment: 8)
         defer {
             raw.deallocate()
             native.deallocate()
@@ -144,6 +159,28 @@ final class SymbolTable {
             let (offset, overflow) = header.sh_offset.addingReportingOverflow(done * UInt64(entrySize))
             let block = UnsafeMutableRawBufferPointer(rebasing: raw[..<(count * entrySize)])
             guard !overflow, file.read(at: offset, into: block) else { return }
+            // In the host's byte order already (the usual case): read where they are, no copy converted.
+            let entries = isHostOrder ? raw : native
+            if !isHostOrder {
+                guard convert(block, into: native) else { return }
+            }
+            for index in 0..<count {
+                if isWide {
+                    body(entries.load(fromByteOffset: index * entrySize, as: Elf64_Sym.self))
+                } else {
+                    let symbol = entries.load(fromByteOffset: index * entrySize, as: Elf32_Sym.self)
+                    body(
+                        GElf_Sym(
+                            st_name: symbol.st_name, st_info: symbol.st_info, st_other: symbol.st_other,
+                            st_shndx: symbol.st_shndx, st_value: UInt64(symbol.st_value),
+                            st_size: UInt64(symbol.st_size)))
+                }
+            }
+            done += UInt64(count)
+        }
+
+        /// `block`'s entries converted to the host's byte order into `native` (libelf's conversion).
+        func convert(_ block: UnsafeMutableRawBufferPointer, into native: UnsafeMutableRawBufferPointer) -> Bool {
             var source = Elf_Data()
             source.d_buf = UnsafeMutableRawPointer(block.baseAddress)
             source.d_type = ELF_T_SYM
@@ -154,20 +191,7 @@ final class SymbolTable {
             target.d_type = ELF_T_SYM
             target.d_size = native.count
             target.d_version = UInt32(EV_CURRENT)
-            guard gelf_xlatetom(file.elf, &target, &source, UInt32(file.header.e_ident.5)) != nil else { return }
-            for index in 0..<count {
-                if isWide {
-                    body(native.load(fromByteOffset: index * entrySize, as: Elf64_Sym.self))
-                } else {
-                    let symbol = native.load(fromByteOffset: index * entrySize, as: Elf32_Sym.self)
-                    body(
-                        GElf_Sym(
-                            st_name: symbol.st_name, st_info: symbol.st_info, st_other: symbol.st_other,
-                            st_shndx: symbol.st_shndx, st_value: UInt64(symbol.st_value),
-                            st_size: UInt64(symbol.st_size)))
-                }
-            }
-            done += UInt64(count)
+            return gelf_xlatetom(file.elf, &target, &source, UInt32(file.header.e_ident.5)) != nil
         }
     }
 

@@ -62,4 +62,42 @@ import Testing
             #expect(file == (function.isLocal ? "symbols-\(target).c" : nil))
         }
     }
+
+    /// Of several symbols at one address, the one kept is llvm-symbolizer's: the largest, and of equally large
+    /// ones the last in the table (a sizeless label there never wins over a sized function).
+    @Test func ofSymbolsAtOneAddressTheLargestAndThenTheLastIsKept() throws {
+        let source = Scratch.path("aliases.c")
+        let library = Scratch.path("libaliases.so")
+        defer {
+            try? FileManager.default.removeItem(atPath: source)
+            try? FileManager.default.removeItem(atPath: library)
+        }
+        try """
+        int first(int x) { return x * 3 + 1; }
+        int second(int x) __attribute__((alias("first")));
+        int third(int x) __attribute__((alias("first")));
+        __asm__(".globl label\\n.type label, @function\\n.set label, first");
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        _ = try run(Fixtures.clang, ["-shared", "-fPIC", "-O1", source, "-o", library])
+        // readelf -sW --dyn-syms excluded: the .symtab entries in table order, "Num: Value Size Type Bind Vis Ndx Name".
+        let listed = try run("/usr/bin/readelf", ["-sW", library]).split(separator: "\n")
+            .drop { !$0.contains("'.symtab'") }
+            .compactMap { line -> (name: String, start: UInt64, size: UInt64)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 8, let start = UInt64(parts[1], radix: 16), let size = UInt64(parts[2]),
+                    ["first", "second", "third", "label"].contains(parts[7])
+                else { return nil }
+                return (String(parts[7]), start, size)
+            }
+        #expect(Set(listed.map(\.name)) == ["first", "second", "third", "label"])
+        #expect(Set(listed.map(\.start)).count == 1)
+        let largest = try #require(listed.map(\.size).max())
+        let expected = try #require(listed.last { $0.size == largest }?.name)
+        let table = SymbolTable(file: try ElfFile(path: library))
+        let position = try #require(table.lookup(listed[0].start))
+        #expect(table.name(at: position).map { String(cString: $0) } == expected)
+        let reference = try run(
+            Fixtures.llvmSymbolizer, ["--obj=\(library)", "0x" + String(listed[0].start, radix: 16)])
+        #expect(reference.split(separator: "\n").first.map(String.init) == expected)
+    }
 }

@@ -23,6 +23,36 @@ import Testing
         #expect(Self.escaped(text, capacity: 64) == TerminalText.escaped(text))
     }
 
+    /// The word-at-a-time scan flags exactly the texts with a byte that may need escaping, wherever in a word
+    /// (and in the tail past the last whole word) that byte is, whatever the bytes around it.
+    @Test func theWordScanFlagsEveryByteThatMayNeedEscaping() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<40 {
+            for _ in 0..<200 {
+                // Mostly plain bytes, with values near the ones tested (0x1f, 0x20, 0x7e, 0x80, 0xc1, 0xc3) common.
+                let bytes = (0..<length).map { _ -> UInt8 in
+                    let near: [UInt8] = [0x00, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0xff, 0xc1, 0xc2, 0xc3, 0x42]
+                    return Int.random(in: 0..<6, using: &generator) == 0
+                        ? near.randomElement(using: &generator) ?? 0x41
+                        : UInt8.random(in: 0x20...0x7e, using: &generator)
+                }
+                let expected = bytes.contains { $0 < 0x20 || $0 == 0x7f || $0 == 0xc2 }
+                #expect(bytes.withUnsafeBufferPointer { ByteOutput.mayNeedEscaping($0) } == expected, "\(bytes)")
+            }
+        }
+        for special: UInt8 in [0x00, 0x1f, 0x7f, 0xc2] {
+            for position in 0..<24 {
+                var bytes = [UInt8](repeating: 0xff, count: 24)
+                bytes[position] = special
+                #expect(bytes.withUnsafeBufferPointer { ByteOutput.mayNeedEscaping($0) })
+            }
+        }
+        for plain: UInt8 in [0x20, 0x7e, 0x80, 0xc1, 0xc3, 0xff] {
+            let bytes = [UInt8](repeating: plain, count: 24)
+            #expect(!bytes.withUnsafeBufferPointer { ByteOutput.mayNeedEscaping($0) })
+        }
+    }
+
     @Test func aLoneLeadByteAtTheEndIsCopied() {
         var output = ByteOutput(descriptor: nil)
         [UInt8]([0x61, 0xc2]).withUnsafeBufferPointer { output.appendEscaped($0) }
