@@ -73,7 +73,7 @@ public enum Demangler {
     }
 
     /// Whether a C string of `length` bytes starts with a Swift mangling prefix.
-    private static func hasSwiftPrefix(_ name: UnsafePointer<CChar>, _ length: Int) -> Bool {
+    static func hasSwiftPrefix(_ name: UnsafePointer<CChar>, _ length: Int) -> Bool {
         func starts(with prefix: StaticString) -> Bool {
             length >= prefix.utf8CodeUnitCount
                 && memcmp(name, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0

@@ -1,3 +1,4 @@
+import CDwarf
 import Dispatch
 import Synchronization
 
@@ -51,8 +52,10 @@ package final class TextTable {
     @exclusivity(unchecked) private var spans = SpanList()
     /// The bytes of paths and names that are kept for the table's life.
     @exclusivity(unchecked) private var kept = Blocks()
-    /// The bytes of readable names made by demangling, which can be dropped between batches and made again.
-    @exclusivity(unchecked) private var readable = Blocks()
+    /// The readable names made by demangling (which can be dropped between batches and made again): those made
+    /// on the caller's thread and those made on the background thread, each written by its thread alone.
+    private let callerNames = DemangledNames()
+    private let workerNames = DemangledNames()
     /// The entries whose bytes are in `readable`, with the mangled name each was made from.
     @exclusivity(unchecked) private var readableEntries: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
     /// Strings made so far, by number (grown on the first request: batch tools never make one).
@@ -83,7 +86,6 @@ package final class TextTable {
     deinit {
         group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
         kept.removeAll()
-        readable.removeAll()
     }
 
     /// Bytes copied into fixed blocks (each `blockSize`, or one text's size when larger) that are never grown
@@ -121,7 +123,7 @@ package final class TextTable {
     }
 
     /// The bytes of the readable names kept now.
-    var readableNamesSize: Int { readable.size }
+    var readableNamesSize: Int { callerNames.size + workerNames.size }
 
     /// The number of `text`, adding it when it is new (for texts met again and again, such as paths).
     func number(of text: String) -> Int32 {
@@ -156,9 +158,7 @@ package final class TextTable {
     /// next ``demanglePending()`` (handing stretches of names to the background thread meanwhile).
     private func demangle(_ number: Int32, _ mangled: UnsafePointer<CChar>) {
         guard defersDemangling else {
-            let made = Demangler.readableCopy(mangled)
-            defer { free(made) }
-            fill(number, mangled, made)
+            fill(number, mangled, callerNames.demangle(mangled))
             return
         }
         spans[Int(number)] = Span(start: nil, count: 0)
@@ -167,21 +167,20 @@ package final class TextTable {
             let chunk = DemanglingChunk(pending)
             pending.removeAll(keepingCapacity: true)
             submitted.append(chunk)
-            worker.async(group: group) { chunk.demangleUnlessTaken() }
+            let names = workerNames
+            worker.async(group: group) { chunk.demangle(into: names) }
         }
     }
 
-    /// Points entry `number` at its readable name: `made` copied into `readable`, or when nil (not a Swift or
-    /// C++ name) `mangled` itself, readable as it is where it is (in a mapped file).
-    private func fill(_ number: Int32, _ mangled: UnsafePointer<CChar>, _ made: UnsafePointer<CChar>?) {
+    /// Points entry `number` at its readable name: `made` (in one of the `DemangledNames`), or when nil (not a
+    /// Swift or C++ name) `mangled` itself, readable as it is where it is (in a mapped file).
+    private func fill(_ number: Int32, _ mangled: UnsafePointer<CChar>, _ made: UnsafeBufferPointer<UInt8>?) {
         guard let made else {
             let bytes = UnsafeRawPointer(mangled).assumingMemoryBound(to: UInt8.self)
             spans[Int(number)] = Span(start: bytes, count: Span.unmeasured)
             return
         }
-        spans[Int(number)] = made.withMemoryRebound(to: UInt8.self, capacity: 1) {
-            readable.store(UnsafeBufferPointer(start: $0, count: strlen(made)))
-        }
+        spans[Int(number)] = Span(start: made.baseAddress, count: made.count)
         readableEntries.append((number, mangled))
     }
 
@@ -189,13 +188,14 @@ package final class TextTable {
     /// entries keep their numbers; ``revive(_:)`` makes a name again when a frame refers to it. Call only
     /// between batches: no span read before may be read after.
     func dropReadableNamesOverLimit() {
-        guard readable.size > readableNamesLimit, pending.isEmpty, submitted.isEmpty else { return }
+        guard readableNamesSize > readableNamesLimit, pending.isEmpty, submitted.isEmpty else { return }
         for entry in readableEntries {
             let bytes = UnsafeRawPointer(entry.mangled).assumingMemoryBound(to: UInt8.self)
             spans[Int(entry.number)] = Span(start: bytes, count: Span.dropped)
         }
         readableEntries.removeAll(keepingCapacity: true)
-        readable.removeAll()
+        callerNames.removeAll()
+        workerNames.removeAll()  // idle: every name it took is made (`demanglePending`)
     }
 
     /// Makes the readable name of entry `number` again when it was dropped (as ``add(demangling:)`` does: now,
@@ -207,20 +207,23 @@ package final class TextTable {
         demangle(number, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))
     }
 
-    /// Fills the entries of every name deferred so far: demangles the last stretch on this thread, waits for
-    /// the background thread, and copies the readable names in.
+    /// Fills the entries of every name deferred so far: demangles the last stretch on this thread, and with
+    /// the background thread the names it has not taken yet, waits for those it is making, and points the
+    /// entries at the readable names.
     func demanglePending() {
         let last = DemanglingChunk(pending)
         pending.removeAll()
-        last.demangleUnlessTaken()
-        // The stretches the background thread has not started yet are demangled here, from the last (it takes
-        // them from the first): the lookups are done, and this thread would otherwise only wait.
-        for chunk in submitted.reversed() { chunk.demangleUnlessTaken() }
-        group.wait()
+        last.demangle(into: callerNames)
+        // The names the background thread has not taken yet are demangled here, from the last stretch (it takes
+        // them from the first): the lookups are done, and this thread would otherwise only wait. Then only the
+        // name it is making now is waited for (a thread descheduled for a while holds up one name, not a
+        // stretch).
+        for chunk in submitted.reversed() { chunk.demangle(into: callerNames) }
+        for chunk in submitted {
+            while !chunk.isComplete { sched_yield() }
+        }
         for chunk in submitted + [last] {
-            for (index, item) in chunk.items.enumerated() {
-                fill(item.number, item.mangled, chunk.results[index].map { UnsafePointer($0) })
-            }
+            for (index, item) in chunk.items.enumerated() { fill(item.number, item.mangled, chunk.results[index]) }
         }
         submitted.removeAll()
     }
@@ -290,13 +293,18 @@ package final class TextTable {
     }
 }
 
-/// A stretch of names to demangle and the readable names made of them (memory from `malloc`, freed with the
-/// chunk). Demangled by whichever thread takes it first (``demangleUnlessTaken()``): the background thread it
-/// is handed to, or the caller's once its lookups are done; the results are read only after the table has
-/// waited for the group, so they are never touched by two threads at once (hence `@unchecked Sendable`).
+/// A stretch of names to demangle and the readable names made of them. Each name is taken by one thread (the
+/// background thread the chunk is handed to, or the caller's once its lookups are done) and made into that
+/// thread's ``DemangledNames``; its result is read only once ``isComplete`` (acquiring what the maker released),
+/// so no result is touched by two threads at once (hence `@unchecked Sendable`).
 private final class DemanglingChunk: @unchecked Sendable {
     let items: [(number: Int32, mangled: UnsafePointer<CChar>)]
-    let results: UnsafeMutableBufferPointer<UnsafeMutablePointer<CChar>?>
+    /// Per item: its readable name, nil when the name is not mangled (or not demangled).
+    let results: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>
+    /// The next item to take.
+    private let next = Atomic<Int>(0)
+    /// How many items are made.
+    private let made = Atomic<Int>(0)
 
     init(_ items: [(number: Int32, mangled: UnsafePointer<CChar>)]) {
         self.items = items
@@ -304,17 +312,96 @@ private final class DemanglingChunk: @unchecked Sendable {
         results.initialize(repeating: nil)
     }
 
-    /// Whether a thread has taken the chunk to demangle.
-    private let taken = Atomic<Bool>(false)
-
-    /// Demangles the names unless another thread has taken the chunk.
-    func demangleUnlessTaken() {
-        guard !taken.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for (index, item) in items.enumerated() { results[index] = Demangler.readableCopy(item.mangled) }
+    /// Demangles the items no other thread has taken, one at a time, into `names` (the calling thread's).
+    func demangle(into names: DemangledNames) {
+        while true {
+            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < items.count else { return }
+            results[index] = names.demangle(items[index].mangled)
+            made.wrappingAdd(1, ordering: .releasing)
+        }
     }
 
-    deinit {
-        for result in results { free(result) }
-        results.deallocate()
+    /// Whether every item is made (their results may then be read).
+    var isComplete: Bool { made.load(ordering: .acquiring) == items.count }
+
+    deinit { results.deallocate() }
+}
+
+/// Readable names made by one thread at a time, written straight into fixed blocks that are never grown or moved
+/// (`swift_demangle` is handed the room left in the current block): no `malloc`, copy and `free` per name, nor a
+/// name allocated on one thread and freed on another.
+final class DemangledNames: @unchecked Sendable {
+    private var blocks: [(start: UnsafeMutablePointer<UInt8>, capacity: Int)] = []
+    /// Bytes used in the last block.
+    private var used = 0
+    /// The bytes of the names made since the last ``removeAll()``.
+    private(set) var size = 0
+    private static let blockSize = 1 << 16
+    /// Below this much room a block is left for a new one (the longest Swift names of a large binary run to a few
+    /// thousand bytes; a name that does not fit is made again in a block of its size).
+    private static let leastRoom = 4096
+
+    init() {}
+
+    deinit { removeAll() }
+
+    /// The readable form of a NUL-terminated linkage name (as ``Demangler/readableCopy(_:)`` makes it) stored
+    /// here, or nil when the name is not mangled or cannot be demangled.
+    func demangle(_ mangled: UnsafePointer<CChar>) -> UnsafeBufferPointer<UInt8>? {
+        let length = strlen(mangled)
+        guard Demangler.hasSwiftPrefix(mangled, length) else {
+            guard let made = Demangler.readableCopy(mangled) else { return nil }
+            defer { free(made) }
+            let count = strlen(made)
+            let target = room(for: count + 1)
+            UnsafeMutableRawPointer(target).copyMemory(from: made, byteCount: count)
+            return taken(target, count)
+        }
+        var target = room(for: Self.leastRoom)
+        var capacity = blocks[blocks.count - 1].capacity - used
+        let offered = capacity
+        guard demangle(mangled, length, into: target, &capacity) else { return nil }
+        if capacity > offered {  // cut short: `capacity` is now the size needed
+            target = room(for: capacity)
+            guard demangle(mangled, length, into: target, &capacity) else { return nil }
+        }
+        return taken(target, strlen(UnsafeRawPointer(target).assumingMemoryBound(to: CChar.self)))
+    }
+
+    /// `swift_demangle` into `capacity` bytes at `target` (NUL-terminated, cut short when they are too few, and
+    /// then `capacity` set to the size needed); false when the name is not a Swift name it can demangle.
+    private func demangle(
+        _ mangled: UnsafePointer<CChar>, _ length: Int, into target: UnsafeMutablePointer<UInt8>,
+        _ capacity: inout Int
+    ) -> Bool {
+        target.withMemoryRebound(to: CChar.self, capacity: capacity) {
+            swift_demangle(mangled, length, $0, &capacity, 0) != nil
+        }
+    }
+
+    /// Where `count` bytes fit in the last block (a new block when they do not).
+    private func room(for count: Int) -> UnsafeMutablePointer<UInt8> {
+        if blocks.isEmpty || blocks[blocks.count - 1].capacity - used < count {
+            let capacity = max(Self.blockSize, count)
+            blocks.append((.allocate(capacity: capacity), capacity))
+            used = 0
+        }
+        return blocks[blocks.count - 1].start + used
+    }
+
+    /// Marks the `count` bytes at `start` (in the last block) as a made name.
+    private func taken(_ start: UnsafeMutablePointer<UInt8>, _ count: Int) -> UnsafeBufferPointer<UInt8> {
+        used += count
+        size += count
+        return UnsafeBufferPointer(start: start, count: count)
+    }
+
+    /// Frees every name (what pointed into them must not be read again).
+    func removeAll() {
+        for block in blocks { block.start.deallocate() }
+        blocks.removeAll()
+        used = 0
+        size = 0
     }
 }
