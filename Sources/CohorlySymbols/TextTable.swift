@@ -64,8 +64,10 @@ package final class TextTable {
     /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
     /// pointers are into the symbolicator's mapped files, alive as long as it is.
     @exclusivity(unchecked) private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
-    /// Stretches of names handed to the background thread, in order; theirs until `group` is waited for.
+    /// Stretches of names handed to the background thread in this batch, in order.
     private var submitted: [DemanglingChunk] = []
+    /// The stretches of this batch as the background thread takes them (nil: not started in this batch).
+    private var handover: DemanglingHandover?
     private let group = DispatchGroup()
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
@@ -84,6 +86,7 @@ package final class TextTable {
     init() {}
 
     deinit {
+        handover?.close()  // a batch left open (no `demanglePending`) must not keep its task waiting
         group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
         kept.removeAll()
     }
@@ -167,8 +170,17 @@ package final class TextTable {
             let chunk = DemanglingChunk(pending)
             pending.removeAll(keepingCapacity: true)
             submitted.append(chunk)
-            let names = workerNames
-            worker.async(group: group) { chunk.demangle(into: names) }
+            if let handover {
+                handover.append(chunk)
+            } else {
+                // One task for the batch, which stays awake taking stretches as they come until the batch ends:
+                // a task per stretch let the thread park between stretches, and a parked thread was at times
+                // woken only milliseconds later, after the lookups (measured), leaving all the names to this one.
+                let started = DemanglingHandover(first: chunk)
+                handover = started
+                let names = workerNames
+                worker.async(group: group) { started.run(into: names) }
+            }
         }
     }
 
@@ -195,7 +207,8 @@ package final class TextTable {
         }
         readableEntries.removeAll(keepingCapacity: true)
         callerNames.removeAll()
-        workerNames.removeAll()  // idle: every name it took is made (`demanglePending`)
+        group.wait()  // the background task of the last batch has ended (it made every name it took already)
+        workerNames.removeAll()
     }
 
     /// Makes the readable name of entry `number` again when it was dropped (as ``add(demangling:)`` does: now,
@@ -218,6 +231,8 @@ package final class TextTable {
         // them from the first): the lookups are done, and this thread would otherwise only wait. Then only the
         // name it is making now is waited for (a thread descheduled for a while holds up one name, not a
         // stretch).
+        handover?.close()
+        handover = nil
         for chunk in submitted.reversed() { chunk.demangle(into: callerNames) }
         for chunk in submitted {
             while !chunk.isComplete { sched_yield() }
@@ -326,6 +341,43 @@ private final class DemanglingChunk: @unchecked Sendable {
     var isComplete: Bool { made.load(ordering: .acquiring) == items.count }
 
     deinit { results.deallocate() }
+}
+
+/// The stretches of one batch, handed to the background thread as they are made: its task takes them in order,
+/// waiting (awake, yielding its core) for more while the batch is open, and ends once it is closed and every
+/// stretch handed over is taken. The lookup thread appends and closes; the background thread reads.
+private final class DemanglingHandover: Sendable {
+    private let chunks: Mutex<[DemanglingChunk]>
+    /// How many stretches are appended (released after each append, so a count read covers its stretches).
+    private let count = Atomic<Int>(1)
+    private let isOpen = Atomic<Bool>(true)
+
+    init(first: DemanglingChunk) { chunks = Mutex([first]) }
+
+    func append(_ chunk: DemanglingChunk) {
+        chunks.withLock { $0.append(chunk) }
+        count.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// No more stretches: the task ends once it has taken those appended.
+    func close() { isOpen.store(false, ordering: .releasing) }
+
+    /// The background thread's task: demangles each stretch's names not taken by the lookup thread.
+    func run(into names: DemangledNames) {
+        var taken = 0
+        while true {
+            let wasOpen = isOpen.load(ordering: .acquiring)
+            if taken < count.load(ordering: .acquiring) {
+                let chunk = chunks.withLock { $0[taken] }
+                taken += 1
+                chunk.demangle(into: names)
+            } else if wasOpen {
+                sched_yield()
+            } else {
+                return  // closed before the count was read: every stretch appended was counted
+            }
+        }
+    }
 }
 
 /// Readable names made by one thread at a time, written straight into fixed blocks that are never grown or moved
