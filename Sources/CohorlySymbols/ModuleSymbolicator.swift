@@ -120,6 +120,7 @@ public final class ModuleSymbolicator {
     /// `addresses[i]` are `batch.records[batch.frames(of: i)]`.
     package func records(for addresses: [UInt64], isReturnAddress: Bool = false) -> FrameBatch {
         let order = Self.ascendingOrder(addresses)
+        text.demanglePending()  // the names of the batch before, when they are still in the making
         text.dropReadableNamesOverLimit()  // the frames of the batch before are written
         text.defersDemangling = true
         defer { text.defersDemangling = false }
@@ -139,7 +140,9 @@ public final class ModuleSymbolicator {
             batch.groupOfAddress[index] = Int32(batch.groups.count)
             batch.groups.append((address, start..<batch.records.count))
         }
-        text.demanglePending()
+        // The names still in the making are made as the batch is read (``TextTable/View``) while the background
+        // thread works through the rest, or by the next batch.
+        text.closeBatch()
         return batch
     }
 

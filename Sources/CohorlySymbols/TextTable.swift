@@ -36,6 +36,10 @@ package final class TextTable {
         /// The count of a NUL-terminated name in a mapped file, measured when read (most raw names never are:
         /// text output prints readable names).
         static let unmeasured = -2
+        /// The counts of readable names still being made in a closed batch (``TextTable/closeBatch()``):
+        /// `pending - slot`, the slot being the name's place among the batch's deferred names (its stretch is
+        /// `slot / 64`); `start` is the mangled name.
+        static let pending = -3
 
         /// The bytes, measuring a mapped name (nil start: empty; never asked of a dropped name).
         var bytes: UnsafeBufferPointer<UInt8> {
@@ -64,15 +68,16 @@ package final class TextTable {
     /// Names waiting to be demangled into the entry numbered `number` (while ``defersDemangling``). The
     /// pointers are into the symbolicator's mapped files, alive as long as it is.
     @exclusivity(unchecked) private var pending: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
-    /// Stretches of names handed to the background thread in this batch, in order.
+    /// The full stretches of names of this batch, in order (handed to the background thread when there is one).
     private var submitted: [DemanglingChunk] = []
+    /// The stretches of the last closed batch, whose names may still be in the making (read through ``View``).
+    private var closed: [DemanglingChunk] = []
     /// The stretches of this batch as the background thread takes them (nil: not started in this batch).
     private var handover: DemanglingHandover?
     private let group = DispatchGroup()
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
     private static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
-    private static let chunkSize = 64
 
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
@@ -164,13 +169,17 @@ package final class TextTable {
             fill(number, mangled, callerNames.demangle(mangled))
             return
         }
-        spans[Int(number)] = Span(start: nil, count: 0)
+        let slot = submitted.count * DemanglingChunk.capacity + pending.count
+        let mangledBytes = UnsafeRawPointer(mangled).assumingMemoryBound(to: UInt8.self)
+        spans[Int(number)] = Span(start: mangledBytes, count: Span.pending - slot)
         pending.append((number, mangled))
-        if pending.count >= TextTable.chunkSize && TextTable.hasSeveralCores {
+        if pending.count == DemanglingChunk.capacity {
             let chunk = DemanglingChunk(pending)
             pending.removeAll(keepingCapacity: true)
             submitted.append(chunk)
-            if let handover {
+            if !TextTable.hasSeveralCores {
+                return
+            } else if let handover {
                 handover.append(chunk)
             } else {
                 // One task for the batch, which stays awake taking stretches as they come until the batch ends:
@@ -200,7 +209,9 @@ package final class TextTable {
     /// entries keep their numbers; ``revive(_:)`` makes a name again when a frame refers to it. Call only
     /// between batches: no span read before may be read after.
     func dropReadableNamesOverLimit() {
-        guard readableNamesSize > readableNamesLimit, pending.isEmpty, submitted.isEmpty else { return }
+        guard readableNamesSize > readableNamesLimit, pending.isEmpty, submitted.isEmpty, closed.isEmpty else {
+            return
+        }
         for entry in readableEntries {
             let bytes = UnsafeRawPointer(entry.mangled).assumingMemoryBound(to: UInt8.self)
             spans[Int(entry.number)] = Span(start: bytes, count: Span.dropped)
@@ -220,27 +231,34 @@ package final class TextTable {
         demangle(number, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))
     }
 
-    /// Fills the entries of every name deferred so far: demangles the last stretch on this thread, and with
-    /// the background thread the names it has not taken yet, waits for those it is making, and points the
-    /// entries at the readable names.
-    func demanglePending() {
-        let last = DemanglingChunk(pending)
-        pending.removeAll()
-        last.demangle(into: callerNames)
-        // The names the background thread has not taken yet are demangled here, from the last stretch (it takes
-        // them from the first): the lookups are done, and this thread would otherwise only wait. Then only the
-        // name it is making now is waited for (a thread descheduled for a while holds up one name, not a
-        // stretch).
+    /// Ends the batch of deferred names: the background thread makes what it has been handed and takes no more;
+    /// the names not yet made are made when ``View`` reads them (on this thread, unless the background thread
+    /// has them in hand) or by ``demanglePending()``. A batch tool writes its output meanwhile, while the
+    /// background thread works through the rest.
+    func closeBatch() {
         handover?.close()
         handover = nil
-        for chunk in submitted.reversed() { chunk.demangle(into: callerNames) }
-        for chunk in submitted {
+        submitted.append(DemanglingChunk(pending))
+        pending.removeAll()
+        closed += submitted
+        submitted.removeAll()
+    }
+
+    /// Fills the entries of every name deferred so far: closes the batch, demangles on this thread the names the
+    /// background thread has not taken (from the last stretch: it takes them from the first), waits for the
+    /// one it is making (a thread descheduled for a while holds up one name, not a stretch), and points the
+    /// entries at the readable names.
+    func demanglePending() {
+        if !pending.isEmpty || !submitted.isEmpty || handover != nil { closeBatch() }
+        guard !closed.isEmpty else { return }
+        for chunk in closed.reversed() { chunk.demangle(into: callerNames, fromTheEnd: true) }
+        for chunk in closed {
             while !chunk.isComplete { sched_yield() }
         }
-        for chunk in submitted + [last] {
+        for chunk in closed {
             for (index, item) in chunk.items.enumerated() { fill(item.number, item.mangled, chunk.results[index]) }
         }
-        submitted.removeAll()
+        closed.removeAll()
     }
 
     private func add(_ span: Span) -> Int32 {
@@ -256,6 +274,7 @@ package final class TextTable {
             strings.append(contentsOf: repeatElement(nil, count: spans.count - strings.count))
         }
         if let made = strings[Int(number)] { return made }
+        if spans[Int(number)].count <= Span.pending { demanglePending() }
         if spans[Int(number)].count == Span.dropped {
             let wasDeferring = defersDemangling
             defersDemangling = false
@@ -267,22 +286,34 @@ package final class TextTable {
         return made
     }
 
-    /// Calls `body` with a read-only view of every text so far (the table must not grow meanwhile).
+    /// Calls `body` with a view of every text so far (the table must not grow meanwhile). Names of a closed
+    /// batch still in the making are made as they are read.
     package func withView<Result>(_ body: (View) throws -> Result) rethrows -> Result {
         try spans.starts.withUnsafeBufferPointer { starts in
-            try spans.counts.withUnsafeBufferPointer { counts in try body(View(starts: starts, counts: counts)) }
+            try spans.counts.withUnsafeBufferPointer { counts in
+                try body(View(starts: starts, counts: counts, closed: closed, names: callerNames))
+            }
         }
     }
 
-    /// The texts' bytes as they are while ``withView(_:)`` runs: reading them retains and copies nothing.
+    /// The texts' bytes as they are while ``withView(_:)`` runs: reading them retains and copies nothing (a name
+    /// of a closed batch not made yet is made then, on the reading thread, or waited for when the background
+    /// thread is making it).
     package struct View {
         let starts: UnsafeBufferPointer<UnsafePointer<UInt8>?>
         let counts: UnsafeBufferPointer<Int32>
+        fileprivate let closed: [DemanglingChunk]
+        let names: DemangledNames
 
         /// The UTF-8 bytes of the text numbered `number` (empty for -1).
         package subscript(number: Int32) -> UnsafeBufferPointer<UInt8> {
             guard number >= 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
-            return Span(start: starts[Int(number)], count: Int(counts[Int(number)])).bytes
+            let count = Int(counts[Int(number)])
+            guard count <= Span.pending else { return Span(start: starts[Int(number)], count: count).bytes }
+            let slot = Span.pending - count
+            let chunk = closed[slot / DemanglingChunk.capacity]
+            return chunk.readable(at: slot % DemanglingChunk.capacity, makingWith: names)
+                ?? Span(start: starts[Int(number)], count: Span.unmeasured).bytes
         }
     }
 
@@ -308,37 +339,62 @@ package final class TextTable {
     }
 }
 
-/// A stretch of names to demangle and the readable names made of them. Each name is taken by one thread (the
-/// background thread the chunk is handed to, or the caller's once its lookups are done) and made into that
-/// thread's ``DemangledNames``; its result is read only once ``isComplete`` (acquiring what the maker released),
-/// so no result is touched by two threads at once (hence `@unchecked Sendable`).
-private final class DemanglingChunk: @unchecked Sendable {
+/// A stretch of up to 64 names to demangle and the readable names made of them. Each name is taken by one thread
+/// (a bit of `taken` set first by it) and made into that thread's ``DemangledNames``; its result is read only once
+/// its bit of `made` is set (acquiring what the maker released), so no result is touched by two threads at once
+/// (hence `@unchecked Sendable`). The background thread takes names from the first, the lookup thread from the
+/// last, or the very name it needs to write.
+final class DemanglingChunk: @unchecked Sendable {
+    /// Names a stretch holds at most: one bit each in a 64-bit word.
+    static let capacity = 64
+
     let items: [(number: Int32, mangled: UnsafePointer<CChar>)]
     /// Per item: its readable name, nil when the name is not mangled (or not demangled).
     let results: UnsafeMutableBufferPointer<UnsafeBufferPointer<UInt8>?>
-    /// The next item to take.
-    private let next = Atomic<Int>(0)
-    /// How many items are made.
-    private let made = Atomic<Int>(0)
+    private let taken = Atomic<UInt64>(0)
+    private let made = Atomic<UInt64>(0)
+    /// One bit per item.
+    private let all: UInt64
 
     init(_ items: [(number: Int32, mangled: UnsafePointer<CChar>)]) {
+        precondition(items.count <= Self.capacity)
         self.items = items
+        all = items.count == Self.capacity ? UInt64.max : (1 << UInt64(items.count)) - 1
         results = .allocate(capacity: items.count)
         results.initialize(repeating: nil)
     }
 
     /// Demangles the items no other thread has taken, one at a time, into `names` (the calling thread's).
-    func demangle(into names: DemangledNames) {
+    func demangle(into names: DemangledNames, fromTheEnd: Bool = false) {
         while true {
-            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard index < items.count else { return }
-            results[index] = names.demangle(items[index].mangled)
-            made.wrappingAdd(1, ordering: .releasing)
+            let free = all & ~taken.load(ordering: .relaxed)
+            guard free != 0 else { return }
+            let index = fromTheEnd ? 63 - free.leadingZeroBitCount : free.trailingZeroBitCount
+            make(index, into: names)
         }
     }
 
+    /// The readable name of item `index` (nil: not mangled): made now into `names` unless another thread has
+    /// taken it, then waited for.
+    func readable(at index: Int, makingWith names: DemangledNames) -> UnsafeBufferPointer<UInt8>? {
+        let bit = UInt64(1) << UInt64(index)
+        if made.load(ordering: .acquiring) & bit == 0 && !make(index, into: names) {
+            while made.load(ordering: .acquiring) & bit == 0 { sched_yield() }
+        }
+        return results[index]
+    }
+
+    /// Makes item `index` into `names` when no other thread has taken it; false when one has.
+    @discardableResult private func make(_ index: Int, into names: DemangledNames) -> Bool {
+        let bit = UInt64(1) << UInt64(index)
+        guard taken.bitwiseOr(bit, ordering: .acquiringAndReleasing).oldValue & bit == 0 else { return false }
+        results[index] = names.demangle(items[index].mangled)
+        made.bitwiseOr(bit, ordering: .releasing)
+        return true
+    }
+
     /// Whether every item is made (their results may then be read).
-    var isComplete: Bool { made.load(ordering: .acquiring) == items.count }
+    var isComplete: Bool { made.load(ordering: .acquiring) == all }
 
     deinit { results.deallocate() }
 }

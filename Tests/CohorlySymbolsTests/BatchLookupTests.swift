@@ -75,6 +75,36 @@ import Testing
         #expect(text.string(numbers[1]) == "main.Thing1.run(Swift.Int) -> Swift.Int")
     }
 
+    /// After a batch is closed, its names are read through the view while still in the making (made on the
+    /// reading thread unless the background thread has them, then waited for), in any order; they equal
+    /// demangling each name, and so do the entries once the batch is finished.
+    @Test func namesOfAClosedBatchAreMadeAsTheViewReadsThem() throws {
+        var names: [UnsafeMutablePointer<CChar>] = []
+        defer { names.forEach { free($0) } }
+        for index in 0..<1000 {
+            let type = "Thing\(index)"
+            names.append(strdup(index % 7 == 0 ? "plain_\(index)" : "$s4main\(type.utf8.count)\(type)V3runyS2iF"))
+        }
+        let text = TextTable()
+        text.defersDemangling = true
+        let numbers = names.map { text.add(demangling: $0) }
+        text.closeBatch()
+        text.defersDemangling = false
+        let expected = names.map { Demangler.demangle(String(cString: $0)) }
+        text.withView { view in
+            for position in numbers.indices.reversed() {  // the background thread takes them from the first
+                #expect(String(decoding: view[numbers[position]], as: UTF8.self) == expected[position])
+            }
+        }
+        text.demanglePending()
+        for (number, name) in zip(numbers, expected) { #expect(text.string(number) == name) }
+        // A name added after the batch is made at once and does not disturb the closed batch's.
+        let late = strdup("$s4main4LateV3runyS2iF")
+        defer { free(late) }
+        let lateNumber = try #require(late.map { text.add(demangling: $0) })
+        #expect(text.string(lateNumber) == "main.Late.run(Swift.Int) -> Swift.Int")
+    }
+
     @Test func radixOrderIsTheStableAscendingOrder() {
         var generator = SeededGenerator(state: 42)
         for count in [0, 1, 2, 17, 1000, 5000] {
