@@ -24,6 +24,18 @@ extension Cohorly {
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
         prepare: (Cohorly) -> Void
     ) async -> Bool {
+        await sendQueued(
+            storageDirectory: storageDirectory, apiHost: apiHost, token: token, timeout: timeout, options: options,
+            clock: ContinuousClock(), prepare: prepare)
+    }
+
+    /// ``sendQueued(storageDirectory:apiHost:token:timeout:options:prepare:)`` timed by `clock`: the deadline and the
+    /// backoff sleeps are measured on it (monotonic in the client, so a wall-clock change neither ends nor extends
+    /// the sending; a test's clock lets the waits pass at once).
+    static func sendQueued(
+        storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
+        clock: some Clock<Duration>, prepare: (Cohorly) -> Void
+    ) async -> Bool {
         var options = options
         options.storageDirectory = storageDirectory
         let refusals = RefusalCount()
@@ -41,7 +53,7 @@ extension Cohorly {
             restoredDestination(store.meta(MetaKey.destination), host: apiHost, token: token)
         }
         defer { client.shutdown() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = clock.now.advanced(by: .seconds(clampingSeconds: timeout))
         prepare(client)
         var failures = 0
         while true {
@@ -53,9 +65,10 @@ extension Cohorly {
                 return false
             }
             failures += 1
-            let wait = min(options.retry.delay(afterFailures: failures), deadline.timeIntervalSinceNow)
-            guard wait > 0 else { return false }
-            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+            let backoff = Duration.seconds(clampingSeconds: options.retry.delay(afterFailures: failures))
+            let wait = min(backoff, clock.now.duration(to: deadline))
+            guard wait > .zero else { return false }
+            try? await clock.sleep(for: wait)
         }
     }
 }
@@ -63,4 +76,17 @@ extension Cohorly {
 /// Consecutive HTTP 401 answers seen by a `sendQueued` client.
 private final class RefusalCount: Sendable {
     let count = Mutex(0)
+}
+
+extension Duration {
+    /// `seconds` as a duration; negative or NaN counts as zero, and more than 100 years (infinity too) as 100 years,
+    /// so no option value can trap.
+    package static func seconds(clampingSeconds seconds: Double) -> Duration {
+        .seconds(seconds > 0 ? min(seconds, 100 * 365 * 86_400) : 0)
+    }
+
+    /// The duration in seconds.
+    package var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
 }

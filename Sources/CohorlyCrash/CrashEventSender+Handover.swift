@@ -60,7 +60,7 @@ extension CrashEventSender {
     /// in the environment that are still there, and the hang reports launches that died hung left in that
     /// directory, become events in the queue, as the app would have made them, through `client` (the sender's
     /// client of that queue, for the destination the queue was written for).
-    static func takeOverReports(storage: String, into client: Cohorly, deadline: Date) {
+    static func takeOverReports(storage: String, into client: Cohorly, deadline: ContinuousClock.Instant) {
         let environment = ProcessInfo.processInfo.environment
         guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
             return
@@ -69,7 +69,7 @@ extension CrashEventSender {
         guard lock >= 0 else { return }
         defer { close(lock) }
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            guard Date() < deadline else { return }
+            guard ContinuousClock.now < deadline else { return }
             usleep(20_000)
         }
         let named = names.split(separator: ":").map { name in

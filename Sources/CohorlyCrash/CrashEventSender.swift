@@ -45,14 +45,14 @@ enum CrashEventSender {
         guard let storage = environment[storageVariable], let host = environment[hostVariable].flatMap(URL.init)
         else { return }
         let timeout = Double(environment[timeoutVariable] ?? "").map { $0 / 1000 } ?? 120
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(clampingSeconds: timeout))
         // Senders of one queue take turns (a crash loop starts one per launch): a later one waits for the one
         // before it to finish rather than failing against its lock and backing off.
         let lock = open(storage + "/crash-sender.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard lock >= 0 else { return }
         defer { close(lock) }
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            guard Date() < deadline else { return }
+            guard ContinuousClock.now < deadline else { return }
             usleep(20_000)
         }
         let token = environment[tokenVariable]
@@ -60,7 +60,7 @@ enum CrashEventSender {
         Task.detached {
             _ = await Cohorly.sendQueued(
                 storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token,
-                timeout: max(1, deadline.timeIntervalSinceNow), options: .default
+                timeout: max(1, ContinuousClock.now.duration(to: deadline).inSeconds), options: .default
             ) { client in
                 // Reports the app handed over (it may have died before turning them into events) first.
                 takeOverReports(storage: storage, into: client, deadline: deadline)

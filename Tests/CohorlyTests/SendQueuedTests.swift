@@ -1,0 +1,59 @@
+import CohorlyCollector
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Cohorly
+
+/// `sendQueued` measures its deadline and its backoff on one monotonic clock (ContinuousClock in the client).
+struct SendQueuedTests {
+    @Test func theDeadlineAndTheBackoffAreMeasuredOnTheClockItSleepsOn() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let app = makeClient(collector, directory: directory)
+        app.track("Queued by a launch that died")
+        app.shutdown()
+        collector.injectFault(Fault(status: 503), count: 20)
+        let recorder = Recorder()
+        var options = testOptions(directory, recorder: recorder)
+        options.retry.baseDelay = 1
+        options.retry.maxDelay = 8
+        let clock = SteppingClock()
+        let delivered = await Cohorly.sendQueued(
+            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 30,
+            options: options, clock: clock, prepare: { _ in })
+        #expect(!delivered)
+        // Attempts at 0, 1, 3, 7, 15 and 23 s; the last wait is cut to the 7 s left; one more attempt at 30 s.
+        #expect(clock.sleeps == [1, 2, 4, 8, 8, 7].map { Duration.seconds($0) })
+        #expect(recorder.attempts.count == 7)
+        #expect(clock.now.offset == .seconds(30))
+        #expect(try collector.store.eventCount() == 0)
+    }
+}
+
+/// A clock whose sleeps end at once, moving its time forward by what was asked: waits cost nothing, and what was
+/// waited is recorded.
+final class SteppingClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private let state = Mutex((now: Instant(offset: .zero), sleeps: [Duration]()))
+
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    /// Every sleep, in order.
+    var sleeps: [Duration] { state.withLock { $0.sleeps } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        state.withLock { state in
+            state.sleeps.append(state.now.duration(to: deadline))
+            state.now = max(state.now, deadline)
+        }
+        await Task.yield()
+    }
+}
