@@ -399,40 +399,83 @@ final class DemanglingChunk: @unchecked Sendable {
     deinit { results.deallocate() }
 }
 
-/// The stretches of one batch, handed to the background thread as they are made: its task takes them in order,
-/// waiting (awake, yielding its core) for more while the batch is open, and ends once it is closed and every
-/// stretch handed over is taken. The lookup thread appends and closes; the background thread reads.
+/// The stretches of one batch, handed to the background thread as they are made: its task takes them in order
+/// and ends once the batch is closed and every stretch handed over is taken. Between stretches it stays awake a
+/// little (yielding its core; the lookup thread hands one over every few tens of microseconds, and a parked
+/// thread was at times woken only milliseconds later, after the lookups: measured), then parks until the next
+/// stretch or the close wakes it (so that it never spins for long on a core the lookup thread may need: a virtual
+/// machine's second core is not always there). The lookup thread appends and closes; the background thread reads.
 private final class DemanglingHandover: Sendable {
     private let chunks: Mutex<[DemanglingChunk]>
     /// How many stretches are appended (released after each append, so a count read covers its stretches).
     private let count = Atomic<Int>(1)
     private let isOpen = Atomic<Bool>(true)
+    /// Whether the task is parked (or about to), waiting for `wakeUp`.
+    private let isParked = Atomic<Bool>(false)
+    private let wakeUp = DispatchSemaphore(value: 0)
+    /// How long the task waits awake for the next stretch before it parks.
+    private static let awakeNanoseconds = 100_000
 
     init(first: DemanglingChunk) { chunks = Mutex([first]) }
 
     func append(_ chunk: DemanglingChunk) {
         chunks.withLock { $0.append(chunk) }
-        count.wrappingAdd(1, ordering: .releasing)
+        count.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        wakeIfParked()
     }
 
     /// No more stretches: the task ends once it has taken those appended.
-    func close() { isOpen.store(false, ordering: .releasing) }
+    func close() {
+        isOpen.store(false, ordering: .sequentiallyConsistent)
+        wakeIfParked()
+    }
+
+    /// Wakes the task when it parked: the one that clears the flag signals (or, for the task itself, does not
+    /// wait), so every wait is matched by one signal.
+    private func wakeIfParked() {
+        if isParked.load(ordering: .sequentiallyConsistent)
+            && isParked.exchange(false, ordering: .sequentiallyConsistent)
+        {
+            wakeUp.signal()
+        }
+    }
+
+    /// Whether there is nothing to do for now: no stretch untaken, and the batch open.
+    private func isIdle(_ taken: Int) -> Bool {
+        taken >= count.load(ordering: .sequentiallyConsistent) && isOpen.load(ordering: .sequentiallyConsistent)
+    }
 
     /// The background thread's task: demangles each stretch's names not taken by the lookup thread.
     func run(into names: DemangledNames) {
         var taken = 0
+        var idleSince: UInt64?
         while true {
-            let wasOpen = isOpen.load(ordering: .acquiring)
-            if taken < count.load(ordering: .acquiring) {
+            let wasOpen = isOpen.load(ordering: .sequentiallyConsistent)
+            if taken < count.load(ordering: .sequentiallyConsistent) {
                 let chunk = chunks.withLock { $0[taken] }
                 taken += 1
                 chunk.demangle(into: names)
-            } else if wasOpen {
-                sched_yield()
-            } else {
+                idleSince = nil
+            } else if !wasOpen {
                 return  // closed before the count was read: every stretch appended was counted
+            } else if let since = idleSince, Self.now() - since > UInt64(Self.awakeNanoseconds) {
+                isParked.store(true, ordering: .sequentiallyConsistent)
+                // A stretch or the close that came meanwhile: the lookup thread may have seen the flag (then it
+                // signals, and the signal is taken here), or not (then the flag is taken back).
+                if !isIdle(taken) && isParked.exchange(false, ordering: .sequentiallyConsistent) { continue }
+                wakeUp.wait()
+                idleSince = nil
+            } else {
+                if idleSince == nil { idleSince = Self.now() }
+                sched_yield()
             }
         }
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(truncatingIfNeeded: time.tv_sec) &* 1_000_000_000 &+ UInt64(truncatingIfNeeded: time.tv_nsec)
     }
 }
 
