@@ -7,8 +7,11 @@ extension Cohorly {
     /// waiting out the retry contract's backoff between attempts. Safe while the app itself runs: only one client
     /// sends a queue at a time (see `queue.lock`). A server that refuses the token twice in a row (HTTP 401) ends
     /// it at once, for this launch: a wrong token does not heal while a sender waits, and the records stay
-    /// queued for the app's next launch.
-    /// - Returns: true when everything queued was delivered (or dropped as the contract says).
+    /// queued for the app's next launch. It never creates `storageDirectory`: when the directory does not exist
+    /// (the app's data was deleted, perhaps while this waited for its turn) or disappears while it sends, it ends
+    /// without sending.
+    /// - Returns: true when everything queued was delivered (or dropped as the contract says), or when there is no
+    ///   queue.
     public static func sendQueued(
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double = 60, options: CohorlyOptions = .default
     ) async -> Bool {
@@ -47,12 +50,16 @@ extension Cohorly {
         options.flushInterval = .infinity
         options.flushAt = .max
         options.loadFeatureFlags = false
+        options.createsStorageDirectory = false
+        guard Self.directoryExists(storageDirectory) else { return true }
         // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
         // and key either way.
         let client = Cohorly(apiHost: apiHost, token: token, options: options) { store in
             restoredDestination(store.meta(MetaKey.destination), host: apiHost, token: token)
         }
         defer { client.shutdown() }
+        // Removed between the check and the open: the client opened no queue (and made no directory).
+        guard client.queueIsPersisted else { return true }
         let deadline = clock.now.advanced(by: .seconds(clampingSeconds: timeout))
         prepare(client)
         var failures = 0
@@ -69,7 +76,18 @@ extension Cohorly {
             let wait = min(backoff, clock.now.duration(to: deadline))
             guard wait > .zero else { return false }
             try? await clock.sleep(for: wait)
+            guard Self.directoryExists(storageDirectory) else {
+                client.state.log("the queue's directory was removed: the sender stops")
+                return true
+            }
         }
+    }
+}
+
+extension Cohorly {
+    fileprivate static func directoryExists(_ url: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }
 

@@ -29,6 +29,8 @@ public final class Cohorly: Sendable {
     let flags: FeatureFlagStore
     let activity = ActivityObservers()
     let persisterFinished = DispatchSemaphore(value: 0)
+    /// Whether the queue is the one on disk (false when it could not be opened and lives in memory).
+    let queueIsPersisted: Bool
     /// Events being made off the caller's thread (Cohorly+LiveEvents.swift): flush and shutdown wait for them.
     let liveEvents = LiveEventReservations()
 
@@ -126,7 +128,7 @@ public final class Cohorly: Sendable {
         let store: any QueueStore
         var lockPath: String?
         do {
-            try PrivateFiles.makeDirectory(directory.path)
+            if options.createsStorageDirectory { try PrivateFiles.makeDirectory(directory.path) }
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
             lockPath = directory.appendingPathComponent("queue.lock").path
         } catch {
@@ -136,6 +138,7 @@ public final class Cohorly: Sendable {
             store = (try? SQLiteQueueStore(path: ":memory:")) ?? MemoryQueueStore()
         }
         self.store = store
+        self.queueIsPersisted = lockPath != nil
         let destination = makeDestination(store)
         self.destination = destination
         self.automatic = AutomaticProperties()

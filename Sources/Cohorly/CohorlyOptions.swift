@@ -30,6 +30,9 @@ public struct CohorlyOptions: Sendable {
     /// How long a persisted flag cache counts as fresh, in seconds. Default `Cohorly.defaultFlagCacheTTL` (24 h).
     public var flagCacheTTL: TimeInterval = Cohorly.defaultFlagCacheTTL
 
+    /// Whether a missing storage directory (and its parents) is created. `sendQueued` does not create one: a queue
+    /// that was removed (its app's data deleted) is not made again by a sender that started before.
+    var createsStorageDirectory = true
     /// Test hook: called after every delivery attempt with what was sent and decided.
     var attemptObserver: (@Sendable (DeliveryAttempt) -> Void)?
     /// Test hook: the clock flag cache ages are measured with.

@@ -30,6 +30,38 @@ struct SendQueuedTests {
         #expect(clock.now.offset == .seconds(30))
         #expect(try collector.store.eventCount() == 0)
     }
+
+    @Test func aQueueThatNoLongerExistsIsNotMadeAgain() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let missing = temporaryDirectory().appendingPathComponent("removed/queue")
+        let delivered = await Cohorly.sendQueued(
+            storageDirectory: missing, apiHost: collector.baseURL, token: "test-token", timeout: 30,
+            options: testOptions(missing))
+        #expect(delivered)  // nothing was queued
+        #expect(!FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().path))
+    }
+
+    @Test func aSenderWhoseQueueIsRemovedWhileItRetriesStops() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = temporaryDirectory()
+        let app = makeClient(collector, directory: directory)
+        app.track("Queued by a launch that died")
+        app.shutdown()
+        collector.injectFault(Fault(status: 503), count: 20)
+        let recorder = Recorder()
+        var options = testOptions(directory, recorder: recorder)
+        options.retry.baseDelay = 1
+        // The app's data is deleted during the first backoff.
+        let clock = SteppingClock { try? FileManager.default.removeItem(at: directory) }
+        _ = await Cohorly.sendQueued(
+            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 30,
+            options: options, clock: clock, prepare: { _ in })
+        #expect(recorder.attempts.count == 1)
+        #expect(recorder.lines.contains("the queue's directory was removed: the sender stops"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
 }
 
 /// A clock whose sleeps end at once, moving its time forward by what was asked: waits cost nothing, and what was
@@ -43,6 +75,10 @@ final class SteppingClock: Clock, Sendable {
     }
 
     private let state = Mutex((now: Instant(offset: .zero), sleeps: [Duration]()))
+    private let onSleep: @Sendable () -> Void
+
+    /// A clock at zero; `onSleep` runs at every sleep.
+    init(onSleep: @escaping @Sendable () -> Void = {}) { self.onSleep = onSleep }
 
     var now: Instant { state.withLock { $0.now } }
     var minimumResolution: Duration { .nanoseconds(1) }
@@ -54,6 +90,7 @@ final class SteppingClock: Clock, Sendable {
             state.sleeps.append(state.now.duration(to: deadline))
             state.now = max(state.now, deadline)
         }
+        onSleep()
         await Task.yield()
     }
 }

@@ -4,10 +4,9 @@ import Foundation
 
 /// The detached crash senders (`CrashEventSender`) that CrashDemo launches start, seen through `/proc`.
 ///
-/// A sender outlives its launch (that is its point), so it can outlive the test too: one still waiting for its
-/// turn when the test removed its directory then opened its client, which creates the queue directory and its
-/// parents, and left `<tmp>/cohorly-…/storage` behind; one still retrying sent to whatever collector listened on
-/// that port next.
+/// A sender outlives its launch (that is its point), so it can outlive the test too: one still retrying sent to
+/// whatever collector listened on that port next. (One still waiting for its turn when the test removed its
+/// directory used to make the queue directory again; it no longer does.)
 enum DetachedSenders {
     /// The processes sending a queue under `root` (found by the queue directory in their environment).
     static func running(under root: URL) -> [pid_t] {
@@ -29,6 +28,14 @@ enum DetachedSenders {
             guard Date() < deadline else { return false }
             for pid in senders { kill(pid, SIGKILL) }
             usleep(5_000)
+        }
+    }
+
+    /// Whether process `pid` has the file at `path` open.
+    static func has(_ pid: pid_t, open path: String) -> Bool {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return descriptors.contains {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == path
         }
     }
 
