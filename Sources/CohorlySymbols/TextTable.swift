@@ -41,10 +41,11 @@ package final class TextTable {
         /// `slot / 64`); `start` is the mangled name.
         static let pending = -3
 
-        /// The bytes, measuring a mapped name (nil start: empty; never asked of a dropped name).
+        /// The bytes, measuring a mapped name (nil start: empty; never asked of a dropped name; for a name still
+        /// in the making, the mangled name: read it through ``View`` or after ``demanglePending()``).
         var bytes: UnsafeBufferPointer<UInt8> {
             guard let start, count != Span.dropped else { return UnsafeBufferPointer(start: nil, count: 0) }
-            if count == Span.unmeasured {
+            if count == Span.unmeasured || count <= Span.pending {
                 return UnsafeBufferPointer(
                     start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)))
             }
@@ -60,7 +61,7 @@ package final class TextTable {
     /// on the caller's thread and those made on the background thread, each written by its thread alone.
     private let callerNames = DemangledNames()
     private let workerNames = DemangledNames()
-    /// The entries whose bytes are in `readable`, with the mangled name each was made from.
+    /// The entries whose bytes are in `callerNames` or `workerNames`, with the mangled name each was made from.
     @exclusivity(unchecked) private var readableEntries: [(number: Int32, mangled: UnsafePointer<CChar>)] = []
     /// Strings made so far, by number (grown on the first request: batch tools never make one).
     private var strings: [String?] = []
@@ -182,9 +183,8 @@ package final class TextTable {
             } else if let handover {
                 handover.append(chunk)
             } else {
-                // One task for the batch, which stays awake taking stretches as they come until the batch ends:
-                // a task per stretch let the thread park between stretches, and a parked thread was at times
-                // woken only milliseconds later, after the lookups (measured), leaving all the names to this one.
+                // One task for the batch, taking stretches as they come until the batch is closed (see
+                // `DemanglingHandover`: a task per stretch let the thread park between any two stretches).
                 let started = DemanglingHandover(first: chunk)
                 handover = started
                 let names = workerNames
