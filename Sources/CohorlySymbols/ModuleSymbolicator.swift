@@ -124,6 +124,9 @@ public final class ModuleSymbolicator {
         text.dropReadableNamesOverLimit()  // the frames of the batch before are written
         text.defersDemangling = true
         defer { text.defersDemangling = false }
+        // Enough addresses for stretches of names to come: the background thread is asked for now, so that it runs
+        // by the time the first stretch is handed over (the lookups of a unit's first address can take a while).
+        if addresses.count >= ModuleSymbolicator.backgroundBatchSize { text.startBackgroundTask() }
         var batch = FrameBatch(
             records: [], groups: [], groupOfAddress: Array(repeating: 0, count: addresses.count))
         batch.records.reserveCapacity(addresses.count * 2)
@@ -145,6 +148,9 @@ public final class ModuleSymbolicator {
         text.closeBatch()
         return batch
     }
+
+    /// The batch size from which ``records(for:isReturnAddress:)`` starts the background thread before its lookups.
+    static let backgroundBatchSize = 256
 
     /// The positions of `addresses` in ascending address order (stable).
     static func ascendingOrder(_ addresses: [UInt64]) -> [Int32] {

@@ -178,19 +178,24 @@ package final class TextTable {
             let chunk = DemanglingChunk(pending)
             pending.removeAll(keepingCapacity: true)
             submitted.append(chunk)
-            if !TextTable.hasSeveralCores {
-                return
-            } else if let handover {
-                handover.append(chunk)
-            } else {
-                // One task for the batch, taking stretches as they come until the batch is closed (see
-                // `DemanglingHandover`: a task per stretch let the thread park between any two stretches).
-                let started = DemanglingHandover(first: chunk)
-                handover = started
-                let names = workerNames
-                worker.async(group: group) { started.run(into: names) }
-            }
+            guard TextTable.hasSeveralCores else { return }
+            if handover == nil { startBackgroundTask() }
+            handover?.append(chunk)
         }
+    }
+
+    /// Starts the background thread's task for this batch (if not started yet, and there is a second core), to
+    /// take the stretches of names as they come until the batch is closed. Called by a batch tool before a batch of
+    /// many addresses: the first task a thread runs started up to milliseconds after it was asked for (measured:
+    /// often after the lookups had ended), so it is asked for before the lookups, and parks until the first
+    /// stretch (see `DemanglingHandover`). One task a batch, not one a stretch: a thread parked between any two
+    /// stretches was at times woken as late.
+    func startBackgroundTask() {
+        guard TextTable.hasSeveralCores, handover == nil else { return }
+        let started = DemanglingHandover()
+        handover = started
+        let names = workerNames
+        worker.async(group: group) { started.run(into: names) }
     }
 
     /// Points entry `number` at its readable name: `made` (in one of the `DemangledNames`), or when nil (not a
@@ -408,7 +413,7 @@ final class DemanglingChunk: @unchecked Sendable {
 private final class DemanglingHandover: Sendable {
     private let chunks: Mutex<[DemanglingChunk]>
     /// How many stretches are appended (released after each append, so a count read covers its stretches).
-    private let count = Atomic<Int>(1)
+    private let count = Atomic<Int>(0)
     private let isOpen = Atomic<Bool>(true)
     /// Whether the task is parked (or about to), waiting for `wakeUp`.
     private let isParked = Atomic<Bool>(false)
@@ -416,7 +421,7 @@ private final class DemanglingHandover: Sendable {
     /// How long the task waits awake for the next stretch before it parks.
     private static let awakeNanoseconds = 100_000
 
-    init(first: DemanglingChunk) { chunks = Mutex([first]) }
+    init() { chunks = Mutex([]) }
 
     func append(_ chunk: DemanglingChunk) {
         chunks.withLock { $0.append(chunk) }
