@@ -70,7 +70,7 @@ enum HandledErrors {
     static func configure(_ client: Cohorly, options: HandledErrorOptions, events: ExceptionEventOptions?) {
         entries.withLock { entries in
             entries = entries.filter { $0.value.client != nil }
-            var entry = entries[ObjectIdentifier(client)] ?? makeEntry(client)
+            var entry = entry(of: client, in: entries)
             if entry.options.maxPerFingerprint != options.maxPerFingerprint || entry.options.window != options.window {
                 entry.limiter = HandledErrorRateLimiter(limit: options.maxPerFingerprint, window: options.window)
             }
@@ -83,10 +83,16 @@ enum HandledErrors {
     /// Replaces the clock of `client`'s rate limiter (tests move time by hand).
     package static func setClock(_ now: @escaping @Sendable () -> ContinuousClock.Instant, for client: Cohorly) {
         entries.withLock { entries in
-            var entry = entries[ObjectIdentifier(client)] ?? makeEntry(client)
+            var entry = entry(of: client, in: entries)
             entry.now = now
             entries[ObjectIdentifier(client)] = entry
         }
+    }
+
+    /// `client`'s entry, or a new one. An entry under its identifier may be a released client's whose memory
+    /// the new one reuses: that entry (its options, clock and counts) is not this client's.
+    private static func entry(of client: Cohorly, in entries: [ObjectIdentifier: Entry]) -> Entry {
+        entries[ObjectIdentifier(client)].flatMap { $0.client === client ? $0 : nil } ?? makeEntry(client)
     }
 
     private static func makeEntry(_ client: Cohorly) -> Entry {
@@ -103,7 +109,7 @@ enum HandledErrors {
     ) {
         entries.withLock { entries in
             let key = ObjectIdentifier(client)
-            var entry = entries[key].flatMap { $0.client === client ? $0 : nil } ?? makeEntry(client)
+            var entry = entry(of: client, in: entries)
             let decision = entry.limiter.admit(fingerprint, now: entry.now())
             entries[key] = entry
             return (decision, entry.options.events ?? entry.installedEvents ?? .default)
