@@ -33,10 +33,15 @@ final class DataDirectoryLock: @unchecked Sendable {
 
     deinit { release() }
 
-    /// Lets another collector take the directory. Safe to call twice.
+    /// Lets another collector take the directory. Safe to call twice. Unlocks before closing: the lock belongs to
+    /// the open file, which a child forked by another thread at that moment also holds until it execs (then a
+    /// close alone left the directory locked, and a collector started right after was refused).
     func release() {
         lock.withLock {
-            if fd >= 0 { close(fd) }
+            if fd >= 0 {
+                _ = flock(fd, LOCK_UN)
+                close(fd)
+            }
             fd = -1
         }
     }

@@ -112,6 +112,25 @@ import Testing
         #expect(send(second, "/track", body: event(insertId: "kept")).body == ["status": 1, "inserted": 0])
     }
 
+    /// A copy of the data-directory lock's descriptor — what a child forked by another thread at that moment
+    /// holds until it execs — does not keep the directory locked once the collector stopped.
+    @Test func aCopyOfTheLockDescriptorDoesNotOutliveStop() throws {
+        let directory = temporaryDirectory()
+        let first = try startCollector { $0.dataDirectory = directory }
+        let lockPath = directory.appendingPathComponent("collector.lock").resolvingSymlinksInPath().path
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+        let lock = try #require(
+            descriptors.compactMap(Int32.init).first {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == lockPath
+            })
+        let copy = dup(lock)
+        #expect(copy >= 0)
+        defer { close(copy) }
+        first.stop()
+        let second = try startCollector { $0.dataDirectory = directory }
+        second.stop()
+    }
+
     @Test func concurrentRequestsAreAllStored() throws {
         let collector = try startCollector()
         defer { collector.stop() }
