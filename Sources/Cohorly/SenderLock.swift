@@ -12,7 +12,9 @@ final class SenderLock: @unchecked Sendable {
     init(path: String?) { self.path = path }
 
     deinit {
-        if descriptor >= 0 { close(descriptor) }
+        guard descriptor >= 0 else { return }
+        flock(descriptor, LOCK_UN)  // a child forked at this moment holds the open file until it execs
+        close(descriptor)
     }
 
     /// True when this client may send now. A lock file that cannot be opened does not block sending.
