@@ -27,10 +27,7 @@ struct RefusedTokenTests {
     @Test func aSenderGivesUpAfterTwoRefusalsAndKeepsTheRecords() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
-        let directory = temporaryDirectory()
-        let app = makeClient(collector, directory: directory)
-        app.track("Queued by a launch that died")
-        app.shutdown()
+        let directory = queueLeftByALaunchThatDied(collector)
         // Refused twice, then accepted: a sender without the rule delivers on its third attempt, so the test fails
         // at once instead of waiting out a timeout. The timeout is a safety net only: this task runs on the test
         // process's cooperative pool (as wide as the machine has cores), which other tests' synchronous waits can

@@ -10,10 +10,7 @@ struct SendQueuedTests {
     @Test func theDeadlineAndTheBackoffAreMeasuredOnTheClockItSleepsOn() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
-        let directory = temporaryDirectory()
-        let app = makeClient(collector, directory: directory)
-        app.track("Queued by a launch that died")
-        app.shutdown()
+        let directory = queueLeftByALaunchThatDied(collector)
         collector.injectFault(Fault(status: 503), count: 20)
         let recorder = Recorder()
         var options = testOptions(directory, recorder: recorder)
@@ -45,10 +42,7 @@ struct SendQueuedTests {
     @Test func aSenderWhoseQueueIsRemovedWhileItRetriesStops() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
-        let directory = temporaryDirectory()
-        let app = makeClient(collector, directory: directory)
-        app.track("Queued by a launch that died")
-        app.shutdown()
+        let directory = queueLeftByALaunchThatDied(collector)
         collector.injectFault(Fault(status: 503), count: 20)
         let recorder = Recorder()
         var options = testOptions(directory, recorder: recorder)

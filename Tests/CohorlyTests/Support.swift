@@ -93,6 +93,16 @@ func makeClient(
     return Cohorly(apiHost: collector.baseURL, token: token, options: options)
 }
 
+/// A queue directory holding one event, as a launch that died before sending it leaves it (for the senders that
+/// take such queues over).
+func queueLeftByALaunchThatDied(_ collector: Collector) -> URL {
+    let directory = temporaryDirectory()
+    let app = makeClient(collector, directory: directory)
+    app.track("Queued by a launch that died")
+    app.shutdown()
+    return directory
+}
+
 /// The stored events' properties, parsed.
 func storedProperties(_ collector: Collector, event: String? = nil) throws -> [Properties] {
     try collector.store.events(matching: EventQuery(event: event, limit: 1_000_000)).map {
