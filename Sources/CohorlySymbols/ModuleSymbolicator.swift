@@ -117,7 +117,9 @@ public final class ModuleSymbolicator {
 
     /// The frames for many addresses, looked up in ascending address order (neighbouring lookups then share
     /// cache lines and the pieces of the index they build) and each distinct address once. The frames of
-    /// `addresses[i]` are `batch.records[batch.frames(of: i)]`.
+    /// `addresses[i]` are `batch.records[batch.frames(of: i)]`. Their readable names may still be in the making
+    /// on the background thread: read them through ``TextTable/withView(_:)`` (which makes or waits for each as
+    /// it is read) or ``TextTable/string(_:)``.
     package func records(for addresses: [UInt64], isReturnAddress: Bool = false) -> FrameBatch {
         let order = Self.ascendingOrder(addresses)
         text.demanglePending()  // the names of the batch before, when they are still in the making
