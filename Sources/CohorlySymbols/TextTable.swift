@@ -41,6 +41,16 @@ package final class TextTable {
         /// `slot / 64`); `start` is the mangled name.
         static let pending = -3
 
+        /// Where `bytes` are (empty: no start).
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+            self.init(start: bytes.isEmpty ? nil : bytes.baseAddress, count: bytes.count)
+        }
+
+        init(start: UnsafePointer<UInt8>?, count: Int) {
+            self.start = start
+            self.count = count
+        }
+
         /// The bytes, measuring a mapped name (nil start: empty; never asked of a dropped name; for a name still
         /// in the making, the mangled name: read it through ``View`` or after ``demanglePending()``).
         var bytes: UnsafeBufferPointer<UInt8> {
@@ -56,7 +66,7 @@ package final class TextTable {
     /// Every text's bytes: text `n` is `spans[n]`.
     @exclusivity(unchecked) private var spans = SpanList()
     /// The bytes of paths and names that are kept for the table's life.
-    @exclusivity(unchecked) private var kept = Blocks()
+    @exclusivity(unchecked) private var kept = ByteBlocks()
     /// The readable names made by demangling (which can be dropped between batches and made again): those made
     /// on the caller's thread and those made on the background thread, each written by its thread alone.
     private let callerNames = DemangledNames()
@@ -97,40 +107,6 @@ package final class TextTable {
         kept.removeAll()
     }
 
-    /// Bytes copied into fixed blocks (each `blockSize`, or one text's size when larger) that are never grown
-    /// or moved: a large table does not hold a half-empty doubled buffer, nor two copies while it grows.
-    private struct Blocks {
-        private var blocks: [UnsafeMutableBufferPointer<UInt8>] = []
-        private var lastBlockUsed = 0
-        /// The bytes of the texts stored (the blocks hold at most one block more).
-        private(set) var size = 0
-        private static let blockSize = 1 << 16
-
-        /// Copies `bytes` into the blocks and returns where they are.
-        mutating func store(_ bytes: UnsafeBufferPointer<UInt8>) -> Span {
-            guard let source = bytes.baseAddress, !bytes.isEmpty else { return Span(start: nil, count: 0) }
-            if blocks.isEmpty || blocks[blocks.count - 1].count - lastBlockUsed < bytes.count {
-                let block = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(Blocks.blockSize, bytes.count))
-                blocks.append(block)
-                lastBlockUsed = 0
-            }
-            guard let base = blocks[blocks.count - 1].baseAddress else { return Span(start: nil, count: 0) }
-            let target = base + lastBlockUsed
-            target.update(from: source, count: bytes.count)
-            lastBlockUsed += bytes.count
-            size += bytes.count
-            return Span(start: UnsafePointer(target), count: bytes.count)
-        }
-
-        /// Frees every block (what pointed into them must not be read again).
-        mutating func removeAll() {
-            for block in blocks { block.deallocate() }
-            blocks.removeAll()
-            lastBlockUsed = 0
-            size = 0
-        }
-    }
-
     /// The bytes of the readable names kept now.
     var readableNamesSize: Int { callerNames.size + workerNames.size }
 
@@ -138,7 +114,7 @@ package final class TextTable {
     func number(of text: String) -> Int32 {
         if let known = numbers[text] { return known }
         var copy = text
-        let number = copy.withUTF8 { add(kept.store($0)) }
+        let number = copy.withUTF8 { add(Span(kept.store($0))) }
         numbers[text] = number
         return number
     }
@@ -206,7 +182,7 @@ package final class TextTable {
             spans[Int(number)] = Span(start: bytes, count: Span.unmeasured)
             return
         }
-        spans[Int(number)] = Span(start: made.baseAddress, count: made.count)
+        spans[Int(number)] = Span(made)
         readableEntries.append((number, mangled))
     }
 
@@ -488,19 +464,17 @@ private final class DemanglingHandover: Sendable {
 /// (`swift_demangle` is handed the room left in the current block): no `malloc`, copy and `free` per name, nor a
 /// name allocated on one thread and freed on another.
 final class DemangledNames: @unchecked Sendable {
-    private var blocks: [(start: UnsafeMutablePointer<UInt8>, capacity: Int)] = []
-    /// Bytes used in the last block.
-    private var used = 0
-    /// The bytes of the names made since the last ``removeAll()``.
-    private(set) var size = 0
-    private static let blockSize = 1 << 16
+    private var blocks = ByteBlocks()
     /// Below this much room a block is left for a new one (the longest Swift names of a large binary run to a few
     /// thousand bytes; a name that does not fit is made again in a block of its size).
     private static let leastRoom = 4096
 
     init() {}
 
-    deinit { removeAll() }
+    deinit { blocks.removeAll() }
+
+    /// The bytes of the names made since the last ``removeAll()``.
+    var size: Int { blocks.size }
 
     /// The readable form of a NUL-terminated linkage name (as ``Demangler/readableCopy(_:)`` makes it) stored
     /// here, or nil when the name is not mangled or cannot be demangled.
@@ -509,20 +483,18 @@ final class DemangledNames: @unchecked Sendable {
         guard Demangler.hasSwiftPrefix(mangled, length) else {
             guard let made = Demangler.readableCopy(mangled) else { return nil }
             defer { free(made) }
-            let count = strlen(made)
-            let target = room(for: count + 1)
-            UnsafeMutableRawPointer(target).copyMemory(from: made, byteCount: count)
-            return taken(target, count)
+            return made.withMemoryRebound(to: UInt8.self, capacity: 1) {
+                blocks.store(UnsafeBufferPointer(start: $0, count: strlen(made)))
+            }
         }
-        var target = room(for: Self.leastRoom)
-        var capacity = blocks[blocks.count - 1].capacity - used
-        let offered = capacity
-        guard demangle(mangled, length, into: target, &capacity) else { return nil }
-        if capacity > offered {  // cut short: `capacity` is now the size needed
-            target = room(for: capacity)
-            guard demangle(mangled, length, into: target, &capacity) else { return nil }
+        var room = blocks.room(for: Self.leastRoom)
+        var capacity = room.capacity
+        guard demangle(mangled, length, into: room.start, &capacity) else { return nil }
+        if capacity > room.capacity {  // cut short: `capacity` is now the size needed
+            room = blocks.room(for: capacity)
+            guard demangle(mangled, length, into: room.start, &capacity) else { return nil }
         }
-        return taken(target, strlen(UnsafeRawPointer(target).assumingMemoryBound(to: CChar.self)))
+        return blocks.commit(strlen(UnsafeRawPointer(room.start).assumingMemoryBound(to: CChar.self)))
     }
 
     /// `swift_demangle` into `capacity` bytes at `target` (NUL-terminated, cut short when they are too few, and
@@ -536,25 +508,49 @@ final class DemangledNames: @unchecked Sendable {
         }
     }
 
-    /// Where `count` bytes fit in the last block (a new block when they do not).
-    private func room(for count: Int) -> UnsafeMutablePointer<UInt8> {
+    /// Frees every name (what pointed into them must not be read again).
+    func removeAll() { blocks.removeAll() }
+}
+
+/// Bytes in fixed blocks (each `blockSize`, or one text's size when larger) that are never grown or moved: a large
+/// table does not hold a half-empty doubled buffer, nor two copies while it grows. Texts are copied in
+/// (``store(_:)``) or written in place (``room(for:)``, then ``commit(_:)``).
+struct ByteBlocks {
+    private var blocks: [(start: UnsafeMutablePointer<UInt8>, capacity: Int)] = []
+    /// Bytes used in the last block.
+    private var used = 0
+    /// The bytes of the texts stored (the blocks hold at most one block more).
+    private(set) var size = 0
+    private static let blockSize = 1 << 16
+
+    /// Where at least `count` bytes can be written next (a new block when the last has less room), and how many.
+    mutating func room(for count: Int) -> (start: UnsafeMutablePointer<UInt8>, capacity: Int) {
         if blocks.isEmpty || blocks[blocks.count - 1].capacity - used < count {
             let capacity = max(Self.blockSize, count)
             blocks.append((.allocate(capacity: capacity), capacity))
             used = 0
         }
-        return blocks[blocks.count - 1].start + used
+        let last = blocks[blocks.count - 1]
+        return (last.start + used, last.capacity - used)
     }
 
-    /// Marks the `count` bytes at `start` (in the last block) as a made name.
-    private func taken(_ start: UnsafeMutablePointer<UInt8>, _ count: Int) -> UnsafeBufferPointer<UInt8> {
+    /// Keeps the `count` bytes written at the last ``room(for:)`` and returns where they are.
+    mutating func commit(_ count: Int) -> UnsafeBufferPointer<UInt8> {
+        let start = blocks[blocks.count - 1].start + used
         used += count
         size += count
         return UnsafeBufferPointer(start: start, count: count)
     }
 
-    /// Frees every name (what pointed into them must not be read again).
-    func removeAll() {
+    /// Copies `bytes` into the blocks and returns where they are.
+    mutating func store(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return UnsafeBufferPointer(start: nil, count: 0) }
+        room(for: bytes.count).start.update(from: source, count: bytes.count)
+        return commit(bytes.count)
+    }
+
+    /// Frees every block (what pointed into them must not be read again).
+    mutating func removeAll() {
         for block in blocks { block.start.deallocate() }
         blocks.removeAll()
         used = 0
