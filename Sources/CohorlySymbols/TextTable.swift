@@ -146,7 +146,8 @@ package final class TextTable {
             fill(number, mangled, callerNames.demangle(mangled))
             return
         }
-        let slot = submitted.count * DemanglingChunk.capacity + pending.count
+        // The stretch of a slot is its place in `closed` once the batch is closed (after any batch closed before).
+        let slot = (closed.count + submitted.count) * DemanglingChunk.capacity + pending.count
         let mangledBytes = UnsafeRawPointer(mangled).assumingMemoryBound(to: UInt8.self)
         spans[Int(number)] = Span(start: mangledBytes, count: Span.pending - slot)
         pending.append((number, mangled))

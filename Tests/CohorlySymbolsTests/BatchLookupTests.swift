@@ -105,6 +105,28 @@ import Testing
         #expect(text.string(lateNumber) == "main.Late.run(Swift.Int) -> Swift.Int")
     }
 
+    /// A batch closed while the one before is still in the making: the view finds each name of both.
+    @Test func twoClosedBatchesAreReadTogether() {
+        var names: [UnsafeMutablePointer<CChar>] = []
+        defer { names.forEach { free($0) } }
+        for index in 0..<300 {
+            let type = "Batch\(index)"
+            names.append(strdup("$s4main\(type.utf8.count)\(type)V3runyS2iF"))
+        }
+        let text = TextTable()
+        text.defersDemangling = true
+        let first = names[..<130].map { text.add(demangling: $0) }
+        text.closeBatch()
+        let second = names[130...].map { text.add(demangling: $0) }
+        text.closeBatch()
+        text.defersDemangling = false
+        text.withView { view in
+            for (number, name) in zip(first + second, names) {
+                #expect(String(decoding: view[number], as: UTF8.self) == Demangler.demangle(String(cString: name)))
+            }
+        }
+    }
+
     @Test func radixOrderIsTheStableAscendingOrder() {
         var generator = SeededGenerator(state: 42)
         for count in [0, 1, 2, 17, 1000, 5000] {
