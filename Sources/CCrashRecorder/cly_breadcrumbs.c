@@ -23,8 +23,6 @@
 #include "cly_internal.h"
 #include "cly_writer.h"
 
-extern atomic_int cly_crash_started;
-
 typedef struct {
     atomic_uint_fast64_t sequence;  // odd while a writer fills the slot
     uint64_t number;                // which breadcrumb the slot holds (0: none yet)

@@ -12,8 +12,6 @@
 #include "cly_internal.h"
 #include "cly_recorder.h"
 
-extern atomic_int cly_crash_started;
-
 static char buffers[2][CLY_MAX_CONTEXT];
 static size_t lengths[2];
 static atomic_uint sequence;  // low bit: the active buffer

@@ -9,8 +9,6 @@
 
 #include "cly_internal.h"
 
-extern _Atomic(const char *) *swift_getFatalErrorMessageBuffer(void) __attribute__((weak));
-
 static _Atomic(const char *) *message_buffer;
 
 void cly_fatal_message_install(void) {

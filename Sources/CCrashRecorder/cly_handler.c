@@ -29,7 +29,6 @@
 #include "cly_internal.h"
 #include "cly_recorder.h"
 
-atomic_int cly_crash_started;            // a crash began: module refreshes and context updates stop
 static atomic_int winner_tid;            // the thread that writes the report
 static atomic_int report_done;           // the report is committed (or given up)
 static atomic_int recrash_marked;
@@ -46,8 +45,6 @@ static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, 
 #define HANDLED_COUNT ((int)(sizeof handled_signals / sizeof handled_signals[0]))
 static struct sigaction previous_actions[HANDLED_COUNT];
 static bool chain_to_previous = true;
-
-void cly_report_mark_recrash(int signal_number);
 
 static void copy_registers(const ucontext_t *context, uintptr_t *out) {
     static const int order[18] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
@@ -131,18 +128,6 @@ static int signal_index(int signal_number) {
     for (int i = 0; i < HANDLED_COUNT; i++)
         if (handled_signals[i] == signal_number) return i;
     return -1;
-}
-
-void cly_die_of(int signal_number) {
-    struct sigaction default_action;
-    memset(&default_action, 0, sizeof default_action);
-    default_action.sa_handler = SIG_DFL;
-    sigaction(signal_number, &default_action, NULL);
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    sigaddset(&unblock, signal_number);
-    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-    cly_tgkill(getpid(), cly_gettid(), signal_number);
 }
 
 static void chain(int signal_number, siginfo_t *info, void *context) {

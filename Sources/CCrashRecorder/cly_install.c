@@ -8,22 +8,12 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 
 #include "cly_internal.h"
 #include "cly_recorder.h"
 
-int cly_signals_install(bool chain_enabled);
-void cly_signals_set_chain(bool chain_enabled);
-void cly_fatal_message_install(void);
-
-char cly_report_directory[CLY_MAX_PATH];
-char cly_executable_path[CLY_MAX_PATH];
-
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool installed;
-static char insert_id[37];
-static pid_t insert_id_pid;
 static pthread_key_t altstack_key;
 
 static void set_error(char *error, size_t size, const char *a, const char *b, const char *c) {
@@ -34,41 +24,6 @@ static void set_error(char *error, size_t size, const char *a, const char *b, co
         for (const char *s = parts[p]; s && *s && n + 1 < size; s++) error[n++] = *s;
     error[n] = 0;
 }
-
-/// A UUIDv4 from getrandom (a syscall: signal-safe). GRND_NONBLOCK so it never waits for entropy at boot;
-/// then the clock and pid are mixed in instead.
-static void make_insert_id(char out[37]) {
-    static const char digits[] = "0123456789abcdef";
-    uint8_t bytes[16] = {0};
-    if (syscall(SYS_getrandom, bytes, sizeof bytes, GRND_NONBLOCK) != (long)sizeof bytes) {
-        uint64_t mix = cly_monotonic_ns() ^ ((uint64_t)getpid() << 32);
-        for (int i = 0; i < 16; i++) {
-            mix = mix * 6364136223846793005ull + 1442695040888963407ull;
-            bytes[i] ^= (uint8_t)(mix >> 56);
-        }
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;  // version 4
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;  // RFC 4122 variant
-    size_t n = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out[n++] = '-';
-        out[n++] = digits[bytes[i] >> 4];
-        out[n++] = digits[bytes[i] & 0xf];
-    }
-    out[n] = 0;
-}
-
-static void renew_insert_id(void) {
-    make_insert_id(insert_id);
-    insert_id_pid = getpid();
-}
-
-const char *cly_insert_id_for_crash(void) {
-    if (insert_id_pid != getpid()) renew_insert_id();  // forked without our atfork handler (raw clone)
-    return insert_id;
-}
-
-void cly_current_insert_id(char out[37]) { memcpy(out, cly_insert_id_for_crash(), 37); }
 
 static void free_altstack(void *mapping) {
     stack_t disable = {.ss_flags = SS_DISABLE};
@@ -129,8 +84,8 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
         return result;
     }
     cly_fatal_message_install();
-    renew_insert_id();
-    pthread_atfork(NULL, NULL, renew_insert_id);
+    cly_insert_id_renew();
+    pthread_atfork(NULL, NULL, cly_insert_id_renew);
     pthread_key_create(&altstack_key, free_altstack);
     cly_test_probe_mark("c: insert id, hooks");
     cly_modules_build();

@@ -1,7 +1,17 @@
 // Internal interface between the recorder's C files. Every function marked "signal-safe" may run inside
 // the crash handler; the others run only in normal code (install, refresh, context updates).
+//
+// Every symbol one file defines and another uses is declared here, once (no file declares another's symbols
+// by hand), and every .c file includes this header first among ours: the pragma below then makes a function
+// defined without a declaration in sight an error, in every build of this target. (A pragma, not a flag:
+// SwiftPM allows `-W` flags only as unsafeFlags, which a package depended on by URL may not use.)
+// Dependencies between the files go one way (a file uses only those listed below it):
+//   install -> handler (signals) -> report, threads, live threads, unwind, async walk, context, breadcrumbs
+//   -> modules, writer, directory listing -> process (crash state, shared configuration, insert id, die).
 #ifndef CLY_INTERNAL_H
 #define CLY_INTERNAL_H
+
+#pragma GCC diagnostic error "-Wmissing-prototypes"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,9 +34,6 @@ extern "C" {
 
 static inline pid_t cly_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 static inline int cly_tgkill(pid_t pid, pid_t tid, int sig) { return (int)syscall(SYS_tgkill, pid, tid, sig); }
-
-/// Dies of `signal_number` now: default action, unblocked, sent to this thread. Async-signal-safe.
-void cly_die_of(int signal_number);
 
 /// Monotonic nanoseconds (clock_gettime is async-signal-safe).
 static inline uint64_t cly_monotonic_ns(void) {
@@ -135,6 +142,8 @@ void cly_breadcrumbs_write(struct cly_writer *w);
 const char *cly_swift_fatal_message(void);
 /// Installs the C++ terminate hook (cly_terminate.cpp). Normal code, safe to call twice.
 void cly_terminate_install(void);
+/// Finds the Swift runtime's fatal-message buffer (cly_fatal_message.c). Normal code, at install.
+void cly_fatal_message_install(void);
 
 // ---- the crash itself (cly_handler.c) ----
 
@@ -155,6 +164,11 @@ typedef struct {
 /// Writes the one report of this process for `crash` unless another thread is already writing it. Returns
 /// true when this call wrote it (or it had been written before). Signal-safe.
 bool cly_handle_crash(const cly_crash *crash);
+/// Installs the crash signal handlers (keeping the previous actions to chain to). Normal code. Returns 0 or
+/// an errno value.
+int cly_signals_install(bool chain_enabled);
+/// Changes whether the previous handlers are called after the report (a second install).
+void cly_signals_set_chain(bool chain_enabled);
 
 // ---- the report (cly_report.c) ----
 
@@ -176,6 +190,8 @@ typedef struct {
 /// Writes `<dir>/<ts>-<pid>-<insert_id>.tmp`, renames it to `.json`, drops the oldest reports beyond
 /// CLY_MAX_REPORTS. Returns true when the report was committed. Signal-safe.
 bool cly_report_write(const cly_report_input *input);
+/// Appends a one-line recrash marker to the report being written (a fault inside the writer). Signal-safe.
+void cly_report_mark_recrash(int signal_number);
 
 // ---- the launch marker (cly_launch_marker.c) ----
 
@@ -183,13 +199,27 @@ bool cly_report_write(const cly_report_input *input);
 /// launch does not take the crash for an abnormal exit. Only in the process that set it. Signal-safe (unlink).
 void cly_launch_marker_clear_for_crash(void);
 
-// ---- shared configuration, set at install (cly_install.c) ----
+// ---- this process's crash state and shared configuration (cly_process.c) ----
 
+/// Non-zero once a crash began (set by the thread that writes the report).
+extern atomic_int cly_crash_started;
+/// Set by install, read by the handler.
 extern char cly_report_directory[CLY_MAX_PATH];
 extern char cly_executable_path[CLY_MAX_PATH];
+/// Makes a new `$insert_id` (install, and the pthread_atfork child handler).
+void cly_insert_id_renew(void);
 /// The `$insert_id` of this process (refreshed after fork). Signal-safe accessor: regenerates it with
 /// getrandom when the pid changed without a fork handler having run.
 const char *cly_insert_id_for_crash(void);
+/// Dies of `signal_number` now: default action, unblocked, sent to this thread. Async-signal-safe.
+void cly_die_of(int signal_number);
+
+// ---- symbols of other libraries, referenced weakly (NULL when absent) ----
+
+/// libswiftCore (Swift >= 6.0 on Linux): the address of the runtime's fatal-message pointer.
+extern _Atomic(const char *) *swift_getFatalErrorMessageBuffer(void) __attribute__((weak));
+/// CohorlyCrash's Swift sender entry point (`@_cdecl`), present when the Swift part is linked.
+extern void cohorly_crash_sender_main(void) __attribute__((weak));
 
 #ifdef __cplusplus
 }

@@ -39,8 +39,6 @@
 
 enum { SLOT_IDLE, SLOT_REQUESTED, SLOT_WRITING, SLOT_DONE };
 
-extern atomic_int cly_crash_started;
-
 static cly_thread live_slots[CLY_MAX_THREADS];
 static atomic_int slot_tid[CLY_MAX_THREADS];
 static atomic_int slot_state[CLY_MAX_THREADS];

@@ -17,8 +17,6 @@
 #include "cly_internal.h"
 #include "cly_recorder.h"
 
-extern atomic_int cly_crash_started;
-
 static cly_module_table tables[2];
 static _Atomic(cly_module_table *) published;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;

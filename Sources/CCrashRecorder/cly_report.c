@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cly_internal.h"
+#include "cly_recorder.h"
 #include "cly_writer.h"
 
 #define CLOSING_RESERVE 1024

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-extern void cohorly_crash_sender_main(void) __attribute__((weak));
+#include "cly_internal.h"
 
 __attribute__((constructor)) static void cly_sender_mode(void) {
     const char *mode = getenv("COHORLY_CRASH_SENDER");

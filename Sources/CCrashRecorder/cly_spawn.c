@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include "cly_internal.h"
 #include "cly_recorder.h"
 
 int cly_spawn_detached(const char *path, char *const argv[], char *const envp[]) {

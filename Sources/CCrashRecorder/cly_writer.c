@@ -3,11 +3,12 @@
 // Signal safety: it touches only the caller's buffer and calls write(2) (on the async-signal-safe list).
 // Numbers are formatted by hand (no snprintf); strings are escaped byte by byte and repaired to valid UTF-8
 // (invalid sequences become U+FFFD), so whatever a message or thread name holds, the output parses.
-#include "cly_writer.h"
-
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cly_internal.h"
+#include "cly_writer.h"
 
 void cly_writer_init(cly_writer *w, int fd, char *buffer, size_t capacity, size_t limit) {
     w->fd = fd;
