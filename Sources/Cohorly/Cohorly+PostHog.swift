@@ -25,13 +25,4 @@ extension Cohorly {
             PostHogDestination(configuration: posthog)
         }
     }
-
-    /// The destination a queue was written for (its `destination` setting), for `host` and `token`: PostHog when
-    /// the setting describes it, else the Cohorly API. The one place that chooses between the two by data.
-    static func restoredDestination(_ persisted: String?, host: URL, token: String?) -> any Destination {
-        if let posthog = PostHogConfiguration(persisted: persisted, host: host, apiKey: token) {
-            return PostHogDestination(configuration: posthog)
-        }
-        return CohorlyDestination(apiHost: host, token: token)
-    }
 }

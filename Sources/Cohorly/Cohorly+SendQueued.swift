@@ -55,7 +55,7 @@ extension Cohorly {
         // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
         // and key either way.
         let client = Cohorly(apiHost: apiHost, token: token, options: options) { store in
-            restoredDestination(store.meta(MetaKey.destination), host: apiHost, token: token)
+            DestinationRegistry.restore(store.meta(MetaKey.destination), host: apiHost, token: token)
         }
         defer { client.shutdown() }
         // Removed between the check and the open: the client opened no queue (and made no directory).

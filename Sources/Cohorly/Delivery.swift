@@ -170,18 +170,19 @@ final class Delivery: @unchecked Sendable {
         defer { senderLock.release() }
         while true {
             if signal.withLock({ stopping || paused }) { return }
-            let batch: QueueBatch?
+            let read: QueueBatch?
             do {
-                batch = try store.nextBatch(maxCount: batchSize, maxBytes: options.maxRequestBytes)
+                read = try store.nextBatch(maxCount: batchSize, maxBytes: options.maxRequestBytes)
             } catch {
                 log("cannot read the queue: \(error)")
                 signal.withLock { completeFlushes(failed: true) }
                 return
             }
-            guard let batch else {
+            guard let read else {
                 signal.withLock { completeFlushes(all: true) }
                 return
             }
+            let batch = read.prefix(destination.requestLength(of: read))
             signal.withLock { cancelled = false }
             switch destination.deliver(batch, context: self) {
             case .finished(let delivered):
@@ -190,11 +191,9 @@ final class Delivery: @unchecked Sendable {
             case .halve(let size, let removable):
                 if !removable.isEmpty { guard remove(removable) else { return } }
                 batchSize = size
-                log("\(batch.endpoint.path): payload too large (413), batch size now \(batchSize)")
+                log("payload too large (413), batch size now \(batchSize)")
             case .keep(let removable, let delay, let reason):
-                log(
-                    "\(batch.endpoint.path): \(reason); \(batch.ids.count - removable.count) record(s) kept, retry in \(delay) s"
-                )
+                log("\(reason); \(batch.count - removable.count) record(s) kept, retry in \(delay) s")
                 if !removable.isEmpty { _ = remove(removable) }
                 signal.withLock {
                     backoffUntil = Monotonic.now() + delay
@@ -203,7 +202,7 @@ final class Delivery: @unchecked Sendable {
                 return
             case .cancelled(let removable):
                 if !removable.isEmpty { _ = remove(removable) }
-                log("\(batch.endpoint.path): retries stopped; \(batch.ids.count - removable.count) record(s) kept")
+                log("retries stopped; \(batch.count - removable.count) record(s) kept")
                 return
             }
         }

@@ -1,52 +1,36 @@
 /// The seam between the client and a server's wire format: one file family per destination (`CohorlyDestination`
-/// for the Cohorly API, `PostHogDestination` for PostHog capture V1), chosen once when the client is made.
+/// for the Cohorly API, `PostHogDestination` for PostHog capture V1), chosen once when the client is made
+/// (``DestinationRegistry``).
 ///
-/// Everything above it is shared: the persisted queue, identity, super properties, opt-out, flush and crash
-/// delivery. A destination decides two things:
-/// - **encoding**, on the persister thread: what queue records a tracked event, a profile operation or a prepared
-///   event becomes (JSON text, its endpoint and its dedupe key);
-/// - **delivery**, on the delivery thread: how one batch of queued records is sent, retried and answered, through
-///   the `DeliveryContext` the client hands it (transport, cancellable waits, the debug log).
+/// Everything above it is shared: the persisted queue of wire-neutral records (``RecordKind``), identity, super
+/// properties, opt-out, flush and crash delivery. A destination decides:
+/// - **admission**, on the persister thread: whether its server would refuse a record (then it is logged and
+///   not queued);
+/// - **batching and encoding**, on the delivery thread: how many of the oldest queued records one request
+///   carries, and what they become on its wire;
+/// - **delivery**: how one request's records are sent, retried and answered, through the `DeliveryContext` the
+///   client hands it (transport, cancellable waits, the debug log).
 ///
-/// Contract: encoding never throws for bad input it can report (it returns a `problem` instead, which the client
-/// logs naming the event); `deliver` returns only when the batch is finished, kept for later or cancelled, and never
-/// waits except through `context.wait`, so `shutdown()`, `reset()` and `optOut()` stop its retries at once.
+/// Contract: admission never throws (it returns the problem, which the client logs naming the event); `deliver`
+/// returns only when the batch is finished, kept for later or cancelled, and never waits except through
+/// `context.wait`, so `shutdown()`, `reset()` and `optOut()` stop its retries at once.
 protocol Destination: AnyObject, Sendable {
-    /// The endpoint tracked events are queued for.
-    var eventEndpoint: Endpoint { get }
     /// The persisted description the detached crash sender restores the destination from (never the key).
     var persistedDescription: String? { get }
-    /// A tracked event as one queue record, or the problem that makes the server refuse it.
-    func encode(_ event: PendingEvent, automatic: AutomaticProperties, random: inout FastRandom) -> EncodedRecord
-    /// A profile operation as queue records (none, with a `problem`, when this destination has no equivalent).
-    func encode(_ operation: ProfileOperation, automatic: AutomaticProperties, random: inout FastRandom)
-        -> [EncodedRecord]
-    /// A prepared event (its properties complete, `distinct_id` included) as one queue record.
-    func encode(prepared event: PreparedEvent) -> EncodedRecord
-    /// Sends one batch read from the queue (one endpoint, oldest first, no repeated dedupe key).
+    /// Why the server would refuse `event` (nil: it may be queued).
+    func problem(with event: EventRecord) -> String?
+    /// Why `operation` is not sent to this destination (nil: it is queued).
+    func problem(with operation: ProfileOperation) -> String?
+    /// How many of the batch's leading records one request carries (at least 1): the destination's batching rule.
+    func requestLength(of batch: QueueBatch) -> Int
+    /// Sends one request's records (oldest first, no repeated dedupe key).
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome
 }
 
-/// One queue record made by a destination.
-struct EncodedRecord: Sendable {
-    /// Where it goes.
-    var endpoint: Endpoint
-    /// Its dedupe key (`$insert_id`, or the PostHog uuid); nil for records that are never deduplicated.
-    var insertId: String?
-    /// The record as JSON text.
-    var json: String
-    /// Why the server would refuse it (then it is logged and not queued).
-    var problem: String?
-}
-
-/// A client call that is not a plain event: identity and profile changes, encoded per destination.
-enum ProfileOperation: Sendable {
-    /// `identify` moved from the anonymous id to `distinctId` (the first identify after being anonymous).
-    case identify(anonymousId: String, distinctId: String, set: Properties, setOnce: Properties, time: Int64)
-    /// `alias(_:)`: links `alias` to `distinctId`.
-    case alias(alias: String, distinctId: String, time: Int64)
-    /// A `people` operation (`$set`, `$set_once`, `$add`, `$unset`, `$delete`) with its value.
-    case people(operation: String, value: CohorlyValue, distinctId: String, time: Int64)
+extension Destination {
+    func problem(with event: EventRecord) -> String? { nil }
+    func problem(with operation: ProfileOperation) -> String? { nil }
+    func requestLength(of batch: QueueBatch) -> Int { batch.count }
 }
 
 /// What became of one batch.

@@ -5,7 +5,7 @@ import Foundation
 final class MemoryQueueStore: QueueStore, @unchecked Sendable {
     private struct Record {
         var id: Int64
-        var endpoint: Endpoint
+        var kind: RecordKind
         var insertId: String?
         var json: String
         var prepared: Bool
@@ -23,10 +23,8 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
         lock.withLock {
             for operation in operations {
                 switch operation {
-                case .append(let endpoint, let insertId, let json, let prepared):
-                    records.append(
-                        Record(
-                            id: nextId, endpoint: endpoint, insertId: insertId, json: json, prepared: prepared))
+                case .append(let kind, let insertId, let json, let prepared):
+                    records.append(Record(id: nextId, kind: kind, insertId: insertId, json: json, prepared: prepared))
                     nextId += 1
                 case .setMeta(let key, let value): metaValues[key] = value
                 case .clear(let keepPrepared): records.removeAll { !keepPrepared || !$0.prepared }
@@ -36,11 +34,10 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool {
+    func appendPrepared(_ kind: RecordKind, insertId: String, json: String, limit: Int) throws -> Bool {
         lock.withLock {
             guard !records.contains(where: { $0.insertId == insertId }) else { return false }
-            records.append(
-                Record(id: nextId, endpoint: endpoint, insertId: insertId, json: json, prepared: true))
+            records.append(Record(id: nextId, kind: kind, insertId: insertId, json: json, prepared: true))
             nextId += 1
             _ = trim(limit)
             return true
@@ -60,26 +57,18 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
 
     func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch? {
         lock.withLock {
-            guard let first = records.first else { return nil }
-            var batch = QueueBatch(endpoint: first.endpoint, ids: [], records: [])
+            var entries: [QueueEntry] = []
             var bytes = 2
             var seen = Set<String>()
             for record in records.prefix(max(1, maxCount)) {
                 let size = record.json.utf8.count + 1
-                if !batch.ids.isEmpty {
-                    if record.endpoint != batch.endpoint || batch.endpoint == .alias
-                        || bytes + size > maxBytes
-                    {
-                        break
-                    }
-                }
+                if !entries.isEmpty && bytes + size > maxBytes { break }
                 if let insertId = record.insertId, !seen.insert(insertId).inserted { break }
-                batch.ids.append(record.id)
-                batch.records.append(record.json)
-                batch.insertIds.append(record.insertId)
+                entries.append(
+                    QueueEntry(id: record.id, kind: record.kind, insertId: record.insertId, json: record.json))
                 bytes += size
             }
-            return batch
+            return entries.isEmpty ? nil : QueueBatch(entries: entries)
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The persister: one background thread that turns what callers queued into JSON records and commits them to
+/// The persister: one background thread that turns what callers queued into queue records and commits them to
 /// the store in one transaction per wake-up (group commit), then wakes delivery.
 extension Cohorly {
     func runPersister() {
@@ -31,8 +31,8 @@ extension Cohorly {
         for operation in operations {
             switch operation {
             case .event(let event):
-                let record = destination.encode(event, automatic: automatic, random: &random)
-                if let problem = record.problem {
+                let record = EventRecord(event, automatic: automatic, random: &random)
+                if let problem = destination.problem(with: record) {
                     // One invalid event would make the server reject (400) the whole batch it travels in.
                     state.log("dropped event \"\(event.name)\": \(problem)")
                     continue
@@ -41,16 +41,13 @@ extension Cohorly {
                     tooLarge += 1
                     continue
                 }
-                records.append(.append(record.endpoint, insertId: record.insertId, json: record.json, prepared: false))
+                records.append(.append(.event, insertId: record.insertId, json: record.json, prepared: false))
             case .profile(let operation):
-                for record in destination.encode(operation, automatic: automatic, random: &random) {
-                    if let problem = record.problem {
-                        state.log(problem)
-                        continue
-                    }
-                    records.append(
-                        .append(record.endpoint, insertId: record.insertId, json: record.json, prepared: false))
+                if let problem = destination.problem(with: operation) {
+                    state.log(problem)
+                    continue
                 }
+                records.append(.append(.profile, insertId: nil, json: operation.json, prepared: false))
             case .store(let operation):
                 records.append(operation)
                 if case .clear = operation { clears = true }

@@ -1,20 +1,31 @@
 import Foundation
 
-/// PostHog capture V1 (research/posthog.md part A): every record is one batch item
-/// `{event, uuid, distinct_id, timestamp, options, properties}` queued for `POST /i/v1/analytics/events`; identity
-/// and profile calls become `$identify`, `$create_alias` and `$set` events. Delivery (attempts, per-event results,
-/// backoff) is in `PostHogDestination+Delivery.swift`.
+/// PostHog capture V1 (research/posthog.md part A): every queued record becomes one batch item
+/// `{event, uuid, distinct_id, timestamp, options, properties}` for `POST /i/v1/analytics/events` when it is
+/// sent; identity and profile calls become `$identify`, `$create_alias` and `$set` events. Delivery (attempts,
+/// per-event results, backoff) is in `PostHogDestination+Delivery.swift`.
 final class PostHogDestination: Destination, @unchecked Sendable {
     let configuration: PostHogConfiguration
     /// `PostHog-Sdk-Info` and `User-Agent`: `<lib>/<version>` (PostHog derives `$lib`/`$lib_version` from it).
     let sdkInfo = "\(AutomaticProperties.libraryName)/\(AutomaticProperties.libraryVersion)"
+    /// The automatic properties of the `$identify`, `$create_alias` and `$set` events.
+    let automatic = AutomaticProperties()
+    /// The capture path.
+    static let path = "i/v1/analytics/events"
 
     init(configuration: PostHogConfiguration) {
         self.configuration = configuration
     }
 
-    var eventEndpoint: Endpoint { .capture }
     var persistedDescription: String? { configuration.persisted }
+
+    /// One batch item: its JSON and uuid (the per-event results' key), or why PostHog would refuse it.
+    struct Item {
+        var name: String
+        var json: String
+        var uuid: String
+        var problem: String?
+    }
 
     /// Legacy properties that move into the item's `options`, as every PostHog SDK moves them.
     static let optionProperties: [(property: String, option: String)] = [
@@ -25,68 +36,70 @@ final class PostHogDestination: Destination, @unchecked Sendable {
     static let liftedProperties: Set<String> = Set(
         ["distinct_id", "time", "$insert_id", "token", "$lib", "$lib_version"] + optionProperties.map(\.property))
 
-    func encode(_ event: PendingEvent, automatic: AutomaticProperties, random: inout FastRandom) -> EncodedRecord {
-        item(
-            event.name, layers: [event.properties, event.superProperties, automatic.values],
-            distinctId: event.distinctId, time: event.time, random: &random)
+    func problem(with event: EventRecord) -> String? {
+        var problems: [String] = []
+        _ = Self.check(name: event.name, distinctId: event.distinctId, fallbackId: "", problems: &problems)
+        _ = Self.timestamp(event.time, fallback: 0, problems: &problems)
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 
-    func encode(_ operation: ProfileOperation, automatic: AutomaticProperties, random: inout FastRandom)
-        -> [EncodedRecord]
-    {
+    func problem(with operation: ProfileOperation) -> String? {
+        guard case .people(let name, _, _, _) = operation else { return nil }
+        switch name {
+        case "$set", "$set_once", "$unset": return nil
+        case "$add": return Self.unsupported("people.increment", "PostHog person properties cannot be incremented")
+        default:
+            return Self.unsupported("people.deleteUser", "capture cannot delete a person (use PostHog's persons API)")
+        }
+    }
+
+    private static func unsupported(_ call: String, _ why: String) -> String {
+        "dropped \(call): no PostHog equivalent (\(why))"
+    }
+
+    /// The batch item a queued record becomes.
+    func item(for entry: QueueEntry, random: inout FastRandom) -> Item {
+        let now = Self.nowMilliseconds()
+        switch entry.kind {
+        case .event:
+            guard let event = EventRecord.decode(entry.json) else {
+                return Item(name: "?", json: "", uuid: "", problem: "unreadable queued event")
+            }
+            return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
+        case .profile:
+            guard let operation = ProfileOperation(json: entry.json) else {
+                return Item(name: "?", json: "", uuid: "", problem: "unreadable queued profile operation")
+            }
+            return item(for: operation, random: &random)
+        }
+    }
+
+    private func item(for operation: ProfileOperation, random: inout FastRandom) -> Item {
         let name: String
         var own: Properties
-        let distinctId: String
         let time: Int64
         switch operation {
-        case .identify(let anonymousId, let id, let set, let setOnce, let at):
-            (name, distinctId, time) = ("$identify", id, at)
+        case .identify(let anonymousId, _, let set, let setOnce, let at):
+            (name, time) = ("$identify", at)
             own = ["$anon_distinct_id": .string(anonymousId)]
             if !set.isEmpty { own["$set"] = .object(set) }
             if !setOnce.isEmpty { own["$set_once"] = .object(setOnce) }
-        case .alias(let alias, let id, let at):
-            (name, own, distinctId, time) = ("$create_alias", ["alias": .string(alias)], id, at)
-        case .people(let operation, let value, let id, let at):
-            switch operation {
-            case "$set", "$set_once", "$unset": (name, own, distinctId, time) = ("$set", [operation: value], id, at)
-            case "$add":
-                return [Self.unsupported("people.increment", "PostHog person properties cannot be incremented")]
-            default:
-                return [
-                    Self.unsupported(
-                        "people.deleteUser", "capture cannot delete a person (use PostHog's persons API)")
-                ]
-            }
+        case .alias(let alias, _, let at):
+            (name, own, time) = ("$create_alias", ["alias": .string(alias)], at)
+        case .people(let operation, let value, _, let at):
+            (name, own, time) = ("$set", [operation: value], at)
         }
-        var record = item(name, layers: [own, automatic.values], distinctId: distinctId, time: time, random: &random)
-        if let problem = record.problem { record.problem = "dropped event \"\(name)\": \(problem)" }
-        return [record]
+        return item(
+            name, layers: [own, automatic.values], distinctId: operation.distinctId, time: time, random: &random)
     }
 
-    func encode(prepared event: PreparedEvent) -> EncodedRecord {
-        var random = FastRandom()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
-    }
-
-    private static func unsupported(_ call: String, _ why: String) -> EncodedRecord {
-        EncodedRecord(endpoint: .capture, json: "", problem: "dropped \(call): no PostHog equivalent (\(why))")
-    }
-
-    /// One batch item from property layers (highest first). Reserved properties (`distinct_id`, `time`,
-    /// `$insert_id`, …) are taken from the highest layer that has them, else from `distinctId` and `time`.
-    func item(
-        _ name: String, layers: [Properties], distinctId fallbackId: String, time fallbackTime: Int64,
-        random: inout FastRandom
-    ) -> EncodedRecord {
-        func effective(_ key: String) -> CohorlyValue? {
-            for layer in layers { if let value = layer[key] { return value } }
-            return nil
-        }
-        var problems: [String] = []
+    /// The effective distinct id, with the problems of it and of the name.
+    private static func check(
+        name: String, distinctId value: CohorlyValue?, fallbackId: String, problems: inout [String]
+    ) -> String {
         if name.isEmpty || name.utf8.count > 200 { problems.append("the event name must have 1 to 200 characters") }
         let distinctId: String
-        switch effective("distinct_id") {
+        switch value {
         case .string(let id)?: distinctId = id
         case .int(let id)?: distinctId = String(id)
         case nil: distinctId = fallbackId
@@ -96,20 +109,38 @@ final class PostHogDestination: Destination, @unchecked Sendable {
         if trimmedCount == 0 || trimmedCount > 200 {
             problems.append("distinct_id must be a string or integer of 1 to 200 characters")
         }
-        var timestamp = fallbackTime
-        switch effective("time") {
-        case nil: break
-        case .int(let milliseconds)?: timestamp = Int64(milliseconds)
+        return distinctId
+    }
+
+    /// The item's timestamp (unix milliseconds) from a `time` value.
+    private static func timestamp(_ value: CohorlyValue?, fallback: Int64, problems: inout [String]) -> Int64 {
+        switch value {
+        case nil: return fallback
+        case .int(let milliseconds)?: return Int64(milliseconds)
         case .double(let milliseconds)? where milliseconds.isFinite && abs(milliseconds) < 1e15:
-            timestamp = Int64(milliseconds)
+            return Int64(milliseconds)
         case .string(let text)?:
-            if let parsed = RFC3339.milliseconds(text) {
-                timestamp = parsed
-            } else {
-                problems.append("timestamp \"\(text)\" is not an RFC 3339 date-time")
-            }
+            if let parsed = RFC3339.milliseconds(text) { return parsed }
+            problems.append("timestamp \"\(text)\" is not an RFC 3339 date-time")
         case let other?: problems.append("timestamp \(other.jsonString) is neither unix milliseconds nor RFC 3339")
         }
+        return fallback
+    }
+
+    /// One batch item from property layers (highest first). Reserved properties (`distinct_id`, `time`,
+    /// `$insert_id`, …) are taken from the highest layer that has them, else from `distinctId` and `time`.
+    func item(
+        _ name: String, layers: [Properties], distinctId fallbackId: String, time fallbackTime: Int64,
+        random: inout FastRandom
+    ) -> Item {
+        func effective(_ key: String) -> CohorlyValue? {
+            for layer in layers { if let value = layer[key] { return value } }
+            return nil
+        }
+        var problems: [String] = []
+        let distinctId = Self.check(
+            name: name, distinctId: effective("distinct_id"), fallbackId: fallbackId, problems: &problems)
+        let timestamp = Self.timestamp(effective("time"), fallback: fallbackTime, problems: &problems)
         let uuid: String
         if let insertId = effective("$insert_id")?.stringValue, !insertId.isEmpty {
             uuid = UUIDText.canonical(insertId) ?? UUIDText.derived(from: insertId)
@@ -154,8 +185,7 @@ final class PostHogDestination: Destination, @unchecked Sendable {
             out += first ? "\"$geoip_disable\":true" : ",\"$geoip_disable\":true"
         }
         out += "}}"
-        return EncodedRecord(
-            endpoint: .capture, insertId: uuid, json: out,
-            problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
+        return Item(
+            name: name, json: out, uuid: uuid, problem: problems.isEmpty ? nil : problems.joined(separator: "; "))
     }
 }

@@ -55,14 +55,13 @@ extension Cohorly {
             return state.optedOut
         }
         if optedOut { return .discardedOptedOut }
-        let record = destination.encode(prepared: PreparedEvent(name: event.name, properties: properties))
+        let record = EventRecord(prepared: PreparedEvent(name: event.name, properties: properties))
         let json = record.json
         guard json.utf8.count + 2 <= options.maxRequestBytes else {
             throw CohorlyError.eventTooLarge(bytes: json.utf8.count)
         }
         do {
-            let appended = try store.appendPrepared(
-                record.endpoint, insertId: record.insertId ?? insertId, json: json, limit: options.maxQueueSize)
+            let appended = try store.appendPrepared(.event, insertId: insertId, json: json, limit: options.maxQueueSize)
             delivery.notifyQueued()
             return appended ? .queued : .alreadyQueued
         } catch {

@@ -1,43 +1,55 @@
-/// The endpoint a queued record goes to (stored with it, so a detached sender knows where it belongs).
-enum Endpoint: String, Sendable {
-    /// `POST /track`: events, batched up to 500.
-    case track
-    /// `POST /engage`: profile operations, batched up to 500.
-    case engage
-    /// `POST /alias`: one object per request, sent once (best effort).
-    case alias
-    /// PostHog capture V1 `POST /i/v1/analytics/events`: batch items, per-event results.
-    case capture = "i/v1/analytics/events"
-
-    var path: String { "/" + rawValue }
+/// What a queued record is, whatever the wire: the queue holds these, and the destination encodes and batches
+/// them when it sends (so a record survives a change of destination, and a new destination needs no new rows).
+enum RecordKind: String, Sendable {
+    /// A tracked or prepared event, `{"event": name, "properties": {…}}` with its properties complete
+    /// (`distinct_id`, `time` and `$insert_id` included).
+    case event
+    /// A profile operation (identify, alias, people), as ``ProfileOperation``'s JSON.
+    case profile
 }
 
 /// One change to the persisted state, applied in order by the store.
 enum QueueOperation: Sendable {
     /// Appends a record (`prepared` marks fully formed events such as crashes, which `reset()` keeps).
-    case append(Endpoint, insertId: String?, json: String, prepared: Bool)
+    case append(RecordKind, insertId: String?, json: String, prepared: Bool)
     /// Sets (or with nil removes) a persisted setting: identity, super properties, opt-out.
     case setMeta(String, String?)
     /// Removes queued records; `keepPrepared` keeps prepared events.
     case clear(keepPrepared: Bool)
 }
 
-/// Queued records to send in one request: same endpoint, oldest first, no repeated `$insert_id`.
+/// One queued record as read back.
+struct QueueEntry: Sendable, Equatable {
+    var id: Int64
+    var kind: RecordKind
+    /// Its dedupe key (`$insert_id`); nil for records that are never deduplicated.
+    var insertId: String?
+    /// The record's JSON text (see ``RecordKind``).
+    var json: String
+}
+
+/// The oldest queued records, as the store read them for one delivery: oldest first, no repeated dedupe key,
+/// within the byte bound. The destination decides how many of them one request carries
+/// (``Destination/requestLength(of:)``).
 struct QueueBatch: Sendable {
-    var endpoint: Endpoint
-    var ids: [Int64]
-    var records: [String]
-    /// Each record's dedupe key (`$insert_id` or PostHog uuid), nil where it has none.
-    var insertIds: [String?] = []
+    var entries: [QueueEntry]
 
-    /// The dedupe key of record `index` (nil when it has none).
-    func insertId(at index: Int) -> String? { insertIds.indices.contains(index) ? insertIds[index] : nil }
+    var ids: [Int64] { entries.map(\.id) }
+    var count: Int { entries.count }
 
-    /// `records` joined into one JSON array's text, between `prefix` and `suffix`.
+    /// The first `length` entries.
+    func prefix(_ length: Int) -> QueueBatch { QueueBatch(entries: Array(entries.prefix(max(1, length)))) }
+
+    /// The entries' JSON texts joined into one JSON array's text, between `prefix` and `suffix`.
     func joined(prefix: String = "[", suffix: String = "]") -> [UInt8] {
+        Self.joined(entries.map(\.json), prefix: prefix, suffix: suffix)
+    }
+
+    /// `texts` (JSON values) joined into one JSON array's text, between `prefix` and `suffix`.
+    static func joined(_ texts: [String], prefix: String = "[", suffix: String = "]") -> [UInt8] {
         var text = prefix
-        text.reserveCapacity(records.reduce(prefix.utf8.count + suffix.utf8.count) { $0 + $1.utf8.count + 1 })
-        for (index, record) in records.enumerated() {
+        text.reserveCapacity(texts.reduce(prefix.utf8.count + suffix.utf8.count) { $0 + $1.utf8.count + 1 })
+        for (index, record) in texts.enumerated() {
             if index > 0 { text += "," }
             text += record
         }
@@ -53,8 +65,8 @@ protocol QueueStore: AnyObject, Sendable {
     /// Applies operations atomically and enforces the size bound; returns the number of records dropped.
     func apply(_ operations: [QueueOperation], limit: Int) throws -> Int
     /// Appends one prepared event unless a record with the same insert id is queued; true when appended.
-    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool
-    /// The oldest records that fit one request.
+    func appendPrepared(_ kind: RecordKind, insertId: String, json: String, limit: Int) throws -> Bool
+    /// The oldest records (at most `maxCount`, their JSON within `maxBytes`, no dedupe key twice).
     func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch?
     /// Removes records by id.
     func remove(_ ids: [Int64]) throws

@@ -11,16 +11,16 @@ enum DeliveryOutcome: Equatable, Sendable {
 }
 
 enum RetryContract {
-    /// The outcome of `response` for a batch of `count` records to `endpoint`, after `failures` consecutive
-    /// failures including this one (used only when the outcome is a retry).
+    /// The outcome of `response` for a batch of `count` records (`bestEffort`: an alias, sent once), after
+    /// `failures` consecutive failures including this one (used only when the outcome is a retry).
     static func outcome(
-        for response: TransportResponse, count: Int, endpoint: Endpoint, failures: Int,
+        for response: TransportResponse, count: Int, bestEffort: Bool, failures: Int,
         policy: RetryPolicy
     ) -> DeliveryOutcome {
         switch response {
         case .http(let status, let retryAfter, _):
             if (200..<300).contains(status) { return .delivered }
-            if endpoint == .alias {
+            if bestEffort {
                 return .dropped("alias answered \(status) (best effort, not retried)")
             }
             switch status {
@@ -43,7 +43,7 @@ enum RetryContract {
                 return .retry(delay: delay, reason: "unexpected HTTP \(status)")
             }
         case .failure(let message):
-            if endpoint == .alias {
+            if bestEffort {
                 return .dropped("alias failed: \(message) (best effort, not retried)")
             }
             return .retry(delay: policy.delay(afterFailures: failures), reason: message)
@@ -53,7 +53,8 @@ enum RetryContract {
 
 /// One delivery attempt as the test hook sees it.
 struct DeliveryAttempt: Sendable {
-    var endpoint: Endpoint
+    /// The request's path (`/track`, …).
+    var path: String
     var count: Int
     var bytes: Int
     var outcome: DeliveryOutcome

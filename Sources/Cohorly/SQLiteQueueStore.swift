@@ -2,7 +2,11 @@ import CohorlySQLite
 import Foundation
 
 /// The persisted queue in SQLite (WAL journal, `synchronous=NORMAL`): survives `kill -9` at any moment, since a
-/// record exists only once its transaction committed; prepared events are committed with a full fsync. One connection, serialized by a lock held only for short statements.
+/// record exists only once its transaction committed; prepared events are committed with a full fsync. One
+/// connection, serialized by a lock held only for short statements.
+///
+/// A row's `endpoint` column holds its ``RecordKind`` (rows of earlier versions: the endpoint they were encoded
+/// for, read through ``LegacyQueueRows``).
 final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let lock = NSLock()
     private let db: SQLiteDatabase
@@ -64,9 +68,9 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
             let dropped: Int = try db.transaction {
                 for operation in operations {
                     switch operation {
-                    case .append(let endpoint, let insertId, let json, let prepared):
+                    case .append(let kind, let insertId, let json, let prepared):
                         try insert.run([
-                            .text(endpoint.rawValue), insertId.map { .text($0) } ?? .null, .text(json),
+                            .text(kind.rawValue), insertId.map { .text($0) } ?? .null, .text(json),
                             .int(prepared ? 1 : 0),
                         ])
                         count += 1
@@ -89,7 +93,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    func appendPrepared(_ endpoint: Endpoint, insertId: String, json: String, limit: Int) throws -> Bool {
+    func appendPrepared(_ kind: RecordKind, insertId: String, json: String, limit: Int) throws -> Bool {
         try lock.withLock {
             // Prepared events (crash reports) are deleted at their source once this returns: commit them with a
             // full fsync, so they survive a power loss too, not only a process crash.
@@ -104,7 +108,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                     return false
                 }
                 guard !exists else { return }
-                try insert.run([.text(endpoint.rawValue), .text(insertId), .text(json), .int(1)])
+                try insert.run([.text(kind.rawValue), .text(insertId), .text(json), .int(1)])
                 count += 1
                 appended = true
                 cachedLastId = db.lastInsertRowID
@@ -135,36 +139,27 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
 
     func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch? {
         try lock.withLock {
-            var batch: QueueBatch?
+            var entries: [QueueEntry] = []
             var bytes = 2
             var seen = Set<String>()
             try selectBatch.rows([.int(Int64(max(1, maxCount)))]) { row in
-                guard let endpoint = Endpoint(rawValue: row.text(1) ?? ""), let json = row.text(3) else {
-                    // An unreadable row cannot be sent: skip it (it is removed with the batch it precedes).
+                guard let json = row.text(3),
+                    let entry = LegacyQueueRows.entry(
+                        id: row.int(0), stored: row.text(1) ?? "", insertId: row.text(2), json: json)
+                else {
+                    // An unreadable row cannot be sent: skip it.
                     return true
                 }
-                let size = json.utf8.count + 1
-                if var current = batch {
-                    if current.endpoint != endpoint || current.endpoint == .alias || bytes + size > maxBytes {
-                        return false
-                    }
-                    let insertId = row.text(2)
-                    if let insertId, !seen.insert(insertId).inserted { return false }
-                    current.ids.append(row.int(0))
-                    current.records.append(json)
-                    current.insertIds.append(insertId)
-                    batch = current
-                } else {
-                    let insertId = row.text(2)
-                    if let insertId { seen.insert(insertId) }
-                    batch = QueueBatch(endpoint: endpoint, ids: [row.int(0)], records: [json], insertIds: [insertId])
-                }
+                let size = entry.json.utf8.count + 1
+                if !entries.isEmpty && bytes + size > maxBytes { return false }
+                if let insertId = entry.insertId, !seen.insert(insertId).inserted { return false }
+                entries.append(entry)
                 bytes += size
                 return true
             }
             // Another process sharing the file may have sent records: an empty read is the true count.
-            if batch == nil { cachedCount = 0 }
-            return batch
+            if entries.isEmpty { cachedCount = 0 }
+            return entries.isEmpty ? nil : QueueBatch(entries: entries)
         }
     }
 

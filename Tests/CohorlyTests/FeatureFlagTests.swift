@@ -201,15 +201,8 @@ extension FlagClientSuites {
         @Test func aDestinationWithoutFlagsServesFallbacks() async throws {
             final class NoFlags: Destination, @unchecked Sendable {
                 let inner = CohorlyDestination(apiHost: URL(string: "http://127.0.0.1:9")!, token: nil)
-                var eventEndpoint: Endpoint { inner.eventEndpoint }
                 var persistedDescription: String? { nil }
-                func encode(_ event: PendingEvent, automatic: AutomaticProperties, random: inout FastRandom)
-                    -> EncodedRecord
-                { inner.encode(event, automatic: automatic, random: &random) }
-                func encode(_ operation: ProfileOperation, automatic: AutomaticProperties, random: inout FastRandom)
-                    -> [EncodedRecord]
-                { inner.encode(operation, automatic: automatic, random: &random) }
-                func encode(prepared event: PreparedEvent) -> EncodedRecord { inner.encode(prepared: event) }
+                func requestLength(of batch: QueueBatch) -> Int { inner.requestLength(of: batch) }
                 func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
                     inner.deliver(batch, context: context)
                 }

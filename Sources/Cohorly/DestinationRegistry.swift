@@ -1,0 +1,15 @@
+import Foundation
+
+/// The one place that knows every destination: which one a queue's `destination` setting (its
+/// ``Destination/persistedDescription``) stands for, so the detached crash sender restores the destination the
+/// queue was written for. A new destination adds one line here.
+enum DestinationRegistry {
+    /// The destination `persisted` describes, for `host` and `token` (the host and key the sender was given);
+    /// the Cohorly API when it describes none.
+    static func restore(_ persisted: String?, host: URL, token: String?) -> any Destination {
+        if let posthog = PostHogConfiguration(persisted: persisted, host: host, apiKey: token) {
+            return PostHogDestination(configuration: posthog)
+        }
+        return CohorlyDestination(apiHost: host, token: token)
+    }
+}
