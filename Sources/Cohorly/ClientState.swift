@@ -20,9 +20,17 @@ struct PendingEvent: Sendable {
     var time: Int64
 }
 
+/// An exception made off the caller's thread (a handled error, a hang), stamped like `track` at its reservation.
+struct PendingException: Sendable {
+    var record: ExceptionRecord
+    var superProperties: Properties
+    var distinctId: String
+}
+
 /// One step for the persister, kept in call order.
 enum PendingOperation: Sendable {
     case event(PendingEvent)
+    case exception(PendingException)
     case profile(ProfileOperation)
     case store(QueueOperation)
 }
@@ -115,7 +123,7 @@ final class ClientStateBox: @unchecked Sendable {
         pending.removeAll { operation in
             guard excess > 0 else { return false }
             switch operation {
-            case .event, .profile:
+            case .event, .exception, .profile:
                 excess -= 1
                 return true
             case .store:

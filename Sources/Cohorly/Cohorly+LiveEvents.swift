@@ -41,15 +41,13 @@ package final class LiveEventTicket: Sendable {
 
     deinit { cancel() }
 
-    /// Queues `event` as `track` would have at the reservation: its properties win over the super properties
-    /// of that moment, which win over the automatic ones; `distinct_id` and `time` are the reservation's unless
-    /// the event sets them. Dropped when the user opted out since.
-    package func fulfill(_ event: PreparedEvent) {
+    /// Queues `record` as `track` would have queued an event at the reservation: its properties win over the
+    /// super properties of that moment, which win over the automatic ones; `distinct_id` is the reservation's
+    /// unless the record sets it. Dropped when the user opted out since.
+    package func fulfill(_ record: ExceptionRecord) {
         guard settle() else { return }
-        let pending = PendingEvent(
-            name: event.name, properties: event.properties, superProperties: superProperties,
-            distinctId: distinctId, time: time)
-        client.state.enqueue { state in state.optedOut ? nil : .event(pending) }
+        let pending = PendingException(record: record, superProperties: superProperties, distinctId: distinctId)
+        client.state.enqueue { state in state.optedOut ? nil : .exception(pending) }
         client.liveEvents.settle(id)  // after the enqueue: a flush waiting on this ticket comes after it
     }
 

@@ -39,7 +39,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
     /// The route of a queued record (nil: unreadable).
     static func route(of entry: QueueEntry) -> (route: Route, operation: ProfileOperation?)? {
         switch entry.kind {
-        case .event: return (.track, nil)
+        case .event, .exception: return (.track, nil)
         case .profile:
             guard let operation = ProfileOperation(json: entry.json) else { return nil }
             if case .people = operation { return (.engage, operation) }
@@ -59,7 +59,12 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
             return .finished(delivered: false)
         }
         switch route {
-        case .track: return send(.track, batch.entries.map(\.json), context: context)
+        case .track:
+            let bodies = batch.entries.compactMap { entry -> String? in
+                guard entry.kind == .exception else { return entry.json }
+                return ExceptionRecord(json: entry.json).map { EventRecord(prepared: $0.event).json }
+            }
+            return send(.track, bodies, context: context)
         case .engage:
             let bodies = batch.entries.compactMap { entry -> String? in
                 guard case .people(let name, let value, let id, _)? = ProfileOperation(json: entry.json) else {

@@ -61,6 +61,15 @@ struct EventRecord: Sendable {
         time = event.properties["time"] ?? .null
     }
 
+    /// The admission facts of an exception record (its `json` left empty: the queue holds the record itself).
+    init(summarizing record: ExceptionRecord) {
+        name = ExceptionRecord.eventName
+        json = ""
+        insertId = record.insertId
+        distinctId = record.properties["distinct_id"] ?? .null
+        time = .int(Int(record.timestampMs))
+    }
+
     /// The name and properties of a queued event record's JSON (nil when it is not one).
     static func decode(_ json: String) -> (name: String, properties: Properties)? {
         guard let object = CohorlyValue(json: json)?.objectValue, let name = object["event"]?.stringValue else {

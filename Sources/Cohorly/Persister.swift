@@ -42,6 +42,27 @@ extension Cohorly {
                     continue
                 }
                 records.append(.append(.event, insertId: record.insertId, json: record.json, prepared: false))
+            case .exception(let pending):
+                var record = pending.record
+                for (key, value) in pending.superProperties where record.properties[key] == nil {
+                    record.properties[key] = value
+                }
+                for (key, value) in automatic.values where record.properties[key] == nil {
+                    record.properties[key] = value
+                }
+                if record.properties["distinct_id"] == nil {
+                    record.properties["distinct_id"] = .string(pending.distinctId)
+                }
+                let summary = EventRecord(summarizing: record)
+                if let problem = destination.problem(with: summary) {
+                    state.log("dropped event \"\(summary.name)\": \(problem)")
+                    continue
+                }
+                if record.eventBytes + 2 > options.maxRequestBytes {
+                    tooLarge += 1
+                    continue
+                }
+                records.append(.append(.exception, insertId: record.insertId, json: record.json, prepared: false))
             case .profile(let operation):
                 if let problem = destination.problem(with: operation) {
                     state.log(problem)

@@ -66,6 +66,11 @@ final class PostHogDestination: Destination, @unchecked Sendable {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued event")
             }
             return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
+        case .exception:
+            guard let event = ExceptionRecord(json: entry.json)?.event else {
+                return Item(name: "?", json: "", uuid: "", problem: "unreadable queued exception")
+            }
+            return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
         case .profile:
             guard let operation = ProfileOperation(json: entry.json) else {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued profile operation")

@@ -68,4 +68,30 @@ extension Cohorly {
             throw CohorlyError.storage(String(describing: error))
         }
     }
+
+    /// Queues a prepared exception (a crash report from a previous launch, an abnormal exit) and returns once it
+    /// is durably committed to disk (or tells why not), as ``enqueuePrepared(_:)-(PreparedEvent)`` does for an
+    /// event: delete the source only after `.queued` or `.alreadyQueued`. The client adds `distinct_id` when the
+    /// record has none.
+    @discardableResult
+    public func enqueuePrepared(_ record: ExceptionRecord) throws -> PreparedEventDisposition {
+        guard !record.insertId.isEmpty else { throw CohorlyError.missingProperty("$insert_id") }
+        waitUntilPersisted()
+        var record = record
+        let optedOut = state.withLock { state in
+            if record.properties["distinct_id"] == nil { record.properties["distinct_id"] = .string(state.distinctId) }
+            return state.optedOut
+        }
+        if optedOut { return .discardedOptedOut }
+        let bytes = record.eventBytes
+        guard bytes + 2 <= options.maxRequestBytes else { throw CohorlyError.eventTooLarge(bytes: bytes) }
+        do {
+            let appended = try store.appendPrepared(
+                .exception, insertId: record.insertId, json: record.json, limit: options.maxQueueSize)
+            delivery.notifyQueued()
+            return appended ? .queued : .alreadyQueued
+        } catch {
+            throw CohorlyError.storage(String(describing: error))
+        }
+    }
 }

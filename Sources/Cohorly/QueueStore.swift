@@ -6,6 +6,8 @@ enum RecordKind: String, Sendable {
     case event
     /// A profile operation (identify, alias, people), as ``ProfileOperation``'s JSON.
     case profile
+    /// A prepared exception (crash, handled error, hang, abnormal exit), as ``ExceptionRecord``'s JSON.
+    case exception
 }
 
 /// One change to the persisted state, applied in order by the store.

@@ -239,10 +239,10 @@ public enum CohorlyCrash {
     /// symbolicating this report ended the process (then it goes raw: a report is never held back).
     static func event(
         for report: CrashReport, file: CrashReportStore.ReportFile, options: ExceptionEventOptions
-    ) -> PreparedEvent {
+    ) -> ExceptionRecord {
         guard options.symbolicate,
             let symbols = SymbolicationGuard.once(file.url, { ExceptionEvent.symbolicate(report, options: options) })
-        else { return ExceptionEvent.make(from: report, options: options) }
-        return ExceptionEvent.make(from: report, symbols: symbols, options: options)
+        else { return ExceptionEvent.record(from: report, options: options) }
+        return ExceptionEvent.record(from: report, symbols: symbols, options: options)
     }
 }

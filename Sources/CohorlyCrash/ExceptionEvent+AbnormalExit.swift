@@ -12,7 +12,7 @@ extension ExceptionEvent {
     /// event carries), its last known resident memory, and the cause. No stack: nothing ran in the process when
     /// it was killed, so the exception has no `stacktrace` and its `value` says so. `time` is the last moment
     /// the launch was known alive (its last memory sample).
-    static func abnormalExit(_ record: LaunchRecord, cause: AbnormalExits.Cause, rebooted: Bool) -> PreparedEvent {
+    static func abnormalExit(_ record: LaunchRecord, cause: AbnormalExits.Cause, rebooted: Bool) -> ExceptionRecord {
         var properties = contextProperties(record.context)
         let type: String
         var value: String
@@ -29,18 +29,6 @@ extension ExceptionEvent {
         }
         value += ". No stack trace: the process got no chance to record one."
         let lastAlive = record.memory?.sampledMs ?? record.startedMs
-        properties["time"] = .int(Int(clamping: lastAlive))
-        properties["$insert_id"] = .string(record.insertId)
-        properties["$exception_level"] = "fatal"
-        properties["$exception_type"] = .string(type)
-        properties["$exception_message"] = .string(value)
-        properties["$issue_name"] = .string(cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit")
-        properties["$exception_list"] = [
-            .object([
-                "type": .string(type), "value": .string(value),
-                "mechanism": ["type": "abnormal_exit", "handled": false, "synthetic": false],
-            ])
-        ]
         properties["$exception_abnormal_exit_cause"] = .string(cause.rawValue)
         if rebooted { properties["$exception_rebooted"] = true }
         properties["$exception_pid"] = .int(Int(record.pid))
@@ -54,6 +42,13 @@ extension ExceptionEvent {
         if let cgroup = record.oomCounters.first {
             properties["$exception_cgroup_oom_file"] = .string(cgroup.file)
         }
-        return PreparedEvent(name: name, properties: properties)
+        return ExceptionRecord(
+            insertId: record.insertId, timestampMs: Int64(clamping: lastAlive), level: "fatal",
+            issueName: cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit",
+            exceptions: [
+                ExceptionRecord.Exception(
+                    type: type, value: value,
+                    mechanism: ExceptionRecord.Mechanism(type: "abnormal_exit", handled: false))
+            ], properties: properties)
     }
 }

@@ -2,38 +2,39 @@ import Cohorly
 
 extension ExceptionEvent {
     /// The event property holding the breadcrumbs.
-    public static let breadcrumbsProperty = "$exception_breadcrumbs"
+    public static let breadcrumbsProperty = ExceptionRecord.breadcrumbsProperty
 
     /// `$exception_breadcrumbs`: oldest first, each in Sentry's breadcrumb shape — `timestamp` (RFC 3339, UTC,
     /// milliseconds), `type` (`default`), `level` (`info`), `category` (`track`, `identity`, or the app's),
     /// `message` and `data` (an object).
     public static func breadcrumbsValue(_ breadcrumbs: [Breadcrumb]) -> CohorlyValue {
-        .array(
-            breadcrumbs.map { crumb in
-                [
-                    "timestamp": .string(RFC3339.format(milliseconds: Int64(clamping: crumb.timestampMs))),
-                    "type": "default", "level": "info", "category": .string(crumb.category),
-                    "message": .string(crumb.message), "data": .object(crumb.data),
-                ]
-            })
+        ExceptionRecord.breadcrumbsValue(records(breadcrumbs))
     }
 
-    /// Sets `$exception_breadcrumbs` (and `$exception_breadcrumbs_dropped` when the report left some out);
+    /// The breadcrumbs as the record holds them.
+    static func records(_ breadcrumbs: [Breadcrumb]) -> [ExceptionRecord.Breadcrumb] {
+        breadcrumbs.map { crumb in
+            ExceptionRecord.Breadcrumb(
+                timestampMs: Int64(clamping: crumb.timestampMs), category: crumb.category, message: crumb.message,
+                data: crumb.data)
+        }
+    }
+
+    /// Sets the record's breadcrumbs (and `$exception_breadcrumbs_dropped` when the report left some out);
     /// nothing for a report without breadcrumbs.
-    static func addBreadcrumbs(of report: CrashReport, to properties: inout Properties) {
+    static func addBreadcrumbs(of report: CrashReport, to record: inout ExceptionRecord) {
         guard let breadcrumbs = report.breadcrumbs else { return }
-        properties[breadcrumbsProperty] = breadcrumbsValue(breadcrumbs)
+        record.breadcrumbs = records(breadcrumbs)
         if let dropped = report.breadcrumbsDropped, dropped > 0 {
-            properties["$exception_breadcrumbs_dropped"] = .int(dropped)
+            record.properties["$exception_breadcrumbs_dropped"] = .int(dropped)
         }
     }
 
-    /// Sets `$exception_breadcrumbs` of a live event from the breadcrumbs taken at its capture (nothing when there
-    /// are none, or the app set the property itself).
-    static func addBreadcrumbs(_ snapshot: BreadcrumbSnapshot?, to properties: inout Properties) {
-        guard properties[breadcrumbsProperty] == nil, let crumbs = snapshot?.breadcrumbs, !crumbs.isEmpty else {
-            return
-        }
-        properties[breadcrumbsProperty] = breadcrumbsValue(crumbs)
+    /// Sets the breadcrumbs of a live record from those taken at its capture (nothing when there are none, or
+    /// the app set the property itself).
+    static func addBreadcrumbs(_ snapshot: BreadcrumbSnapshot?, to record: inout ExceptionRecord) {
+        guard record.properties[breadcrumbsProperty] == nil, let crumbs = snapshot?.breadcrumbs, !crumbs.isEmpty
+        else { return }
+        record.breadcrumbs = records(crumbs)
     }
 }

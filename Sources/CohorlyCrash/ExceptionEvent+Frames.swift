@@ -43,9 +43,9 @@ extension ExceptionEvent {
         }
 
         /// The thread's frames, oldest first (the crash site last), one group per physical frame: the physical
-        /// frame, then its inlined calls from the outermost inward (`inline: true`). `symbols` are the device's
+        /// frame, then its inlined calls from the outermost inward (`inlined`). `symbols` are the device's
         /// frames per physical frame, innermost first (nil or empty: raw).
-        func frames(of thread: CrashReport.Thread, symbols: [[SymbolicatedFrame]]?) -> [[CohorlyValue]] {
+        func frames(of thread: CrashReport.Thread, symbols: [[SymbolicatedFrame]]?) -> [[ExceptionRecord.Frame]] {
             thread.frames.indices.reversed().map { index in
                 let address = thread.frames[index]
                 let module = moduleIndex(containing: address)
@@ -57,26 +57,23 @@ extension ExceptionEvent {
         }
 
         private func frame(_ address: Address, _ module: Int?, _ symbol: SymbolicatedFrame?, inline: Bool)
-            -> CohorlyValue
+            -> ExceptionRecord.Frame
         {
-            var frame: Properties = [
-                "platform": "native", "instruction_addr": .string(address.description),
-                "in_app": .bool(module.map { inApp[$0] } ?? false),
-            ]
+            var frame = ExceptionRecord.Frame(
+                instructionAddress: address.description, inApp: module.map { inApp[$0] } ?? false, inlined: inline)
             if let module {
-                frame["image_addr"] = .string(modules[module].base.description)
-                frame["module"] = .string(InAppRules.fileName(modules[module].path))
+                frame.imageAddress = modules[module].base.description
+                frame.imagePath = modules[module].path
             }
             if let symbol, symbol.function != nil || symbol.file != nil {
-                if let function = symbol.function { frame["function"] = .string(function) }
-                if let file = symbol.file { frame["filename"] = .string(file) }
-                if symbol.line > 0 { frame["lineno"] = .int(symbol.line) }
-                if symbol.column > 0 { frame["colno"] = .int(symbol.column) }
-                if let lang = Self.language(of: symbol) { frame["lang"] = .string(lang) }
-                frame["client_resolved"] = true
+                frame.function = symbol.function
+                frame.filename = symbol.file
+                frame.line = max(0, symbol.line)
+                frame.column = max(0, symbol.column)
+                frame.language = Self.language(of: symbol)
+                frame.resolved = true
             }
-            if inline { frame["inline"] = true }
-            return .object(frame)
+            return frame
         }
 
         /// `swift`, `cpp` or `c`, from the mangling of the name or the source file's extension; nil if unsure.
@@ -99,23 +96,17 @@ extension ExceptionEvent {
         /// `$debug_images`: the modules that `frames` reference, in the modules' order. A module without a build
         /// id is left out (PostHog rejects an event with an image lacking a `debug_id`); its frames keep their
         /// module and address.
-        func debugImages(referencedBy frames: [CohorlyValue]) -> CohorlyValue {
-            var referenced = Set<String>()
-            for frame in frames {
-                if let base = frame["image_addr"]?.stringValue { referenced.insert(base) }
-            }
+        func debugImages(referencedBy frames: [ExceptionRecord.Frame]) -> [ExceptionRecord.Image] {
+            let referenced = Set(frames.compactMap(\.imageAddress))
             let arch = self.arch ?? Self.compiledArch
-            return .array(
-                modules.filter {
-                    referenced.contains($0.base.description) && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
-                }.map { module in
-                    [
-                        "type": "elf", "code_file": .string(module.path), "code_id": .string(module.buildId),
-                        "debug_id": .string(ExceptionEvent.debugId(fromBuildId: module.buildId)),
-                        "image_addr": .string(module.base.description),
-                        "image_size": .int(Int(clamping: module.size.value)), "arch": .string(arch),
-                    ]
-                })
+            return modules.filter {
+                referenced.contains($0.base.description) && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
+            }.map { module in
+                ExceptionRecord.Image(
+                    codeFile: module.path, codeId: module.buildId,
+                    debugId: ExceptionEvent.debugId(fromBuildId: module.buildId),
+                    imageAddress: module.base.description, imageSize: Int(clamping: module.size.value), arch: arch)
+            }
         }
 
         #if arch(x86_64)

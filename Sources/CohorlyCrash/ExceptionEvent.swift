@@ -13,38 +13,31 @@ public enum ExceptionEvent {
     /// The event name.
     public static let name = "$exception"
 
-    /// The event for `report`: fatal level, the report's `$insert_id` and crash time, its context (including
-    /// the super properties registered at crash time), the crashed thread whole and the other threads as far
-    /// as ``ExceptionEventOptions/maxEventBytes`` allows. `symbols` are the frames made on the device
-    /// (``symbolicate(_:options:)``); without them every frame is raw.
+    /// The event for `report` (``record(from:symbols:options:)`` as the `$exception` event).
     public static func make(
         from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
     ) -> PreparedEvent {
+        record(from: report, symbols: symbols, options: options).event
+    }
+
+    /// The exception record for `report`: fatal level, the report's `$insert_id` and crash time, its context
+    /// (including the super properties registered at crash time), the crashed thread whole and the other threads
+    /// as far as ``ExceptionEventOptions/maxEventBytes`` allows. `symbols` are the frames made on the device
+    /// (``symbolicate(_:options:)``); without them every frame is raw.
+    public static func record(
+        from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
+    ) -> ExceptionRecord {
         var properties = contextProperties(report)
         let layout = FrameLayout(report: report, rules: options.inApp)
         // `symbols` follows `report.allThreads`: the crashed thread first when the report has one.
         let firstOther = report.crashedThread == nil ? 0 : 1
         let crashedSymbols = firstOther == 1 ? symbols?.threads.first ?? nil : nil
         let description = describe(report, crashSite: crashedSymbols?.first)
-        properties["time"] = .int(Int(clamping: report.timestampMs))
-        properties["$insert_id"] = .string(report.insertId)
-        properties["$exception_level"] = "fatal"
-        properties["$exception_type"] = .string(description.type)
-        properties["$exception_message"] = .string(description.value)
-        if let issueName = description.issueName { properties["$issue_name"] = .string(String(issueName.prefix(255))) }
         var signal: Properties = ["number": .int(Int(report.signal.number)), "name": .string(report.signal.name)]
         signal["code"] = .int(Int(report.signal.code))
         signal["address"] = .string(report.signal.address.description)
         let meta: Properties = report.hang.map(hangMeta) ?? ["signal": .object(signal)]
         let crashedFrames = report.crashedThread.map { layout.frames(of: $0, symbols: crashedSymbols) } ?? []
-        properties["$exception_list"] = [
-            exceptionEntry(
-                type: description.type, value: description.value,
-                mechanism: [
-                    "type": .string(description.mechanism), "handled": false, "synthetic": false,
-                    "meta": .object(meta),
-                ], threadId: report.crashedThread?.tid ?? 0, frames: crashedFrames)
-        ]
         if let hang = report.hang { properties.merge(hangProperties(hang)) { _, hang in hang } }
         properties["$exception_pid"] = .int(Int(report.pid))
         properties["$exception_executable"] = .string(report.executable)
@@ -52,7 +45,16 @@ public enum ExceptionEvent {
         if report.stackOverflow { properties["$exception_stack_overflow"] = true }
         if !report.complete { properties["$exception_report_complete"] = false }
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }
-        addBreadcrumbs(of: report, to: &properties)
+        var record = ExceptionRecord(
+            insertId: report.insertId, timestampMs: Int64(clamping: report.timestampMs), level: "fatal",
+            issueName: description.issueName,
+            exceptions: [
+                ExceptionRecord.Exception(
+                    type: description.type, value: description.value,
+                    mechanism: ExceptionRecord.Mechanism(type: description.mechanism, handled: false, meta: meta),
+                    threadId: report.crashedThread?.tid ?? 0, frames: crashedFrames.flatMap { $0 })
+            ], properties: properties)
+        addBreadcrumbs(of: report, to: &record)
         let others = report.threads.enumerated().map { index, thread in
             let threadSymbols = symbols.flatMap {
                 index + firstOther < $0.threads.count ? $0.threads[index + firstOther] : nil
@@ -60,20 +62,8 @@ public enum ExceptionEvent {
             return OtherThread(
                 tid: thread.tid, name: thread.name, groups: layout.frames(of: thread, symbols: threadSymbols))
         }
-        fit(others, crashed: crashedFrames, into: &properties, layout: layout, limit: options.maxEventBytes)
-        return PreparedEvent(name: name, properties: properties)
-    }
-
-    /// One `$exception_list` entry: `type` (cut to 255 characters) and `value` (cut to 10,000) as PostHog keeps
-    /// them, the mechanism, the thread and its frames (grouped per physical frame, oldest first).
-    static func exceptionEntry(
-        type: String, value: String, mechanism: Properties, threadId: Int32, frames: [[CohorlyValue]]
-    ) -> CohorlyValue {
-        .object([
-            "type": .string(String(type.prefix(255))), "value": .string(String(value.prefix(10_000))),
-            "mechanism": .object(mechanism), "thread_id": .int(Int(threadId)),
-            "stacktrace": ["type": "raw", "frames": .array(frames.flatMap { $0 })],
-        ])
+        fit(others, crashed: crashedFrames, into: &record, layout: layout, limit: options.maxEventBytes)
+        return record
     }
 
     /// The report's crash-time context as event properties: the device fields and release, then the super

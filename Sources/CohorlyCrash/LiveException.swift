@@ -86,11 +86,18 @@ public struct LiveException: Sendable {
     /// The index in ``threads`` of the subject thread.
     var subjectIndex: Int? { threads.firstIndex(where: \.crashed) ?? (threads.isEmpty ? nil : 0) }
 
-    /// The event: level, type, value and mechanism, the subject thread in `$exception_list`, the others in
-    /// `$exception_threads` as far as ``ExceptionEventOptions/maxEventBytes`` allows, `$debug_images` for the
-    /// frames. `symbols` follow ``threads`` (``symbolicate(with:options:)``); without them every frame is raw.
+    /// The event (``record(symbols:options:)`` as the `$exception` event).
     public func event(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
         -> PreparedEvent
+    {
+        record(symbols: symbols, options: options).event
+    }
+
+    /// The exception record: level, type, value and mechanism, the subject thread's stack, the other threads as
+    /// far as ``ExceptionEventOptions/maxEventBytes`` allows, the images of the frames. `symbols` follow
+    /// ``threads`` (``symbolicate(with:options:)``); without them every frame is raw.
+    public func record(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
+        -> ExceptionRecord
     {
         let layout = ExceptionEvent.FrameLayout(
             modules: modules, executable: executable, arch: nil, rules: options.inApp)
@@ -99,36 +106,31 @@ public struct LiveException: Sendable {
         }
         let subject = subjectIndex
         let subjectFrames = subject.map { layout.frames(of: threads[$0], symbols: symbolsOf($0)) } ?? []
-        var mechanism: Properties = [
-            "type": .string(self.mechanism.type), "handled": .bool(self.mechanism.handled),
-            "synthetic": .bool(self.mechanism.synthetic),
-        ]
-        if !self.mechanism.meta.isEmpty { mechanism["meta"] = .object(self.mechanism.meta) }
         var properties = self.properties
-        ExceptionEvent.addBreadcrumbs(breadcrumbs, to: &properties)
-        properties["time"] = .int(Int(timestampMs))
-        properties["$insert_id"] = .string(insertId.isEmpty ? UUID().uuidString.lowercased() : insertId)
-        properties["$exception_level"] = .string(level)
-        properties["$exception_type"] = .string(type)
-        properties["$exception_message"] = .string(value)
-        if let issueName { properties["$issue_name"] = .string(String(issueName.prefix(255))) }
-        properties["$exception_list"] = [
-            ExceptionEvent.exceptionEntry(
-                type: type, value: value, mechanism: mechanism, threadId: subject.map { threads[$0].tid } ?? 0,
-                frames: subjectFrames)
-        ]
         if let subject, !threads[subject].name.isEmpty {
             properties["$exception_thread_name"] = .string(threads[subject].name)
         }
+        var record = ExceptionRecord(
+            insertId: insertId.isEmpty ? UUID().uuidString.lowercased() : insertId, timestampMs: timestampMs,
+            level: level, issueName: issueName,
+            exceptions: [
+                ExceptionRecord.Exception(
+                    type: type, value: value,
+                    mechanism: ExceptionRecord.Mechanism(
+                        type: mechanism.type, handled: mechanism.handled, synthetic: mechanism.synthetic,
+                        meta: mechanism.meta), threadId: subject.map { threads[$0].tid } ?? 0,
+                    frames: subjectFrames.flatMap { $0 })
+            ], properties: properties)
+        ExceptionEvent.addBreadcrumbs(breadcrumbs, to: &record)
         let others = threads.indices.filter { $0 != subject }.map { index in
             ExceptionEvent.OtherThread(
                 tid: threads[index].tid, name: threads[index].name,
                 groups: layout.frames(of: threads[index], symbols: symbolsOf(index)))
         }
         ExceptionEvent.fit(
-            others, crashed: subjectFrames, into: &properties, layout: layout, limit: options.maxEventBytes)
-        if others.isEmpty { properties["$exception_threads"] = nil }
-        return PreparedEvent(name: ExceptionEvent.name, properties: properties)
+            others, crashed: subjectFrames, into: &record, layout: layout, limit: options.maxEventBytes)
+        if others.isEmpty { record.threads = nil }
+        return record
     }
 
     /// Symbolicates the threads with `symbolicator` (one per set of modules, reused across events): the subject

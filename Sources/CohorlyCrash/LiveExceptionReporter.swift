@@ -55,16 +55,16 @@ final class LiveExceptionReporter: Sendable {
         private var symbolicator: (debugRoots: [String], value: ImageSymbolicator)?
         private var finished = 0
 
-        func event(for exception: LiveException, options: ExceptionEventOptions) -> PreparedEvent {
+        func event(for exception: LiveException, options: ExceptionEventOptions) -> ExceptionRecord {
             var exception = exception
             let live = exception.modules.isEmpty
             if live { exception.modules = currentModules() }
-            guard options.symbolicate else { return exception.event(options: options) }
+            guard options.symbolicate else { return exception.record(options: options) }
             let symbolicator =
                 live
                 ? cachedSymbolicator(options)
                 : ExceptionEvent.makeSymbolicator(modules: exception.modules, options: options)
-            return exception.event(
+            return exception.record(
                 symbols: exception.symbolicate(with: symbolicator, options: options), options: options)
         }
 

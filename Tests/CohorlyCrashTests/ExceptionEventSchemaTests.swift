@@ -116,12 +116,12 @@ struct ExceptionEventSchemaTests {
             let frames = event.properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue
             return (frames ?? []).filter { $0["function"] != nil }.count
         }
-        #expect(resolved(CohorlyCrash.event(for: report, file: file, options: .default)) > 0)
-        #expect(resolved(CohorlyCrash.event(for: report, file: file, options: .init(symbolicate: false))) == 0)
+        #expect(resolved(CohorlyCrash.event(for: report, file: file, options: .default).event) > 0)
+        #expect(resolved(CohorlyCrash.event(for: report, file: file, options: .init(symbolicate: false)).event) == 0)
         // A marker left by a launch that died while symbolicating: this launch sends the report raw.
         let marker = SymbolicationGuard.markerFile(file.url)
         #expect(FileManager.default.createFile(atPath: marker.path, contents: nil))
-        let raw = CohorlyCrash.event(for: report, file: file, options: .default)
+        let raw = CohorlyCrash.event(for: report, file: file, options: .default).event
         #expect(resolved(raw) == 0)
         #expect(EventSchema.violations(raw.properties) == [])
         SymbolicationGuard.finished(file.url)
