@@ -5,7 +5,9 @@
 //
 // An input that starts with a request line (`GET /api/crashes?limit=-1 HTTP/1.1`, see
 // `HTTPRequest(raw:)`) is instead a whole request: screened and routed as the server would (`Router.answer`), so
-// query parameters, headers and admin bodies are fuzzed too (the attack requests of fixtures/fuzz/ingestion/request-*).
+// query parameters, headers and admin bodies are fuzzed too (the attack requests of fixtures/fuzz/ingestion/request-*),
+// and Sentry envelopes (`POST /api/1/envelope/`, request-sentry-envelope-*: the framing parser, then the stored
+// crash read back).
 //
 // Checked beyond "no crash": no input gets a 5xx (a storage error is a bug, not bad input), and every
 // response body is JSON.
@@ -50,6 +52,13 @@ public func fuzzIngestion(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         guard JSONValue(bytes: response.body) != nil else {
             fatalError("\(request.path) answered non-JSON: \(String(decoding: response.body, as: UTF8.self))")
+        }
+        // An accepted Sentry envelope: its crash is read back as `GET /api/crashes/<id>` reads it.
+        if response.status == 200, SentryIngestion.projectId(request.path) != nil,
+            let id = JSONValue(bytes: response.body)?["id"]?.stringValue.flatMap(SentryEnvelope.eventId),
+            let stored = try? router!.store.events(matching: EventQuery(insertId: id, limit: 1)).first
+        {
+            _ = CrashQueries.input(from: JSONValue(json: stored.propertiesJSON) ?? .null)
         }
         return 0
     }

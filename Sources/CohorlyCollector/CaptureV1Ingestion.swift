@@ -41,9 +41,9 @@ struct CaptureV1Ingestion: Sendable {
             return Self.error(413, "payload_too_large", "body over \(configuration.maxBodyBytes) bytes")
         }
         let body: [UInt8]
-        switch decoded(request) {
+        switch request.decodedBody(limit: configuration.maxInflatedBytes) {
         case .success(let bytes): body = bytes
-        case .failure(let failure): return failure.response
+        case .failure(let failure): return Self.response(failure)
         }
         guard !body.isEmpty else { return Self.error(400, "empty_body", "the body is empty") }
         guard let document = JSONValue(bytes: body) else {
@@ -179,49 +179,13 @@ struct CaptureV1Ingestion: Sendable {
         return lib.isEmpty || version.isEmpty ? nil : (lib, version)
     }
 
-    /// Why a body could not be decoded.
-    enum DecodeFailure: Error {
-        case tooLarge(Int)
-        case corrupt(String)
-        case unsupported(String)
-
-        var response: HTTPResponse {
-            switch self {
-            case .tooLarge(let limit):
-                return CaptureV1Ingestion.error(413, "payload_too_large", "inflated body over \(limit) bytes")
-            case .corrupt(let reason):
-                return CaptureV1Ingestion.error(400, "request_decoding_error", "cannot inflate the body: \(reason)")
-            case .unsupported(let encoding):
-                return CaptureV1Ingestion.error(
-                    415, "unsupported_encoding", "Content-Encoding \(encoding) is not supported here")
-            }
-        }
-    }
-
-    /// The body, inflated when `Content-Encoding` is gzip or deflate (bounded).
-    private func decoded(_ request: HTTPRequest) -> Result<[UInt8], DecodeFailure> {
-        let encoding = request.header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        switch encoding {
-        case "", "identity": return .success(request.body)
-        case "gzip", "deflate":
-            let limit = max(10 << 20, configuration.maxBodyBytes)
-            var output: [UInt8] = []
-            do {
-                let stream = try ZlibStream(.inflate)
-                try request.body.withUnsafeBytes { bytes in
-                    try stream.process(bytes) { piece in
-                        guard output.count + piece.count <= limit else { throw DecodeFailure.tooLarge(limit) }
-                        output += piece
-                    }
-                }
-                try stream.finish { output += $0 }
-            } catch let failure as DecodeFailure {
-                return .failure(failure)
-            } catch {
-                return .failure(.corrupt(String(describing: error)))
-            }
-            return .success(output)
-        default: return .failure(.unsupported(encoding))
+    /// PostHog's answer to a body that could not be decoded.
+    static func response(_ failure: BodyDecodeFailure) -> HTTPResponse {
+        switch failure {
+        case .tooLarge(let limit): return error(413, "payload_too_large", "inflated body over \(limit) bytes")
+        case .corrupt(let reason): return error(400, "request_decoding_error", "cannot inflate the body: \(reason)")
+        case .unsupported(let encoding):
+            return error(415, "unsupported_encoding", "Content-Encoding \(encoding) is not supported here")
         }
     }
 

@@ -16,12 +16,16 @@ public struct Fault: Sendable, Equatable {
     public var path: String?
     /// `Location` header sent with `status` (a redirect, e.g. `307` to `/track?hop=1`).
     public var location: String?
+    /// `X-Sentry-Rate-Limits` header sent by the Sentry envelope route, with `status` or (without one) on its real
+    /// answer, e.g. `60:error:project`. Nil: none.
+    public var sentryRateLimits: String?
 
     /// A fault; with no arguments it does nothing.
     public init(
         status: Int? = nil, retryAfter: String? = nil, delay: Double = 0, dropConnection: Bool = false,
-        afterInsert: Bool = false, path: String? = nil, location: String? = nil
+        afterInsert: Bool = false, path: String? = nil, location: String? = nil, sentryRateLimits: String? = nil
     ) {
+        self.sentryRateLimits = sentryRateLimits
         self.status = status
         self.retryAfter = retryAfter
         self.delay = delay
@@ -32,7 +36,7 @@ public struct Fault: Sendable, Equatable {
     }
 
     /// From the admin endpoint's JSON: `{"status":503,"retry_after":"2","delay_ms":100,"drop_connection":true,
-    /// "after_insert":true,"path":"/track"}`.
+    /// "after_insert":true,"path":"/track","sentry_rate_limits":"60:error:project"}`.
     init?(json: JSONValue) {
         guard json.objectValue != nil else { return nil }
         status = json["status"]?.intValue
@@ -42,10 +46,11 @@ public struct Fault: Sendable, Equatable {
         afterInsert = json["after_insert"] == .bool(true)
         path = json["path"]?.stringValue
         location = json["location"]?.stringValue
+        sentryRateLimits = json["sentry_rate_limits"]?.stringValue
     }
 
     /// From the admin endpoint's JSON, every field range-checked: `status` 100…599, `delay_ms` 0…600,000,
-    /// `retry_after` and `location` at most 2,048 characters without control characters.
+    /// `retry_after`, `location` and `sentry_rate_limits` at most 2,048 characters without control characters.
     init(validating json: JSONValue) throws(BadRequest) {
         guard let fault = Fault(json: json) else { throw BadRequest(message: "expected a JSON object") }
         if let status = json["status"], status != .null {
@@ -57,9 +62,12 @@ public struct Fault: Sendable, Equatable {
             guard let milliseconds = delay.doubleValue, milliseconds.isFinite, (0...600_000).contains(milliseconds)
             else { throw BadRequest(message: "invalid delay_ms \(delay.jsonString.prefix(40)): expected 0 to 600000") }
         }
-        for text in [fault.retryAfter, fault.location].compactMap({ $0 }) {
+        for text in [fault.retryAfter, fault.location, fault.sentryRateLimits].compactMap({ $0 }) {
             guard text.utf8.count <= 2048, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
-            else { throw BadRequest(message: "invalid retry_after or location: too long or control characters") }
+            else {
+                throw BadRequest(
+                    message: "invalid retry_after, location or sentry_rate_limits: too long or control characters")
+            }
         }
         self = fault
     }
@@ -83,6 +91,7 @@ public struct Fault: Sendable, Equatable {
         if let retryAfter { object["retry_after"] = .string(retryAfter) }
         if let path { object["path"] = .string(path) }
         if let location { object["location"] = .string(location) }
+        if let sentryRateLimits { object["sentry_rate_limits"] = .string(sentryRateLimits) }
         return .object(object)
     }
 }

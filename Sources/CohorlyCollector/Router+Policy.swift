@@ -10,7 +10,10 @@ import Foundation
 /// - Those routes need `Authorization: Bearer <secret>` when the collector has a secret (scheme in any case,
 ///   compared in constant time; else 401).
 /// - Every other `POST` (the ingestion routes) must say `Content-Type: application/json` (else 415): a page can
-///   send a cross-site `text/plain` or form POST without asking, but not a JSON one.
+///   send a cross-site `text/plain` or form POST without asking, but not a JSON one. Sentry's envelope route
+///   (`/api/<id>/envelope/`) is an ingestion route: it needs `application/x-sentry-envelope` instead (not a type
+///   a page may send cross-site without asking), an `Origin` of this server when one is sent, and its key
+///   (checked by the route), never the admin secret.
 extension Router {
     /// Nil when `request` may go on, else the answer refusing it.
     func screen(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
@@ -19,11 +22,12 @@ extension Router {
                 421,
                 "unknown Host \(host.prefix(80)) (this collector answers to \(allowedNames.joined(separator: ", ")))")
         }
-        let guarded = request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/")
+        let envelope = SentryIngestion.projectId(request.path) != nil
+        let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
+        if guarded || envelope, let origin = request.header("Origin"), !allowsOrigin(origin, port: port) {
+            return .error(403, "cross-origin request refused (Origin \(origin.prefix(80)))")
+        }
         if guarded {
-            if let origin = request.header("Origin"), !allowsOrigin(origin, port: port) {
-                return .error(403, "cross-origin request refused (Origin \(origin.prefix(80)))")
-            }
             if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret) {
                 return .error(
                     401, "missing or wrong credential (Authorization: Bearer <secret>)",
@@ -32,6 +36,12 @@ extension Router {
         } else if request.method == "POST" {
             let mediaType = request.header("Content-Type")?.split(separator: ";").first
                 .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            if envelope {
+                guard mediaType == SentryIngestion.contentType else {
+                    return SentryIngestion.error(415, "Content-Type must be \(SentryIngestion.contentType)")
+                }
+                return nil
+            }
             guard mediaType == "application/json" else {
                 // PostHog's clients read the tag of their own error body; the Cohorly routes keep theirs.
                 if request.path == CaptureV1Ingestion.path {

@@ -1,4 +1,4 @@
-/// The read API's lists (`/api/events`, `/api/aliases`, `/api/engage`): `limit` (0…100,000) and `after` (a row
+/// The read API's lists (`/api/events`, `/api/aliases`, `/api/engage`, `/api/sessions`): `limit` (0…100,000) and `after` (a row
 /// id) range-checked, rows read one at a time into one bounded page (`JSONPage`).
 extension Router {
     func events(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -22,10 +22,11 @@ extension Router {
         return page.response(["total": .int(try store.eventCount())])
     }
 
-    func records(_ kind: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    /// Stored records of `kind`, oldest first, as `{"<key>": [record…], …}` (Sentry session updates as sent).
+    func records(_ kind: String, _ request: HTTPRequest, key: String = "records") throws -> HTTPResponse {
         let limit = try request.integer("limit", in: QueryLimits.limit, absent: 1000)
         let after = try request.integer("after", in: QueryLimits.rowId).map(Int64.init)
-        var page = JSONPage(key: "records")
+        var page = JSONPage(key: key)
         try store.forEachRecord(kind: kind, afterId: after, limit: limit) { record in
             page.add(JSONValue(json: record.json) ?? .null, id: record.id)
         }

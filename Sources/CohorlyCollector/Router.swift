@@ -30,6 +30,11 @@ struct Router: Sendable {
     }
 
     private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse? {
+        if let projectId = SentryIngestion.projectId(request.path) {
+            return SentryIngestion(
+                store: store, configuration: configuration, faults: faults, rateLimiter: rateLimiter
+            ).handle(request, projectId: projectId)
+        }
         switch request.path {
         case "/track", "/engage":
             if let wait = rateLimiter?.admit(request.clientAddress) {
@@ -54,6 +59,7 @@ struct Router: Sendable {
             return try crash(String(request.path.dropFirst("/api/crashes/".count)))
         case ("GET", "/api/aliases"): return try records("alias", request)
         case ("GET", "/api/engage"): return try records("engage", request)
+        case ("GET", "/api/sessions"): return try records(SentrySession.kind, request, key: "sessions")
         case ("GET", "/admin/faults"): return .json(200, ["faults": .array(faults.pending.map(\.json))])
         case ("DELETE", "/admin/faults"):
             faults.clear()

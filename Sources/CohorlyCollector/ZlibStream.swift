@@ -9,6 +9,8 @@ package final class ZlibStream {
         case deflate(level: Int32)
         /// Compress into raw deflate data (RFC 1951, no header or trailer, as a ZIP entry holds) at this level.
         case rawDeflate(level: Int32)
+        /// Compress into the gzip format (RFC 1952) at this level (Sentry's `file_gzip` chunks).
+        case gzip(level: Int32)
         /// Decompress zlib or gzip data (the header tells which).
         case inflate
     }
@@ -39,6 +41,9 @@ package final class ZlibStream {
         case .rawDeflate(let level):
             compressing = true
             status = cly_deflate_init_raw(&stream, level)
+        case .gzip(let level):
+            compressing = true
+            status = cly_deflate_init_gzip(&stream, level)
         case .inflate:
             compressing = false
             status = cly_inflate_init_auto(&stream)
@@ -109,5 +114,16 @@ package final class ZlibStream {
                 throw Failure(description: "invalid compressed body: \(reason)")
             }
         }
+    }
+}
+
+extension ZlibStream {
+    /// `bytes` gzip-compressed in one go (a Sentry chunk: at most a few MiB).
+    package static func gzip(_ bytes: UnsafeRawBufferPointer, level: Int32 = 6) throws -> [UInt8] {
+        let stream = try ZlibStream(.gzip(level: level))
+        var output: [UInt8] = []
+        try stream.process(bytes) { output.append(contentsOf: $0) }
+        try stream.finish { output.append(contentsOf: $0) }
+        return output
     }
 }

@@ -16,6 +16,7 @@ let commands: [any Command.Type] = [
     EventsListCommand.self,
     CrashesListCommand.self,
     CrashesShowCommand.self,
+    SessionsListCommand.self,
     FlagsSetCommand.self,
     FlagsListCommand.self,
     FlagsShowCommand.self,
