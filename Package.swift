@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Cohorly for Linux: crash capture, delivery and symbolication for Swift apps.
-// Layout and import rules: see README.md ("Layout") — imports flow one way.
+// Layout and import rules: see docs/internals.md ("Layout") — imports flow one way.
 import PackageDescription
 
 let package = Package(

@@ -3,7 +3,7 @@ import Foundation
 extension Cohorly {
     /// Configures a client that sends to PostHog (capture V1), makes it `Cohorly.shared` and returns it. The
     /// queue, identity, super properties, opt-out, flush and crash delivery work as with the Cohorly API; what
-    /// differs is on the wire (see `PostHogConfiguration` and the README's PostHog section).
+    /// differs is on the wire (see `PostHogConfiguration` and docs/posthog.md).
     /// - Parameters:
     ///   - posthog: the host, project API key and capture options.
     ///   - storageDirectory, flushInterval, flushAt, maxQueueSize, debug, options: as in

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Profile updates for the current distinct id, queued and sent under the destination's rules (Cohorly: `/engage`;
-/// PostHog: `$set` events, see the README for what has no PostHog equivalent).
+/// PostHog: `$set` events, see docs/posthog.md for what has no PostHog equivalent).
 public struct People: Sendable {
     let client: Cohorly
 

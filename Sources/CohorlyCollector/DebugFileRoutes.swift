@@ -1,6 +1,6 @@
 import Foundation
 
-// The debug-file endpoints (ours: Cohorly publishes none; documented in docs/README-debugfiles.md):
+// The debug-file endpoints (ours: Cohorly publishes none; documented in docs/collector.md):
 //
 //   POST /api/debug-files/check              {"release":R,"files":[{build_id,kind,sha256}]} -> missing / present
 //   PUT  /api/debug-files/<build_id>/<kind>?release=R&name=FILE   body streamed to disk, verified, stored

@@ -33,7 +33,7 @@ public enum CohorlyCrash {
         public var handledErrors: HandledErrorOptions
         /// Turns the hang watchdog on: the main thread (once it services the main queue), every
         /// ``Heartbeat`` and every ``WatchedExecutor`` busy without progress for longer than this is a hang,
-        /// reported once as a `$exception` of level `error` (README "Hangs"). Default nil: off.
+        /// reported once as a `$exception` of level `error` (docs/crash-reporting.md "Hangs"). Default nil: off.
         public var hangThreshold: Duration?
         /// A hang still going on after this long is reported then instead of at its end (default 30 s).
         package var hangOngoingReportAfter: Duration = .seconds(30)
@@ -176,7 +176,7 @@ public enum CohorlyCrash {
 
     /// Call right before this process `exec`s another program: the launch ends there, and its marker is removed
     /// so that the next launch does not report it as an abnormal exit. Without it, an exec is recognized only
-    /// while the exec'd program still runs (README "Abnormal exits").
+    /// while the exec'd program still runs (docs/crash-reporting.md "Abnormal exits").
     public static func prepareForExec() { LaunchMarker.endForExec() }
 
     /// `<executable name>@<version>`, the version from `version` or `COHORLY_RELEASE`; a `COHORLY_RELEASE` that

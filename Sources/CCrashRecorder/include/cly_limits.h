@@ -1,4 +1,4 @@
-// Every limit of the crash recorder, named once (README.md "Limits" documents them for users).
+// Every limit of the crash recorder, named once (docs/crash-reporting.md "Limits" documents them for users).
 #ifndef CLY_LIMITS_H
 #define CLY_LIMITS_H
 
