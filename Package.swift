@@ -32,7 +32,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
         ),
         // CohorlySymbols: crash events are symbolicated on the device at the next launch (libdw, libelf).
-        .target(name: "CohorlyCrash", dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlySymbols"]),
+        .target(
+            name: "CohorlyCrash",
+            dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlySymbols", "CohorlyCrashModel"]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
             name: "CrashDemoSupport", dependencies: ["CCrashRecorder"], path: "Examples/CrashDemoSupport",
@@ -62,17 +64,23 @@ let package = Package(
         // Private files and directories (0600 / 0700 whatever the umask) for everything that holds user data.
         .target(name: "CohorlyFiles"),
         .target(name: "CohorlyJSON"),
+        // The crash, owned once (Foundation-free, so the lean symbolicator can use it): frames with their kinds,
+        // the report read (formats v1 and v2) and written, the crash reason, the exception event before any wire.
+        .target(name: "CohorlyCrashModel", dependencies: ["CohorlyJSON"]),
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
         .target(
             name: "Cohorly",
-            dependencies: ["CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles"]),
+            dependencies: [
+                "CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles", "CohorlyCrashModel",
+            ]),
         // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
         // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CohorlyCollector",
             dependencies: [
-                "CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyFiles",
+                "CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols",
+                "CohorlyCrashModel", "CohorlyFiles",
                 "CCrypto",
             ]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
@@ -85,7 +93,7 @@ let package = Package(
         ),
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(
-            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod"],
+            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel"],
             linkerSettings: [.linkedLibrary("stdc++")]),
         // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
         // (`debug-files upload --to posthog`). Loaded with dlopen on first use like libcurl: linked, they cost
@@ -97,7 +105,8 @@ let package = Package(
         .executableTarget(
             name: "cohorly",
             dependencies: [
-                "CohorlyCollector", "Cohorly", "CohorlySymbols", "CohorlyCommandLine", "CCurl", "CZlib", "CZstd",
+                "CohorlyCollector", "Cohorly", "CohorlySymbols", "CohorlyCrashModel", "CohorlyCommandLine", "CCurl",
+                "CZlib", "CZstd",
                 "CCrypto", "cohorly-symbolicate",
             ]),
         // Argument parsing, console output and `symbolicate --exe`, without Foundation (imports: CohorlySymbols and
@@ -128,7 +137,8 @@ let package = Package(
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto", "TestWaiting"]),
-        .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols"]),
+        .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
+        .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
     ],

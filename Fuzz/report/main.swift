@@ -11,8 +11,10 @@ import Foundation
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzReport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Data(bytes: data, count: size)
-    if let report = try? CrashReport.decode(bytes) {
-        guard let encoded = try? JSONEncoder().encode(report) else { fatalError("a decoded report does not encode") }
+    if var report = try? CrashReport.decode(bytes) {
+        let encoded = Data(report.fileBytes)
+        // Written as the current format whatever format it was read from.
+        report.format = CrashReportFormat.current
         guard let again = try? CrashReport.decode(encoded), again == report else {
             fatalError("encode → decode changed the report: \(String(decoding: encoded, as: UTF8.self))")
         }

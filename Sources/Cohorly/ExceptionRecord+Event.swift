@@ -1,3 +1,5 @@
+import CohorlyCrashModel
+
 /// The `$exception` event of a record: the one shape the Cohorly API and PostHog receive — PostHog error
 /// tracking's (`cymbal`) native frames (research/posthog.md part C).
 extension ExceptionRecord {
@@ -5,6 +7,18 @@ extension ExceptionRecord {
     public static let eventName = "$exception"
     /// The event property holding the breadcrumbs.
     public static let breadcrumbsProperty = "$exception_breadcrumbs"
+    /// The per-frame member carrying the frame's kind (``Frame/kind``), so no server re-guesses which address is
+    /// a return address (PostHog's cymbal drops members it does not know).
+    public static let frameKindKey = CapturedException.frameKindKey
+    /// The `stacktrace` member telling why the async walk of that thread stopped.
+    public static let asyncStopKey = CapturedException.asyncStopKey
+
+    /// A `stacktrace` object: raw frames, and why the async walk stopped when the thread has async callers.
+    static func stacktraceValue(_ frames: [Frame], asyncStop: String?) -> CohorlyValue {
+        var stacktrace: Properties = ["type": "raw", "frames": .array(frames.map(\.eventValue))]
+        if let asyncStop { stacktrace[asyncStopKey] = .string(asyncStop) }
+        return .object(stacktrace)
+    }
 
     /// The `$exception` event: ``properties``, then `time`, `$insert_id`, `$exception_level`, `$exception_type`,
     /// `$exception_message`, `$issue_name`, `$exception_list` (type cut to 255 characters, value to 10,000, as
@@ -53,6 +67,7 @@ extension ExceptionRecord.Frame {
             frame["client_resolved"] = true
         }
         if inlined { frame["inline"] = true }
+        if let kind, !inlined { frame[ExceptionRecord.frameKindKey] = .string(kind) }
         return .object(frame)
     }
 }
@@ -70,7 +85,7 @@ extension ExceptionRecord.Exception {
             "mechanism": .object(mechanism),
         ]
         if let threadId { entry["thread_id"] = .int(Int(threadId)) }
-        if let frames { entry["stacktrace"] = ["type": "raw", "frames": .array(frames.map(\.eventValue))] }
+        if let frames { entry["stacktrace"] = ExceptionRecord.stacktraceValue(frames, asyncStop: asyncStop) }
         return .object(entry)
     }
 }
@@ -80,7 +95,7 @@ extension ExceptionRecord.Thread {
     public var eventValue: CohorlyValue {
         [
             "thread_id": .int(Int(id)), "name": .string(name), "crashed": false,
-            "stacktrace": ["type": "raw", "frames": .array(frames.map(\.eventValue))],
+            "stacktrace": ExceptionRecord.stacktraceValue(frames, asyncStop: asyncStop),
         ]
     }
 }

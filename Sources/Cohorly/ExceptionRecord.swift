@@ -28,12 +28,15 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
         public var resolved: Bool
         /// Whether it is an inlined call inside the physical frame before it.
         public var inlined: Bool
+        /// What the address is, as the crash model names it (`pc`, `return_address`, `async_resume`): only a
+        /// return address is looked up one byte back. Nil for an inlined frame (its physical frame's applies).
+        public var kind: String?
 
         /// A frame with these parts.
         public init(
             instructionAddress: String, imageAddress: String? = nil, imagePath: String? = nil, inApp: Bool = false,
             function: String? = nil, filename: String? = nil, line: Int = 0, column: Int = 0,
-            language: String? = nil, resolved: Bool = false, inlined: Bool = false
+            language: String? = nil, resolved: Bool = false, inlined: Bool = false, kind: String? = nil
         ) {
             self.instructionAddress = instructionAddress
             self.imageAddress = imageAddress
@@ -46,6 +49,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
             self.language = language
             self.resolved = resolved
             self.inlined = inlined
+            self.kind = kind
         }
 
         /// The image's file name (PostHog's `module`).
@@ -86,16 +90,23 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
         public var mechanism: Mechanism
         /// The thread it happened on (nil: none, as for an abnormal exit).
         public var threadId: Int32?
-        /// Its frames, oldest first (the crash site last); nil when there is no stack.
+        /// Its frames, oldest first (the crash site last); nil when there is no stack. A thread's async callers
+        /// (frames of kind `async_resume`) stand between the frame they continue from and the executor's frames.
         public var frames: [Frame]?
+        /// Why the walk of the thread's async callers stopped (`task_root`, `fault`, …), when it has some.
+        public var asyncStop: String?
 
         /// An exception with these parts.
-        public init(type: String, value: String, mechanism: Mechanism, threadId: Int32? = nil, frames: [Frame]? = nil) {
+        public init(
+            type: String, value: String, mechanism: Mechanism, threadId: Int32? = nil, frames: [Frame]? = nil,
+            asyncStop: String? = nil
+        ) {
             self.type = type
             self.value = value
             self.mechanism = mechanism
             self.threadId = threadId
             self.frames = frames
+            self.asyncStop = asyncStop
         }
     }
 
@@ -107,12 +118,15 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
         public var name: String
         /// Its frames, oldest first.
         public var frames: [Frame]
+        /// Why the walk of its async callers stopped, when it has some.
+        public var asyncStop: String?
 
         /// A thread with these parts.
-        public init(id: Int32, name: String, frames: [Frame]) {
+        public init(id: Int32, name: String, frames: [Frame], asyncStop: String? = nil) {
             self.id = id
             self.name = name
             self.frames = frames
+            self.asyncStop = asyncStop
         }
     }
 

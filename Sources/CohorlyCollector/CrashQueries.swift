@@ -1,10 +1,11 @@
+import CohorlyCrashModel
 import CohorlySymbols
 import Foundation
 
 /// The read side for crashes: stored `$exception` events listed, and one symbolicated against the uploaded
 /// debug files (and any extra search paths), printed-ready.
 ///
-/// The event is read by `CrashInput(exceptionEvent:)` (CrashInput+ExceptionEvent.swift).
+/// The event is read by `CapturedException(exceptionEvent:)` (the crash model's one reading of the event shape).
 struct CrashQueries: Sendable {
     let store: CollectorStore
     /// The uploaded debug files and executables, by build id.
@@ -95,7 +96,8 @@ struct CrashQueries: Sendable {
         guard let event = try event(insertId: insertId), let insertId = event.insertId else { return nil }
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
         let input = Self.input(from: properties)
-        let crash = CrashSymbolicator.symbolicate(input, locator: locator(for: input.images.compactMap(\.buildId)))
+        let buildIds = input.images.compactMap { DebugId.buildId(hex: $0.buildId) }
+        let crash = CrashSymbolicator.symbolicate(input, locator: locator(for: buildIds))
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
             "insert_id": .string(insertId), "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
@@ -106,6 +108,6 @@ struct CrashQueries: Sendable {
         ]
     }
 
-    /// The crash in an `$exception` event's properties (``CrashInput/init(exceptionEvent:)``).
-    static func input(from properties: JSONValue) -> CrashInput { CrashInput(exceptionEvent: properties) }
+    /// The crash in an `$exception` event's properties (``CapturedException/init(exceptionEvent:)``).
+    static func input(from properties: JSONValue) -> CapturedException { CapturedException(exceptionEvent: properties) }
 }

@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySymbols
 
 /// The reason of each crash in a list, the same one `GET /api/crashes/<id>` gives after symbolicating the
@@ -15,18 +16,18 @@ final class CrashReasons {
         self.locator = locator
     }
 
-    /// The crash's reason (``CrashSymbolicator/reason(_:crashSiteFunctions:)``).
-    func reason(_ input: CrashInput) -> String {
-        let needsCrashSite = input.message?.isEmpty != false && input.cxxType == nil
-        let functions = needsCrashSite ? crashSiteFunctions(input) : []
-        return CrashSymbolicator.reason(input, crashSiteFunctions: functions).reason
+    /// The crash's reason (``CrashReason/describe(_:crashSite:)``, as ``CrashSymbolicator`` decides it).
+    func reason(_ exception: CapturedException) -> String {
+        let functions = CrashReason.needsCrashSite(exception.facts) ? crashSiteFunctions(exception) : []
+        return CrashReason.describe(exception.facts, crashSite: functions).summary
     }
 
-    /// The function names at frame 0 of the crashed thread, innermost first (empty when unknown).
-    private func crashSiteFunctions(_ input: CrashInput) -> [String?] {
-        guard let address = input.threads.first(where: \.crashed)?.addresses.first,
-            let image = input.images.first(where: { address >= $0.base && address - $0.base < max($0.size, 1) }),
-            let buildId = image.buildId
+    /// The function names at frame 0 of the crashed thread, innermost first (empty when unknown), looked up by
+    /// its kind.
+    private func crashSiteFunctions(_ exception: CapturedException) -> [String?] {
+        guard let frame = exception.threads.first(where: \.crashed)?.frames.first?.frame,
+            let image = exception.images.first(where: { $0.contains(frame.address.value) }),
+            let buildId = DebugId.buildId(hex: image.buildId)
         else { return [] }
         let key = DebugId.codeId(buildId)
         let module: ModuleSymbolicator?
@@ -37,6 +38,7 @@ final class CrashReasons {
             modules[key] = module
         }
         guard let module, module.debugFile.buildId == buildId else { return [] }
-        return module.symbolicate((address - image.base) &+ module.loadAddress).frames.map(\.function)
+        let offset = (frame.address.value - image.base) &+ module.loadAddress
+        return module.symbolicate(offset, isReturnAddress: frame.isReturnAddress).frames.map(\.function)
     }
 }

@@ -57,7 +57,7 @@ package struct SymbolicateOptions {
         USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--json]
                cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
 
-        With a crash report (format cohorly-crash/1; `-` reads it from standard input): prints the crash
+        With a crash report (format cohorly-crash/1 or /2; `-` reads it from standard input): prints the crash
         reason, then every thread's frames as `#N 0xADDR module function at file:line:col`, inlined frames
         indented under their frame, names simplified as the Swift backtracer prints them (`crash(on:_:)`).
         Debug files are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in

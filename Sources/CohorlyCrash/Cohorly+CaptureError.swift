@@ -151,7 +151,7 @@ enum HandledErrors {
 
     /// Rate-limits, reserves the event and hands it to the reporter (on the caller's thread: cheap).
     static func send(
-        _ description: (type: String, value: String), stack: (frames: [Address], truncated: Bool), synthetic: Bool,
+        _ description: (type: String, value: String), stack: (frames: [Frame], truncated: Bool), synthetic: Bool,
         properties: Properties, to client: Cohorly
     ) {
         // Fingerprint: what failed and where it was caught (the return address into the catching code).

@@ -65,7 +65,7 @@ extension HangWatchdog.Hang {
 
     /// The hang's live `$exception` (piece of the shared builder, ``LiveException``): level `error`, mechanism
     /// `hang` (handled), the hung thread as the subject and the others, the stacks captured at detection
-    /// (frame 0 of each is the exact interrupted PC).
+    /// (each frame with its kind: frame 0 of each is the exact interrupted PC).
     var exception: LiveException {
         let record = self.record
         var description = ExceptionEvent.describeHang(record, diedHung: false)
@@ -78,7 +78,7 @@ extension HangWatchdog.Hang {
         return LiveException(
             type: description.type, value: description.value, level: "error",
             mechanism: .init(type: "hang", handled: true, meta: ExceptionEvent.hangMeta(record)),
-            issueName: description.issueName, threads: threads, firstFrameIsExact: true,
+            issueName: description.issueName, threads: threads,
             modules: capture?.modules ?? [], properties: properties)
     }
 

@@ -107,7 +107,7 @@ public struct CrashReportStore: Sendable {
         }
         do {
             return try CrashReport.decode(Data(data))
-        } catch let error as ReportError {
+        } catch {
             throw error.naming(file.url.path)
         }
     }

@@ -2,8 +2,8 @@ import CohorlySymbols
 
 /// Source-level frames for a report's threads, made on the device when the report becomes an event.
 public struct ReportSymbols: Sendable, Equatable {
-    /// Per thread of the report's ``CrashReport/allThreads`` (the crashed one first): per frame (innermost
-    /// first, as in the report), its source-level frames with the inlined calls first and the physical
+    /// Per thread of the report's ``CrashReport/allThreads`` (the crashed one first): per frame (the physical
+    /// frames innermost first, as in the report, then the async frames), its source-level frames with the inlined calls first and the physical
     /// function last (empty when nothing matched the address); nil for a thread left raw.
     public var threads: [[[SymbolicatedFrame]]?]
     /// Modules with frames whose binary or debug file was not found here (their frames stay raw), with why.
@@ -25,7 +25,7 @@ extension ExceptionEvent {
     public static func symbolicate(_ report: CrashReport, options: ExceptionEventOptions = .default) -> ReportSymbols {
         let symbolicator = makeSymbolicator(modules: report.modules, options: options)
         let threads = symbolicate(
-            report.allThreads.map(\.frames), firstFrameIsExact: true, with: symbolicator,
+            report.allThreads.map { $0.frames + ($0.async?.frames ?? []) }, with: symbolicator,
             budget: options.symbolicationBudget)
         return ReportSymbols(threads: threads, unresolvedModules: unresolvedModules(of: symbolicator))
     }
@@ -33,21 +33,23 @@ extension ExceptionEvent {
     /// A symbolicator for `modules`: each read from its binary while the build id matches, else from its debug
     /// file (`.gnu_debuglink`, `.build-id` under ``ExceptionEventOptions/debugRoots``); no network.
     static func makeSymbolicator(modules: [CrashReport.Module], options: ExceptionEventOptions) -> ImageSymbolicator {
-        let images = modules.map { module in
-            LoadedImage(
-                path: module.path, base: module.base.value, size: module.size.value,
-                buildId: DebugId.buildId(hex: module.buildId))
-        }
+        makeSymbolicator(images: modules.map(CapturedException.Image.init(module:)), options: options)
+    }
+
+    /// A symbolicator for `images` (see the modules variant).
+    static func makeSymbolicator(images: [CapturedException.Image], options: ExceptionEventOptions)
+        -> ImageSymbolicator
+    {
         let locator = DebugFileLocator(searchPaths: [], debugRoots: options.debugRoots, debuginfod: nil)
-        return ImageSymbolicator(images: images, locator: locator)
+        return ImageSymbolicator(images: images.map(LoadedImage.init(image:)), locator: locator)
     }
 
     /// Per thread (innermost frame first), the source-level frames of each address: the first thread whole,
-    /// the others while `budget` lasts once it is done (nil after). Frame 0 is looked up as is when
-    /// `firstFrameIsExact` (a crash's or a signal's PC), every other frame as a return address.
-    static func symbolicate(
-        _ threads: [[Address]], firstFrameIsExact: Bool, with symbolicator: ImageSymbolicator, budget: Duration
-    ) -> [[[SymbolicatedFrame]]?] {
+    /// the others while `budget` lasts once it is done (nil after). Each frame is looked up by its kind (only a
+    /// return address one byte back).
+    static func symbolicate(_ threads: [[Frame]], with symbolicator: ImageSymbolicator, budget: Duration)
+        -> [[[SymbolicatedFrame]]?]
+    {
         let clock = ContinuousClock()
         var deadline: ContinuousClock.Instant?
         var result: [[[SymbolicatedFrame]]?] = []
@@ -57,11 +59,7 @@ extension ExceptionEvent {
                 continue
             }
             result.append(
-                frames.enumerated().map { index, address in
-                    let isReturnAddress = index > 0 || !firstFrameIsExact
-                    return symbolicator.symbolicate(address.value, isReturnAddress: isReturnAddress).result?.frames
-                        ?? []
-                })
+                frames.map { symbolicator.symbolicate($0).result?.frames ?? [] })
             if deadline == nil { deadline = clock.now + budget }
         }
         return result

@@ -29,10 +29,18 @@ extension ExceptionEvent {
         }
         value += ". No stack trace: the process got no chance to record one."
         let lastAlive = record.memory?.sampledMs ?? record.startedMs
+        let description = CrashDescription(
+            type: type, value: value, mechanism: "abnormal_exit",
+            issueName: cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit")
+        var exception = CapturedException(
+            description: description, facts: CrashReason.Facts(given: description), level: "fatal", handled: false)
+        exception.hasStack = false
+        exception.timestampMs = Int64(clamping: lastAlive)
+        exception.insertId = record.insertId
+        exception.executable = record.executable
         properties["$exception_abnormal_exit_cause"] = .string(cause.rawValue)
         if rebooted { properties["$exception_rebooted"] = true }
         properties["$exception_pid"] = .int(Int(record.pid))
-        properties["$exception_executable"] = .string(record.executable)
         properties["$exception_launch_started_ms"] = .int(Int(clamping: record.startedMs))
         if let memory = record.memory {
             properties["$exception_last_rss_bytes"] = .int(Int(clamping: memory.residentBytes))
@@ -42,13 +50,7 @@ extension ExceptionEvent {
         if let cgroup = record.oomCounters.first {
             properties["$exception_cgroup_oom_file"] = .string(cgroup.file)
         }
-        return ExceptionRecord(
-            insertId: record.insertId, timestampMs: Int64(clamping: lastAlive), level: "fatal",
-            issueName: cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit",
-            exceptions: [
-                ExceptionRecord.Exception(
-                    type: type, value: value,
-                    mechanism: ExceptionRecord.Mechanism(type: "abnormal_exit", handled: false))
-            ], properties: properties)
+        exception.properties = properties
+        return Self.record(exception)
     }
 }

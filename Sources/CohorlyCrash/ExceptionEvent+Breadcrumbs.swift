@@ -20,21 +20,11 @@ extension ExceptionEvent {
         }
     }
 
-    /// Sets the record's breadcrumbs (and `$exception_breadcrumbs_dropped` when the report left some out);
-    /// nothing for a report without breadcrumbs.
-    static func addBreadcrumbs(of report: CrashReport, to record: inout ExceptionRecord) {
-        guard let breadcrumbs = report.breadcrumbs else { return }
+    /// Sets the record's breadcrumbs (and `$exception_breadcrumbs_dropped` when the capture left some out);
+    /// nothing when there are none, or the app set the property itself.
+    static func addBreadcrumbs(_ breadcrumbs: [Breadcrumb], dropped: Int, to record: inout ExceptionRecord) {
+        guard record.properties[breadcrumbsProperty] == nil, !breadcrumbs.isEmpty else { return }
         record.breadcrumbs = records(breadcrumbs)
-        if let dropped = report.breadcrumbsDropped, dropped > 0 {
-            record.properties["$exception_breadcrumbs_dropped"] = .int(dropped)
-        }
-    }
-
-    /// Sets the breadcrumbs of a live record from those taken at its capture (nothing when there are none, or
-    /// the app set the property itself).
-    static func addBreadcrumbs(_ snapshot: BreadcrumbSnapshot?, to record: inout ExceptionRecord) {
-        guard record.properties[breadcrumbsProperty] == nil, let crumbs = snapshot?.breadcrumbs, !crumbs.isEmpty
-        else { return }
-        record.breadcrumbs = records(crumbs)
+        if dropped > 0 { record.properties["$exception_breadcrumbs_dropped"] = .int(dropped) }
     }
 }

@@ -2,68 +2,56 @@ import Cohorly
 import CohorlySymbols
 
 extension ExceptionEvent {
-    /// Turns threads into native frames and modules into debug images: a crash report's, or a live
-    /// capture's (``LiveException``).
+    /// Turns a captured exception's threads into native frames and its images into debug images.
     struct FrameLayout {
-        /// The modules the frames point into.
-        let modules: [CrashReport.Module]
+        /// The images the frames point into.
+        let images: [CapturedException.Image]
         /// The `arch` of the debug images (nil: the architecture this SDK was compiled for).
         let arch: String?
-        /// Per module: whether it is the app's.
-        let inApp: [Bool]
-        /// Sorted (base, module index) for the address → module lookup.
+        /// Sorted (base, image index) for the address → image lookup.
         private let sortedBases: [(base: UInt64, index: Int)]
 
-        init(report: CrashReport, rules: InAppRules) {
-            self.init(
-                modules: report.modules, executable: report.executable, arch: report.context["$arch"]?.stringValue,
-                rules: rules)
-        }
-
-        init(modules: [CrashReport.Module], executable: String, arch: String?, rules: InAppRules) {
-            self.modules = modules
+        init(images: [CapturedException.Image], arch: String?) {
+            self.images = images
             self.arch = arch
-            inApp = modules.map { rules.isInApp(path: $0.path, executable: executable) }
-            sortedBases = modules.enumerated().map { ($0.element.base.value, $0.offset) }.sorted {
-                $0.base < $1.base
-            }
+            sortedBases = images.enumerated().map { ($0.element.base, $0.offset) }.sorted { $0.base < $1.base }
         }
 
-        /// The index in ``modules`` of the module holding `address`.
-        func moduleIndex(containing address: Address) -> Int? {
+        /// The index in ``images`` of the image holding `address`.
+        func imageIndex(containing address: UInt64) -> Int? {
             var low = 0
             var high = sortedBases.count
             while low < high {
                 let middle = (low + high) / 2
-                if sortedBases[middle].base <= address.value { low = middle + 1 } else { high = middle }
+                if sortedBases[middle].base <= address { low = middle + 1 } else { high = middle }
             }
             guard low > 0 else { return nil }
             let index = sortedBases[low - 1].index
-            return modules[index].contains(address) ? index : nil
+            let image = images[index]
+            return address - image.base < image.size ? index : nil
         }
 
-        /// The thread's frames, oldest first (the crash site last), one group per physical frame: the physical
-        /// frame, then its inlined calls from the outermost inward (`inlined`). `symbols` are the device's
-        /// frames per physical frame, innermost first (nil or empty: raw).
-        func frames(of thread: CrashReport.Thread, symbols: [[SymbolicatedFrame]]?) -> [[ExceptionRecord.Frame]] {
-            thread.frames.indices.reversed().map { index in
-                let address = thread.frames[index]
-                let module = moduleIndex(containing: address)
-                let found = symbols.flatMap { index < $0.count ? $0[index] : nil } ?? []
-                guard let physical = found.last else { return [frame(address, module, nil, inline: false)] }
-                return [frame(address, module, physical, inline: false)]
-                    + found.dropLast().reversed().map { frame(address, module, $0, inline: true) }
+        /// The thread's frames, oldest first (the crash site last), one group per frame of its caller chain
+        /// (physical frames down to the anchor, the async callers, the executor's frames below): the frame, then
+        /// its inlined calls from the outermost inward (`inline: true`).
+        func frames(of thread: CapturedException.Thread) -> [[ExceptionRecord.Frame]] {
+            thread.logicalFrames.reversed().map { stackFrame in
+                let image = imageIndex(containing: stackFrame.frame.address.value)
+                guard let physical = stackFrame.symbols.last else { return [frame(stackFrame, image, nil)] }
+                return [frame(stackFrame, image, physical)]
+                    + stackFrame.symbols.dropLast().reversed().map { frame(stackFrame, image, $0, inline: true) }
             }
         }
 
-        private func frame(_ address: Address, _ module: Int?, _ symbol: SymbolicatedFrame?, inline: Bool)
-            -> ExceptionRecord.Frame
-        {
+        private func frame(
+            _ stackFrame: CapturedException.StackFrame, _ image: Int?, _ symbol: FrameSymbol?, inline: Bool = false
+        ) -> ExceptionRecord.Frame {
             var frame = ExceptionRecord.Frame(
-                instructionAddress: address.description, inApp: module.map { inApp[$0] } ?? false, inlined: inline)
-            if let module {
-                frame.imageAddress = modules[module].base.description
-                frame.imagePath = modules[module].path
+                instructionAddress: stackFrame.frame.address.description, inApp: stackFrame.inApp, inlined: inline,
+                kind: inline ? nil : stackFrame.frame.kind.wireName)
+            if let image {
+                frame.imageAddress = Address(images[image].base).description
+                frame.imagePath = images[image].path
             }
             if let symbol, symbol.function != nil || symbol.file != nil {
                 frame.function = symbol.function
@@ -77,13 +65,13 @@ extension ExceptionEvent {
         }
 
         /// `swift`, `cpp` or `c`, from the mangling of the name or the source file's extension; nil if unsure.
-        static func language(of symbol: SymbolicatedFrame) -> String? {
+        static func language(of symbol: FrameSymbol) -> String? {
             let raw = symbol.rawFunction ?? ""
             if raw.hasPrefix("$s") || raw.hasPrefix("_$s") || raw.hasPrefix("$S") || raw.hasPrefix("_T0") {
                 return "swift"
             }
             if raw.hasPrefix("_Z") { return "cpp" }
-            if symbol.swiftRuntimeFailure != nil { return "swift" }
+            if CrashReason.runtimeFailure(symbol.function) != nil { return "swift" }
             guard let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
             switch file[file.index(after: dot)...] {
             case "swift": return "swift"
@@ -93,19 +81,20 @@ extension ExceptionEvent {
             }
         }
 
-        /// `$debug_images`: the modules that `frames` reference, in the modules' order. A module without a build
+        /// `$debug_images`: the images that `frames` reference, in the images' order. An image without a build
         /// id is left out (PostHog rejects an event with an image lacking a `debug_id`); its frames keep their
         /// module and address.
         func debugImages(referencedBy frames: [ExceptionRecord.Frame]) -> [ExceptionRecord.Image] {
             let referenced = Set(frames.compactMap(\.imageAddress))
             let arch = self.arch ?? Self.compiledArch
-            return modules.filter {
-                referenced.contains($0.base.description) && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
-            }.map { module in
+            return images.filter {
+                referenced.contains(Address($0.base).description)
+                    && !ExceptionEvent.debugId(fromBuildId: $0.buildId).isEmpty
+            }.map { image in
                 ExceptionRecord.Image(
-                    codeFile: module.path, codeId: module.buildId,
-                    debugId: ExceptionEvent.debugId(fromBuildId: module.buildId),
-                    imageAddress: module.base.description, imageSize: Int(clamping: module.size.value), arch: arch)
+                    codeFile: image.path, codeId: image.buildId,
+                    debugId: ExceptionEvent.debugId(fromBuildId: image.buildId),
+                    imageAddress: Address(image.base).description, imageSize: Int(clamping: image.size), arch: arch)
             }
         }
 

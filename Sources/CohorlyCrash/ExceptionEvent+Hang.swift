@@ -3,18 +3,11 @@ import Cohorly
 extension ExceptionEvent {
     /// The exception type of every hang event: PostHog groups hangs by it and the in-app frames of the hung
     /// thread.
-    public static let hangType = "Hang"
+    public static let hangType = CrashReason.hangType
 
-    /// Type, value, mechanism and issue name of a hang: `Hang`, `main thread blocked for 3.02 s`.
-    /// `diedHung` (a report left by a process that ended while hung) says so in the value.
+    /// Type, value, mechanism and issue name of a hang (``CrashReason/describeHang(_:diedHung:)``).
     static func describeHang(_ hang: CrashReport.Hang, diedHung: Bool) -> Description {
-        let seconds = Double(hang.durationMs) / 1000
-        let amount = seconds.formatted(.number.precision(.fractionLength(2)))
-        let value =
-            diedHung
-            ? "\(hang.subject) blocked for at least \(amount) s when the process ended"
-            : "\(hang.subject) blocked for \(amount) s"
-        return Description(type: hangType, value: value, mechanism: "hang", issueName: "\(hangType): \(hang.subject)")
+        CrashReason.describeHang(hang, diedHung: diedHung)
     }
 
     /// The properties every hang event carries: `$exception_hang_duration_ms`, `$exception_hang_subject`,

@@ -5,6 +5,8 @@ extension ExceptionEvent {
     struct OtherThread {
         var tid: Int32
         var name: String
+        /// Why the thread's async walk stopped, when it has async callers.
+        var stop: AsyncChain.Stop?
         var groups: [[ExceptionRecord.Frame]]
     }
 
@@ -46,10 +48,12 @@ extension ExceptionEvent {
             }
         }
         let kept = others.prefix(threads).map { thread in
-            OtherThread(tid: thread.tid, name: thread.name, groups: Array(thread.groups.suffix(depth)))
+            OtherThread(
+                tid: thread.tid, name: thread.name, stop: thread.stop, groups: Array(thread.groups.suffix(depth)))
         }
         record.threads = kept.map {
-            ExceptionRecord.Thread(id: $0.tid, name: $0.name, frames: $0.groups.flatMap { $0 })
+            ExceptionRecord.Thread(
+                id: $0.tid, name: $0.name, frames: $0.groups.flatMap { $0 }, asyncStop: $0.stop?.rawValue)
         }
         let framesDropped = others.prefix(threads).reduce(0) { $0 + max(0, $1.groups.count - depth) }
         let threadsDropped = others.count - threads

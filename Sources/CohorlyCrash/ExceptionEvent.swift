@@ -1,68 +1,113 @@
 import Cohorly
 import CohorlySymbols
+import Foundation
 
-/// The `$exception` event a crash report becomes: the one place that knows its shape.
+/// The `$exception` event for PostHog and Cohorly: the one place that knows its shape, rendered from the crash
+/// model's ``CapturedException`` (which the builders here make from a crash report, a handled error, a hang, an
+/// abnormal exit).
 ///
-/// One shape for every destination: the one PostHog error tracking (`cymbal`) reads — native frames
+/// One shape for both destinations: the one PostHog error tracking (`cymbal`) reads — native frames
 /// (`platform: "native"`, `instruction_addr`, `image_addr`, `module` = the image's file name, `in_app`, and
 /// `function`/`filename`/`lineno` when symbolicated on the device), oldest first with the crash site last,
-/// inlined calls as `inline: true` frames after their physical frame, and `$debug_images` for the images the
-/// frames reference, so a server holding the debug files can resolve what the device could not. Everything
-/// about the launch comes from the report (the launch that crashed), never from the launch that sends it.
+/// inlined calls as `inline: true` frames after their physical frame, each physical frame's kind under
+/// ``CapturedException/frameKindKey`` (so no server re-guesses which address is a return address), the async
+/// callers after the frame they continue from, and `$debug_images` for the images the frames reference, so a
+/// server holding the debug files can resolve what the device could not. Everything about the launch comes
+/// from the report (the launch that crashed), never from the launch that sends it.
 public enum ExceptionEvent {
     /// The event name.
     public static let name = "$exception"
 
-    /// The event for `report` (``record(from:symbols:options:)`` as the `$exception` event).
+    /// The event for `report`: fatal level, the report's `$insert_id` and crash time, its context (including
+    /// the super properties registered at crash time), the crashed thread whole and the other threads as far
+    /// as ``ExceptionEventOptions/maxEventBytes`` allows. `symbols` are the frames made on the device
+    /// (``symbolicate(_:options:)``); without them every frame is raw.
     public static func make(
         from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
     ) -> PreparedEvent {
         record(from: report, symbols: symbols, options: options).event
     }
 
-    /// The exception record for `report`: fatal level, the report's `$insert_id` and crash time, its context
-    /// (including the super properties registered at crash time), the crashed thread whole and the other threads
-    /// as far as ``ExceptionEventOptions/maxEventBytes`` allows. `symbols` are the frames made on the device
-    /// (``symbolicate(_:options:)``); without them every frame is raw.
+    /// The exception record (what the queue holds, each destination renders) for `report`: ``exception(from:
+    /// symbols:options:)`` laid out by ``record(_:options:)``.
     public static func record(
         from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
     ) -> ExceptionRecord {
-        var properties = contextProperties(report)
-        let layout = FrameLayout(report: report, rules: options.inApp)
+        record(exception(from: report, symbols: symbols, options: options), options: options)
+    }
+
+    /// The crash of `report` as the crash model's exception: the reason (a release trap's named by the device's
+    /// crash-site symbols), every thread with its kinds, in-app flags (``ExceptionEventOptions/inApp``) and the
+    /// device's symbols, the crash-time context and the report's own facts as properties.
+    public static func exception(
+        from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
+    ) -> CapturedException {
         // `symbols` follows `report.allThreads`: the crashed thread first when the report has one.
-        let firstOther = report.crashedThread == nil ? 0 : 1
-        let crashedSymbols = firstOther == 1 ? symbols?.threads.first ?? nil : nil
-        let description = describe(report, crashSite: crashedSymbols?.first)
-        var signal: Properties = ["number": .int(Int(report.signal.number)), "name": .string(report.signal.name)]
-        signal["code"] = .int(Int(report.signal.code))
-        signal["address"] = .string(report.signal.address.description)
-        let meta: Properties = report.hang.map(hangMeta) ?? ["signal": .object(signal)]
-        let crashedFrames = report.crashedThread.map { layout.frames(of: $0, symbols: crashedSymbols) } ?? []
+        let crashSite = report.crashedThread == nil ? nil : symbols?.threads.first??.first
+        var exception = CapturedException(report: report, crashSite: crashSite?.map(\.function) ?? [])
+        let inApp = report.modules.map { options.inApp.isInApp(path: $0.path, executable: report.executable) }
+        exception.threads = exception.threads.enumerated().map { index, thread in
+            var thread = thread
+            if let found = symbols.flatMap({ index < $0.threads.count ? $0.threads[index] : nil }) {
+                thread.setSymbols(found.map { $0.map(FrameSymbol.init(symbolicated:)) })
+            }
+            thread.markInApp { address in exception.imageIndex(containing: address).map { inApp[$0] } ?? false }
+            return thread
+        }
+        var properties = contextProperties(report)
         if let hang = report.hang { properties.merge(hangProperties(hang)) { _, hang in hang } }
         properties["$exception_pid"] = .int(Int(report.pid))
-        properties["$exception_executable"] = .string(report.executable)
-        if let name = report.crashedThread?.name, !name.isEmpty { properties["$exception_thread_name"] = .string(name) }
         if report.stackOverflow { properties["$exception_stack_overflow"] = true }
-        if !report.complete { properties["$exception_report_complete"] = false }
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }
+        exception.properties = properties
+        return exception
+    }
+
+    /// The `$exception` event of `exception` (``record(_:options:)`` rendered).
+    public static func render(_ exception: CapturedException, options: ExceptionEventOptions = .default)
+        -> PreparedEvent
+    {
+        record(exception, options: options).event
+    }
+
+    /// `exception` laid out as the queue's record: the subject thread's stack (oldest first, async callers after
+    /// their anchor, every frame with its kind), the other threads as far as
+    /// ``ExceptionEventOptions/maxEventBytes`` allows, the images the frames reference, the breadcrumbs; the
+    /// exception's own properties under them.
+    public static func record(_ exception: CapturedException, options: ExceptionEventOptions = .default)
+        -> ExceptionRecord
+    {
+        let layout = FrameLayout(images: exception.images, arch: exception.arch)
+        let description = exception.description
+        var properties = exception.properties
+        if let executable = exception.executable { properties["$exception_executable"] = .string(executable) }
+        if !exception.complete { properties["$exception_report_complete"] = false }
+        let subject = exception.threads.first(where: \.crashed)
+        if exception.hasStack, let name = subject?.name, !name.isEmpty {
+            properties["$exception_thread_name"] = .string(name)
+        }
+        let mechanism = ExceptionRecord.Mechanism(
+            type: description.mechanism, handled: exception.handled, synthetic: exception.synthetic,
+            meta: exception.mechanismMeta)
+        let subjectFrames = exception.hasStack ? subject.map(layout.frames(of:)) ?? [] : []
         var record = ExceptionRecord(
-            insertId: report.insertId, timestampMs: Int64(clamping: report.timestampMs), level: "fatal",
-            issueName: description.issueName,
+            insertId: exception.insertId.isEmpty ? UUID().uuidString.lowercased() : exception.insertId,
+            timestampMs: exception.timestampMs, level: exception.level, issueName: description.issueName,
             exceptions: [
                 ExceptionRecord.Exception(
-                    type: description.type, value: description.value,
-                    mechanism: ExceptionRecord.Mechanism(type: description.mechanism, handled: false, meta: meta),
-                    threadId: report.crashedThread?.tid ?? 0, frames: crashedFrames.flatMap { $0 })
+                    type: description.type, value: description.value, mechanism: mechanism,
+                    threadId: exception.hasStack ? subject?.tid ?? 0 : nil,
+                    frames: exception.hasStack ? subjectFrames.flatMap { $0 } : nil,
+                    asyncStop: subject?.async?.stop.rawValue)
             ], properties: properties)
-        addBreadcrumbs(of: report, to: &record)
-        let others = report.threads.enumerated().map { index, thread in
-            let threadSymbols = symbols.flatMap {
-                index + firstOther < $0.threads.count ? $0.threads[index + firstOther] : nil
-            }
-            return OtherThread(
-                tid: thread.tid, name: thread.name, groups: layout.frames(of: thread, symbols: threadSymbols))
+        addBreadcrumbs(exception.breadcrumbs, dropped: exception.breadcrumbsDropped, to: &record)
+        guard exception.hasStack else { return record }
+        let others = exception.threads.filter { !$0.crashed }.map { thread in
+            OtherThread(
+                tid: thread.tid ?? 0, name: thread.name ?? "", stop: thread.async?.stop,
+                groups: layout.frames(of: thread))
         }
-        fit(others, crashed: crashedFrames, into: &record, layout: layout, limit: options.maxEventBytes)
+        fit(others, crashed: subjectFrames, into: &record, layout: layout, limit: options.maxEventBytes)
         return record
     }
 
@@ -90,5 +135,26 @@ public enum ExceptionEvent {
     public static func debugId(fromBuildId buildId: String) -> String {
         guard let bytes = DebugId.buildId(hex: buildId) else { return "" }
         return DebugId.debugId(bytes)
+    }
+}
+
+extension FrameSymbol {
+    /// A symbolicator's frame in the crash model.
+    init(symbolicated frame: SymbolicatedFrame) {
+        self.init(
+            function: frame.function, rawFunction: frame.rawFunction, file: frame.file, line: frame.line,
+            column: frame.column, inlined: frame.isInlined, symbolOffset: frame.symbolOffset)
+    }
+}
+
+extension CapturedException.Thread {
+    /// Sets every frame's in-app flag (physical and async) from its address.
+    mutating func markInApp(_ isInApp: (UInt64) -> Bool) {
+        for index in frames.indices { frames[index].inApp = isInApp(frames[index].frame.address.value) }
+        guard var chain = async else { return }
+        for index in chain.frames.indices {
+            chain.frames[index].inApp = isInApp(chain.frames[index].frame.address.value)
+        }
+        async = chain
     }
 }

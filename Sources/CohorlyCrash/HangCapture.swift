@@ -53,8 +53,9 @@ struct HangCapture: Sendable {
                 .map { Address(UInt64($0)) }
         }
         let name = withUnsafeBytes(of: &slot.name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+        // Each thread was interrupted by a signal: frame 0 is its exact PC.
         return CrashReport.Thread(
-            tid: slot.tid, name: name, crashed: subject, frames: frames, truncated: slot.truncated)
+            tid: slot.tid, name: name, crashed: subject, frames: Frame.interrupted(frames), truncated: slot.truncated)
     }
 
     private static func modules(for threads: [cly_live_thread]) -> [CrashReport.Module] {

@@ -8,7 +8,7 @@ import Synchronization
 #endif
 
 /// The "died while hung" file: while a hang lasts, `hang-<insert id>.json` in the report directory holds it as
-/// a `cohorly-crash/1` report of mechanism `hang` (the hung thread as the crashed one, the other threads, the
+/// a report (format ``CrashReportFormat/current``) of mechanism `hang` (the hung thread as the crashed one, the other threads, the
 /// modules, the launch's context). The insert id is the launch's (`CrashRecorder.pendingInsertId`, the one
 /// its crash report would carry), so one launch has at most one such file and one death makes one event.
 ///

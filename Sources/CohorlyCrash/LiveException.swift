@@ -42,12 +42,10 @@ public struct LiveException: Sendable {
     public var mechanism: Mechanism
     /// `$issue_name`, when the type and value do not say it well (default nil).
     public var issueName: String?
-    /// The captured threads, innermost frame first; the subject thread has `crashed: true` (else the first is
-    /// the subject).
+    /// The captured threads, innermost frame first, each frame with its kind (a thread interrupted by a signal
+    /// starts with its exact PC; one that captured itself by a call has return addresses only); the subject
+    /// thread has `crashed: true` (else the first is the subject).
     public var threads: [CrashReport.Thread]
-    /// Whether each thread's frame 0 is an exact PC (a signal's context) rather than a return address (a stack
-    /// taken with `getcontext`: every frame is a return address). Default false.
-    public var firstFrameIsExact: Bool
     /// The loaded modules the frames point into (default empty: the reporter lists the live ones).
     public var modules: [CrashReport.Module]
     /// The executable's path (for the in-app rule; default: this process's).
@@ -66,7 +64,7 @@ public struct LiveException: Sendable {
     /// An exception with these parts.
     public init(
         type: String, value: String, level: String = "error", mechanism: Mechanism, issueName: String? = nil,
-        threads: [CrashReport.Thread], firstFrameIsExact: Bool = false, modules: [CrashReport.Module] = [],
+        threads: [CrashReport.Thread], modules: [CrashReport.Module] = [],
         executable: String? = nil, properties: Properties = [:], timestampMs: Int64? = nil, insertId: String? = nil
     ) {
         self.type = type
@@ -75,7 +73,6 @@ public struct LiveException: Sendable {
         self.mechanism = mechanism
         self.issueName = issueName
         self.threads = threads
-        self.firstFrameIsExact = firstFrameIsExact
         self.modules = modules
         self.executable = executable ?? LiveStack.executablePath
         self.properties = properties
@@ -86,51 +83,57 @@ public struct LiveException: Sendable {
     /// The index in ``threads`` of the subject thread.
     var subjectIndex: Int? { threads.firstIndex(where: \.crashed) ?? (threads.isEmpty ? nil : 0) }
 
-    /// The event (``record(symbols:options:)`` as the `$exception` event).
+    /// The event: level, type, value and mechanism, the subject thread in `$exception_list`, the others in
+    /// `$exception_threads` as far as ``ExceptionEventOptions/maxEventBytes`` allows, `$debug_images` for the
+    /// frames. `symbols` follow ``threads`` (``symbolicate(with:options:)``); without them every frame is raw.
     public func event(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
         -> PreparedEvent
     {
         record(symbols: symbols, options: options).event
     }
 
-    /// The exception record: level, type, value and mechanism, the subject thread's stack, the other threads as
-    /// far as ``ExceptionEventOptions/maxEventBytes`` allows, the images of the frames. `symbols` follow
-    /// ``threads`` (``symbolicate(with:options:)``); without them every frame is raw.
+    /// The exception record (what the queue holds, each destination renders): ``exception(symbols:options:)``
+    /// laid out by ``ExceptionEvent/record(_:options:)``, without `$exception_threads` when only the subject
+    /// thread was captured.
     public func record(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
         -> ExceptionRecord
     {
-        let layout = ExceptionEvent.FrameLayout(
-            modules: modules, executable: executable, arch: nil, rules: options.inApp)
-        func symbolsOf(_ index: Int) -> [[SymbolicatedFrame]]? {
-            symbols.flatMap { index < $0.count ? $0[index] : nil }
-        }
-        let subject = subjectIndex
-        let subjectFrames = subject.map { layout.frames(of: threads[$0], symbols: symbolsOf($0)) } ?? []
-        var properties = self.properties
-        if let subject, !threads[subject].name.isEmpty {
-            properties["$exception_thread_name"] = .string(threads[subject].name)
-        }
-        var record = ExceptionRecord(
-            insertId: insertId.isEmpty ? UUID().uuidString.lowercased() : insertId, timestampMs: timestampMs,
-            level: level, issueName: issueName,
-            exceptions: [
-                ExceptionRecord.Exception(
-                    type: type, value: value,
-                    mechanism: ExceptionRecord.Mechanism(
-                        type: mechanism.type, handled: mechanism.handled, synthetic: mechanism.synthetic,
-                        meta: mechanism.meta), threadId: subject.map { threads[$0].tid } ?? 0,
-                    frames: subjectFrames.flatMap { $0 })
-            ], properties: properties)
-        ExceptionEvent.addBreadcrumbs(breadcrumbs, to: &record)
-        let others = threads.indices.filter { $0 != subject }.map { index in
-            ExceptionEvent.OtherThread(
-                tid: threads[index].tid, name: threads[index].name,
-                groups: layout.frames(of: threads[index], symbols: symbolsOf(index)))
-        }
-        ExceptionEvent.fit(
-            others, crashed: subjectFrames, into: &record, layout: layout, limit: options.maxEventBytes)
-        if others.isEmpty { record.threads = nil }
+        var record = ExceptionEvent.record(exception(symbols: symbols, options: options), options: options)
+        if record.threads?.isEmpty == true { record.threads = nil }
         return record
+    }
+
+    /// The exception in the crash model (what ``event(symbols:options:)`` renders): the threads with their
+    /// kinds, in-app flags (``ExceptionEventOptions/inApp``) and `symbols`, the modules as images.
+    public func exception(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
+        -> CapturedException
+    {
+        let description = CrashDescription(
+            type: type, value: value, mechanism: mechanism.type, issueName: issueName)
+        var exception = CapturedException(
+            description: description, facts: CrashReason.Facts(given: description), level: level,
+            handled: mechanism.handled)
+        exception.synthetic = mechanism.synthetic
+        exception.mechanismMeta = mechanism.meta
+        exception.images = modules.map(CapturedException.Image.init(module:))
+        exception.timestampMs = timestampMs
+        exception.insertId = insertId
+        exception.breadcrumbs = breadcrumbs?.breadcrumbs ?? []
+        exception.properties = properties
+        let inApp = modules.map { options.inApp.isInApp(path: $0.path, executable: executable) }
+        let subject = subjectIndex
+        exception.threads = threads.enumerated().map { index, thread in
+            var captured = CapturedException.Thread(report: thread)
+            captured.crashed = index == subject
+            if let found = symbols.flatMap({ index < $0.count ? $0[index] : nil }) {
+                captured.setSymbols(found.map { $0.map(FrameSymbol.init(symbolicated:)) })
+            }
+            captured.markInApp { address in exception.imageIndex(containing: address).map { inApp[$0] } ?? false }
+            return captured
+        }
+        // The subject first, the others in their order.
+        exception.threads = exception.threads.filter(\.crashed) + exception.threads.filter { !$0.crashed }
+        return exception
     }
 
     /// Symbolicates the threads with `symbolicator` (one per set of modules, reused across events): the subject
@@ -139,7 +142,7 @@ public struct LiveException: Sendable {
         // The subject thread first, so the budget never cuts it.
         let order = (subjectIndex.map { [$0] } ?? []) + threads.indices.filter { $0 != subjectIndex }
         let found = ExceptionEvent.symbolicate(
-            order.map { threads[$0].frames }, firstFrameIsExact: firstFrameIsExact, with: symbolicator,
+            order.map { threads[$0].frames + (threads[$0].async?.frames ?? []) }, with: symbolicator,
             budget: options.symbolicationBudget)
         var result = [[[SymbolicatedFrame]]?](repeating: nil, count: threads.count)
         for (position, index) in order.enumerated() { result[index] = found[position] }

@@ -17,12 +17,12 @@ enum LiveStack {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
         ?? ""
 
-    /// The stack of the calling thread, innermost first, all return addresses. This function's frame and the
+    /// The stack of the calling thread, innermost first, all return addresses (it captured itself by a call). This function's frame and the
     /// `skip` frames above it (the caller's own wrappers, each `@inline(never)`) are left out: with `skip` 1,
     /// called from a public entry point, frame 0 is the return address into the app's code that called it.
     /// Empty when the unwinder is unavailable.
     @inline(never)
-    static func capture(skip: Int) -> (frames: [Address], truncated: Bool) {
+    static func capture(skip: Int) -> (frames: [Frame], truncated: Bool) {
         guard unavailableReason == nil else { return ([], false) }
         let capacity = Int(CLY_MAX_FRAMES)
         let buffer = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
@@ -30,7 +30,7 @@ enum LiveStack {
         var truncated = false
         // The C function drops its own frame; 1 more for this one, then the caller's `skip`.
         let count = Int(cly_capture_current_stack(buffer, Int32(capacity), Int32(clamping: 1 + skip), &truncated))
-        let frames = (0..<max(0, min(count, capacity))).map { Address(UInt64(buffer[$0])) }
+        let frames = (0..<max(0, min(count, capacity))).map { Frame(UInt64(buffer[$0]), kind: .returnAddress) }
         return (frames, truncated)
     }
 

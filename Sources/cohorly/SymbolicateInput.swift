@@ -1,24 +1,25 @@
 import CohorlyCollector
+import CohorlyCrashModel
 import CohorlySymbols
 
 /// What `cohorly symbolicate FILE` was given, told apart by its JSON: a crash report (an object with `format`),
 /// one `$exception` event (an object with `event` and `properties`, or the bare properties with
 /// `$exception_list`), or a list of events (an array, or a wrapper holding one under `events` — as
 /// `cohorly events list --json` prints — or `results` — as PostHog's events API answers). Every crash becomes
-/// the same ``CrashInput``, so a report and an event are symbolicated and printed by one path.
+/// the same ``CapturedException``, so a report and an event are symbolicated and printed by one path.
 enum SymbolicateInput {
     /// One crash to symbolicate and the lines naming where it came from (empty for a report).
     struct Crash {
         var header: [String]
-        var input: CrashInput
+        var input: CapturedException
     }
 
     /// The crashes in `bytes` (read from `name`) and whether the input was a list (printed as a JSON array).
     static func crashes(_ bytes: [UInt8], name: String) throws(ReportError) -> (crashes: [Crash], isList: Bool) {
         guard let document = CohorlyValue(bytes: bytes), document["format"] == nil else {
             // A report, or not JSON at all: the report reader says what is wrong with it.
-            let report = try ReportInput.decode(bytes, name: name)
-            return ([Crash(header: [], input: SymbolicateReport.input(report))], false)
+            let report = try CrashReport.read(bytes, name: name)
+            return ([Crash(header: [], input: CapturedException(report: report))], false)
         }
         if let list = document.arrayValue ?? document["events"]?.arrayValue ?? document["results"]?.arrayValue {
             let crashes = list.compactMap(crash)
@@ -30,7 +31,7 @@ enum SymbolicateInput {
         guard let crash = crash(document) else {
             throw ReportError(
                 reason:
-                    "\(name): neither a crash report (format \(ReportInput.supportedFormat)) nor an $exception event")
+                    "\(name): neither a crash report (format \(CrashReportFormat.current)) nor an $exception event")
         }
         return ([crash], false)
     }
@@ -47,6 +48,6 @@ enum SymbolicateInput {
         if let release = properties["release"]?.stringValue ?? properties["$app_version"]?.stringValue {
             header.append("Release: \(release)")
         }
-        return Crash(header: header, input: CrashInput(exceptionEvent: properties))
+        return Crash(header: header, input: CapturedException(exceptionEvent: properties))
     }
 }

@@ -46,32 +46,4 @@ enum SymbolicateReport {
         }
         return .success
     }
-
-    /// The report's crash as the library's neutral input.
-    static func input(_ report: ReportInput) -> CrashInput {
-        let images = (report.modules ?? []).compactMap { module -> LoadedImage? in
-            guard let base = Hex.parse(module.base), let size = Hex.parse(module.size) else { return nil }
-            let buildId = module.buildId.flatMap { $0.isEmpty ? nil : DebugId.buildId(hex: $0) }
-            return LoadedImage(path: module.path, base: base, size: size, buildId: buildId)
-        }
-        func thread(_ thread: ReportInput.Thread, crashed: Bool) -> CrashInput.Thread {
-            CrashInput.Thread(
-                tid: thread.tid, name: thread.name, crashed: crashed || thread.crashed == true,
-                truncated: thread.truncated == true, addresses: thread.frames.compactMap(Hex.parse))
-        }
-        var threads = report.crashedThread.map { [thread($0, crashed: true)] } ?? []
-        threads += (report.threads ?? []).map { thread($0, crashed: false) }
-        var input = CrashInput(threads: threads, images: images)
-        input.message = report.message
-        input.cxxType = report.cxx.map { $0.type ?? "of unknown type" }
-        input.cxxWhat = report.cxx?.what
-        input.signalName = report.signal?.name
-        input.signalNumber = report.signal?.number
-        input.signalCode = report.signal?.code
-        input.faultAddress = report.signal?.address
-        input.mechanism = report.mechanism
-        input.executable = report.executable
-        input.complete = report.complete != false
-        return input
-    }
 }

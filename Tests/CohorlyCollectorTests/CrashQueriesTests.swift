@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySymbols
 import Testing
 
@@ -18,8 +19,8 @@ import Testing
         let input = CrashQueries.input(from: properties)
         #expect(input.images.map(\.path) == ["/a", "/c"])
         #expect(input.images.map(\.size) == [0, 0x100])
-        #expect(input.images.allSatisfy { $0.buildId == nil })
-        #expect(input.threads.first?.addresses == [0x1010])
+        #expect(input.images.allSatisfy { LoadedImage(image: $0).buildId == nil })
+        #expect(input.threads.first?.frames.map(\.frame) == [Frame(0x1010, kind: .pc)])
     }
 
     /// An event symbolicated on the device (native frames, inlined calls after their frame) is read back as
@@ -60,12 +61,13 @@ import Testing
         ]
         let input = CrashQueries.input(from: properties)
         let thread = input.threads[0]
-        #expect(thread.addresses == [0x1200, 0x1100])
+        // Frames without a kind (an older SDK's event): the innermost exact, the others return addresses.
+        #expect(thread.frames.map(\.frame) == [Frame(0x1200, kind: .pc), Frame(0x1100, kind: .returnAddress)])
         #expect(
-            thread.clientSymbols.map { $0.map(\.function) } == [
+            thread.frames.map { $0.symbols.map(\.function) } == [
                 ["Swift runtime failure: Index out of range", "App.run()"], ["main"],
             ])
-        #expect(thread.clientSymbols[0].map(\.inlined) == [true, false])
+        #expect(thread.frames[0].symbols.map(\.inlined) == [true, false])
         // No file with that build id here, and the event's path is never opened: the device's frames stand.
         let locator = DebugFileLocator(searchPaths: [], debugRoots: [], debuginfod: nil)
         locator.mayOpenCodeFile = { _ in false }

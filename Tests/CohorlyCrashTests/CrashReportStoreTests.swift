@@ -88,7 +88,7 @@ struct CrashReportStoreTests {
         let store = CrashReportStore(directory: directory)
         let report = try store.load(try #require(store.pendingReports().first))
         #expect(report.recrashSignal == 11)
-        #expect(report.crashedThread?.frames == [Address(1)])
+        #expect(report.crashedThread?.frames == [Frame(1, kind: .pc)])
         #expect(!report.complete)
     }
 
@@ -171,6 +171,6 @@ struct CrashReportStoreTests {
             .deletingLastPathComponent().appendingPathComponent("fixtures/reports/null-write.json")
         let report = try CrashReport.decode(Data(contentsOf: url))
         #expect(report.complete && report.signal.name == "SIGSEGV" && !report.modules.isEmpty)
-        #expect(report.crashedThread?.registers?["rip"] == report.crashedThread?.frames.first)
+        #expect(report.crashedThread?.registers?["rip"] == report.crashedThread?.frames.first?.address)
     }
 }

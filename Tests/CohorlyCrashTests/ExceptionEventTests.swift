@@ -73,7 +73,7 @@ struct ExceptionEventTests {
             ExceptionEvent.describe(report)
                 == .init(
                     type: "std::runtime_error", value: "bad", mechanism: "cxx_exception",
-                    issueName: "std::runtime_error: bad"))
+                    issueName: "std::runtime_error: bad", source: "cxx_exception"))
     }
 
     @Test func aReleaseTrapIsNamedByTheSwiftRuntimeFailureFrameAtTheCrashSite() throws {

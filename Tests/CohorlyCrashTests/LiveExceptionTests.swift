@@ -6,10 +6,10 @@ import Testing
 @testable import CohorlyCrash
 
 @inline(never)
-func captureHere() -> [Address] { LiveStack.capture(skip: 0).frames }
+func captureHere() -> [Frame] { LiveStack.capture(skip: 0).frames }
 
 @inline(never)
-func captureOneLevelDeeper() -> [Address] { captureHere() }
+func captureOneLevelDeeper() -> [Frame] { captureHere() }
 
 /// The shared builder of live `$exception` events (what hangs use): several threads with a subject, a mechanism
 /// with extra fields, the live modules and the device's symbols, held against PostHog's rules.

@@ -59,7 +59,7 @@ import Testing
         let result = try CLI.run(["symbolicate", path], environment: environment)
         let elapsed = clock.now - start
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.hasPrefix("Crash: SIGILL at 0x"))
+        #expect(result.stdout.hasPrefix("Crash: SIGILL: Illegal instruction at 0x"))
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(
             lines.first?.hasPrefix(

@@ -150,7 +150,7 @@ import Testing
     @Test(arguments: [
         (
             "{\"event\": \"$pageview\", \"properties\": {}}",
-            "neither a crash report (format cohorly-crash/1) nor an $exception event"
+            "neither a crash report (format cohorly-crash/2) nor an $exception event"
         ),
         ("{\"events\": [{\"event\": \"$pageview\", \"properties\": {}}]}", "no $exception event among the 1 events"),
         ("[1, 2]", "no $exception event among the 2 events"),

@@ -19,15 +19,15 @@ enum ReferenceSymbolizer {
     }
 
     /// The function name (linkage name, as llvm-symbolizer prints it) of every frame of `thread`, using the
-    /// module base and path recorded in `report`. Frame 0 is looked up as is, the others at return address − 1.
+    /// module base and path recorded in `report`, each looked up by its kind (a return address at address − 1).
     static func functions(of thread: CrashReport.Thread, in report: CrashReport) async throws -> [String] {
         var lines: [String] = []
-        for (index, frame) in thread.frames.enumerated() {
+        for frame in thread.frames {
             guard let module = report.module(containing: frame) else {
                 lines.append("\"/nonexistent\" 0x0")
                 continue
             }
-            let relative = frame.value - module.base.value - (index == 0 ? 0 : 1)
+            let relative = frame.lookupAddress - module.base.value
             lines.append("\"\(module.path)\" 0x\(String(relative, radix: 16))")
         }
         let process = Process()

@@ -1,4 +1,5 @@
 import Foundation
+import CohorlyJSON
 
 extension Date: CohorlyPropertyValue {
     /// ISO 8601 text in UTC with milliseconds (`"2026-11-30T10:34:59.327Z"`); `null` for a date no `Int64` of

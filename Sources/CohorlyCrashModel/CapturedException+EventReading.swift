@@ -1,0 +1,174 @@
+extension CapturedException {
+    /// The per-frame member of an `$exception` stack frame that carries the frame's kind (`pc`,
+    /// `return_address`, `async_resume`), so no server guesses which address to look up one byte back.
+    /// PostHog's cymbal drops members it does not know, so the frame stays valid there.
+    public static let frameKindKey = "instruction_addr_kind"
+    /// The `stacktrace` member telling why the async walk of that thread stopped (present with async frames).
+    public static let asyncStopKey = "async_stop"
+
+    /// The crash in an `$exception` event's properties: the one reading of the event shape, used by the collector
+    /// (`cohorly crashes show`) and by `cohorly symbolicate EVENT.json`.
+    ///
+    /// Reads PostHog's native shape (research/posthog.md part C): `$exception_list[0]` with `type`, `value`,
+    /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`, the frame's
+    /// kind under ``frameKindKey``; `inline: true` frames repeat their physical frame's address and are folded
+    /// under it; the `function`, `filename`, `lineno` and `colno` the device resolved are kept as symbols),
+    /// `$exception_threads`, and `$debug_images` (`code_file`, `code_id`, `image_addr`, `image_size`). Frames of
+    /// kind `async_resume` are the thread's async callers, after the physical frame they continue from. A frame
+    /// without a kind (events of older SDKs) follows the old positional rule: the innermost exact, the others
+    /// return addresses. A frame whose image is not among `$debug_images` still gets an image from its own
+    /// `module` and `image_addr`. Events come from the network or from files: nothing in them can trap.
+    public init(exceptionEvent properties: CohorlyValue) {
+        let exception = properties["$exception_list"]?.arrayValue?.first
+        let type = exception?["type"]?.stringValue ?? ""
+        let value = exception?["value"]?.stringValue ?? ""
+        let mechanism = exception?["mechanism"]
+        let mechanismType = mechanism?["type"]?.stringValue ?? "signal"
+        let signal = mechanism?["meta"]?["signal"]
+        var facts = CrashReason.Facts()
+        if signal != nil {
+            facts.signal = CrashReport.Signal(
+                number: signal?["number"]?.intValue.flatMap { Int32(exactly: $0) } ?? 0,
+                name: signal?["name"]?.stringValue ?? "",
+                code: signal?["code"]?.intValue.flatMap { Int32(exactly: $0) } ?? 0,
+                address: Self.wireAddress(signal?["address"]) ?? Address(0))
+        }
+        switch mechanismType {
+        case "cxx", "cxx_exception": facts.cxx = CrashReport.CxxException(type: type, what: value)
+        default:
+            let source =
+                mechanismType == "swift" || mechanismType == "swift_fatal"
+                ? (type.hasPrefix("Swift runtime failure") ? "dwarf" : "message") : "signal"
+            facts.given = CrashDescription(
+                type: type, value: value, mechanism: mechanismType,
+                issueName: properties["$issue_name"]?.stringValue
+                    ?? (value.isEmpty || source == "dwarf" ? type : "\(type): \(value)"),
+                source: source)
+        }
+        self.init(
+            description: CrashReason.describe(facts), facts: facts,
+            level: properties["$exception_level"]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
+        )
+        synthetic = mechanism?["synthetic"] == .bool(true)
+        mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
+        threads = [
+            Self.thread(
+                exception?["stacktrace"], tid: exception?["thread_id"], name: properties["$exception_thread_name"],
+                crashed: true)
+        ]
+        for other in properties["$exception_threads"]?.arrayValue ?? [] {
+            // A producer may list the crashed thread again among all threads.
+            if other["crashed"] == .bool(true) { continue }
+            threads.append(
+                Self.thread(other["stacktrace"], tid: other["thread_id"], name: other["name"], crashed: false))
+        }
+        var frames = exception?["stacktrace"]?["frames"]?.arrayValue ?? []
+        for other in properties["$exception_threads"]?.arrayValue ?? [] {
+            frames += other["stacktrace"]?["frames"]?.arrayValue ?? []
+        }
+        images = Self.images(properties["$debug_images"], frames: frames)
+        arch = properties["$debug_images"]?.arrayValue?.first?["arch"]?.stringValue
+        timestampMs = properties["time"]?.intValue.map(Int64.init) ?? 0
+        insertId = properties["$insert_id"]?.stringValue ?? ""
+        executable = properties["$exception_executable"]?.stringValue
+        if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
+        if case .object(let all) = properties {
+            self.properties = all.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
+        }
+    }
+
+    /// A thread from a stacktrace: frames oldest first → physical frames innermost first, each with the symbols
+    /// the device resolved (its inlined calls innermost first, then itself), and the async frames after the
+    /// physical frame they follow.
+    private static func thread(_ stacktrace: CohorlyValue?, tid: CohorlyValue?, name: CohorlyValue?, crashed: Bool)
+        -> Thread
+    {
+        var ordered: [(frame: StackFrame, hasKind: Bool)] = []
+        for frame in stacktrace?["frames"]?.arrayValue ?? [] {
+            let inlined = frame["inline"] == .bool(true)
+            if !inlined {
+                guard let pc = wireAddress(frame["instruction_addr"]) else { continue }
+                let kind = frame[frameKindKey]?.stringValue.map(Frame.Kind.init(wireName:))
+                ordered.append(
+                    (
+                        StackFrame(Frame(pc, kind: kind ?? .returnAddress), inApp: frame["in_app"] == .bool(true)),
+                        kind != nil
+                    ))
+            }
+            guard !ordered.isEmpty, let symbol = symbol(frame, inlined: inlined) else { continue }
+            ordered[ordered.count - 1].frame.symbols.insert(symbol, at: 0)
+        }
+        ordered.reverse()
+        var physical: [StackFrame] = []
+        var asyncFrames: [StackFrame] = []
+        var anchor: Int?
+        for (index, entry) in ordered.enumerated() {
+            var frame = entry.frame
+            // Events without kinds: the innermost frame exact, the others return addresses.
+            if !entry.hasKind && index == 0 { frame.frame.kind = .pc }
+            if frame.frame.kind == .asyncResume && !physical.isEmpty {
+                if anchor == nil { anchor = physical.count - 1 }
+                asyncFrames.append(frame)
+            } else {
+                physical.append(frame)
+            }
+        }
+        let async = anchor.map { anchor in
+            AsyncStack(
+                anchor: anchor, stop: AsyncChain.Stop(wireName: stacktrace?[asyncStopKey]?.stringValue ?? ""),
+                frames: asyncFrames)
+        }
+        return Thread(
+            tid: tid?.intValue.flatMap { Int32(exactly: $0) }, name: name?.stringValue, crashed: crashed,
+            frames: physical, async: async)
+    }
+
+    /// What the device resolved for one frame (nil when it resolved nothing). Numbers from the network: a line
+    /// or column outside 0…2³¹ is read as unknown.
+    private static func symbol(_ frame: CohorlyValue, inlined: Bool) -> FrameSymbol? {
+        let function = frame["function"]?.stringValue
+        let file = frame["filename"]?.stringValue
+        guard function != nil || file != nil else { return nil }
+        let line = frame["lineno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        let column = frame["colno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        return FrameSymbol(function: function, file: file, line: line, column: column, inlined: inlined)
+    }
+
+    /// A `0x…` hex string (PostHog's form of every address); nil for anything else.
+    private static func wireAddress(_ value: CohorlyValue?) -> Address? {
+        value?.stringValue.flatMap(Address.init(hex:))
+    }
+
+    /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,
+    /// sized to reach the frame's highest address.
+    private static func images(_ list: CohorlyValue?, frames: [CohorlyValue]) -> [Image] {
+        var images = (list?.arrayValue ?? []).compactMap { image -> Image? in
+            guard let path = image["code_file"]?.stringValue, let base = wireAddress(image["image_addr"]) else {
+                return nil
+            }
+            // A negative or absurd size is read as unknown, never trapped on.
+            let size =
+                image["image_size"]?.intValue.flatMap { UInt64(exactly: $0) } ?? wireAddress(image["image_size"])?.value
+                ?? 0
+            return Image(path: path, base: base.value, size: size, buildId: image["code_id"]?.stringValue ?? "")
+        }
+        var extra: [UInt64: (module: String, end: UInt64)] = [:]
+        for frame in frames {
+            guard let base = wireAddress(frame["image_addr"])?.value,
+                let pc = wireAddress(frame["instruction_addr"])?.value, pc >= base,
+                !images.contains(where: { $0.base <= pc && pc - $0.base < $0.size })
+            else { continue }
+            let module = frame["module"]?.stringValue ?? extra[base]?.module ?? "???"
+            extra[base] = (module, max(extra[base]?.end ?? 0, pc))
+        }
+        for (base, image) in extra.sorted(by: { $0.key < $1.key }) {
+            let size = min(image.end - base, UInt64.max - 1) + 1
+            if let known = images.firstIndex(where: { $0.base == base }) {
+                images[known].size = max(images[known].size, size)
+            } else {
+                images.append(Image(path: image.module, base: base, size: size, buildId: ""))
+            }
+        }
+        return images
+    }
+}
