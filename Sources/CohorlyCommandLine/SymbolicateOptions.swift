@@ -17,11 +17,14 @@ package struct SymbolicateOptions {
     package var json: Bool
     /// `--full-names` / `--simplified`; nil when neither was given (each mode has its own default).
     package var names: Demangler.Style?
+    /// `--no-async`: the raw physical stacks, without the async callers.
+    package var noAsync: Bool = false
 
     /// Parses and checks `arguments` (those after `symbolicate`).
     package static func parse(_ arguments: [String]) throws(UsageError) -> SymbolicateOptions {
         let parsed = try ParsedArguments.parse(
-            arguments, flags: ["--json", "--full-names", "--simplified"], options: ["--exe", "--debug-dir"])
+            arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
+            options: ["--exe", "--debug-dir"])
         let debugDirs = parsed.options["--debug-dir"] ?? []
         if let missing = DirectoryArguments.firstMissing(debugDirs) {
             throw UsageError(reason: "--debug-dir \(missing): no such directory")
@@ -40,7 +43,7 @@ package struct SymbolicateOptions {
             parsed.flags.contains("--full-names") ? .full : parsed.flags.contains("--simplified") ? .simplified : nil
         return SymbolicateOptions(
             executable: executable, positionals: parsed.positionals, debugDirs: debugDirs,
-            json: parsed.flags.contains("--json"), names: names)
+            json: parsed.flags.contains("--json"), names: names, noAsync: parsed.flags.contains("--no-async"))
     }
 
     /// `--exe` mode with these options: the addresses from the arguments, or from standard input when there are
@@ -54,7 +57,7 @@ package struct SymbolicateOptions {
 
     /// The usage block of `cohorly symbolicate --help` (and `cohorly-symbolicate --help`).
     package static let help = """
-        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--json]
+        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--no-async] [--json]
                cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
 
         With a crash report (format cohorly-crash/1 or /2; `-` reads it from standard input): prints the crash
@@ -79,6 +82,8 @@ package struct SymbolicateOptions {
           --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`) in text output;
                             the default for --exe, and always in --json (`function`; `raw_function` mangled).
           --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`); the default for a report.
+          --no-async        The raw physical stacks: without the `[async]` callers a crash in async code lists
+                            after the frame they continue from, and with the executor's frames it folds.
           --json            Print JSON instead of text.
           -h, --help        Show this help.
 

@@ -15,7 +15,7 @@ extension CapturedException {
         breadcrumbsDropped = report.breadcrumbsDropped ?? 0
         timestampMs = Int64(clamping: report.timestampMs)
         insertId = report.insertId
-        executable = report.executable
+        executable = report.executable.isEmpty ? nil : report.executable
         complete = report.complete
         if let hang = report.hang {
             mechanismMeta = [

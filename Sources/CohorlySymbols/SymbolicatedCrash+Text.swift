@@ -7,11 +7,18 @@ extension SymbolicatedCrash {
         /// The advice printed when some frames stay raw or without lines (default: nil, no advice), e.g. which
         /// option or command adds the missing debug files.
         public var missingDebugFilesAdvice: String?
+        /// Whether a thread's async callers are shown after the frame they continue from, with the executor's
+        /// frames below folded into one line (default true); false prints the raw physical stack (`--no-async`).
+        public var showsAsyncCallers: Bool
 
-        /// Options; by default simplified names and no advice.
-        public init(names: Demangler.Style = .simplified, missingDebugFilesAdvice: String? = nil) {
+        /// Options; by default simplified names, no advice, async callers shown.
+        public init(
+            names: Demangler.Style = .simplified, missingDebugFilesAdvice: String? = nil,
+            showsAsyncCallers: Bool = true
+        ) {
             self.names = names
             self.missingDebugFilesAdvice = missingDebugFilesAdvice
+            self.showsAsyncCallers = showsAsyncCallers
         }
     }
 
@@ -51,9 +58,16 @@ extension SymbolicatedCrash {
             lines.append(title + ":")
             if thread.frames.isEmpty { lines.append("  (no frames: the thread did not answer)") }
             var frames = thread.frames[...]
+            var hidden = 0
             if thread.crashed {
-                let hidden = frames.prefix(while: Self.isRecorderFrame).count
-                if hidden < frames.count { frames = frames.dropFirst(hidden) }
+                hidden = frames.prefix(while: Self.isRecorderFrame).count
+                if hidden < frames.count { frames = frames.dropFirst(hidden) } else { hidden = 0 }
+            }
+            if options.showsAsyncCallers, let asyncFrames = thread.asyncFrames, !asyncFrames.isEmpty,
+                let anchor = thread.asyncAnchor, anchor >= hidden, anchor < thread.frames.count
+            {
+                lines += Self.asyncLines(thread, physical: frames, anchor: anchor, asyncFrames: asyncFrames, options)
+                continue
             }
             lines += Self.lines(of: frames, options)
             if thread.truncated { lines.append("  … (truncated)") }
@@ -101,13 +115,15 @@ extension SymbolicatedCrash {
         return lines.isEmpty ? [] : [""] + lines
     }
 
-    private static func lines(of frame: Frame, _ options: TextOptions) -> [String] {
-        let number = "#\(frame.index)"
+    static func lines(of frame: Frame, _ options: TextOptions, number index: Int? = nil, tag: String = "")
+        -> [String]
+    {
+        let number = "#\(index ?? frame.index)"
         let padded = number + String(repeating: " ", count: max(1, 4 - number.count))
         let digits = String(frame.instructionAddr.dropFirst(2))
         let address = "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
         let module = frame.module.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "???"
-        let head = "\(padded)\(address) \(TerminalText.escaped(module))"
+        let head = "\(padded)\(address) \(tag)\(TerminalText.escaped(module))"
         guard let physical = frame.symbols.last else {
             if let offset = frame.fileAddress { return ["\(head) + \(offset)"] }
             return [head]

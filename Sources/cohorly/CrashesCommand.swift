@@ -109,7 +109,7 @@ enum CrashesShowCommand: Command {
     static let words = ["crashes", "show"]
     static let summary = "Show one crash, symbolicated, like a Swift backtrace."
     static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--full-names] [--json]
+        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--json]
 
         The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
         the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
@@ -121,6 +121,8 @@ enum CrashesShowCommand: Command {
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json.
           --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
+          --no-async        The raw physical stacks: without the `[async]` callers of a crash in async code, and
+                            with the executor's frames below them (folded into one line by default).
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
 
@@ -131,7 +133,7 @@ enum CrashesShowCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--full-names", "--simplified"],
+                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
                 options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
@@ -158,7 +160,10 @@ enum CrashesShowCommand: Command {
                 header.append("OS: \(escaped(os)) \(escaped(shown.osVersion ?? "")) \(escaped(shown.arch ?? ""))")
             }
             let names: Demangler.Style = parsed.flags.contains("--full-names") ? .full : .simplified
-            print(shown.crash.text(header: header, options: .init(names: names, missingDebugFilesAdvice: advice)))
+            let options = SymbolicatedCrash.TextOptions(
+                names: names, missingDebugFilesAdvice: advice,
+                showsAsyncCallers: !parsed.flags.contains("--no-async"))
+            print(shown.crash.text(header: header, options: options))
             if let breadcrumbs = BreadcrumbLines(shown.breadcrumbs) { print("\n" + breadcrumbs.text) }
             return .success
         }

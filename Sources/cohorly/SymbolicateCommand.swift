@@ -31,6 +31,7 @@ enum SymbolicateCommand: Command {
             return Console.usageError(reason, command: "symbolicate")
         }
         return SymbolicateReport.run(
-            path: report, debugDirs: options.debugDirs, json: options.json, names: options.names ?? .simplified)
+            path: report, debugDirs: options.debugDirs, json: options.json, names: options.names ?? .simplified,
+            showsAsyncCallers: !options.noAsync)
     }
 }

@@ -18,7 +18,9 @@ enum SymbolicateReport {
         + " crash with `cohorly crashes show`."
 
     /// Symbolicates the report or events in `path` (`-`: standard input).
-    static func run(path: String, debugDirs: [String], json: Bool, names: Demangler.Style) -> ExitStatus {
+    static func run(
+        path: String, debugDirs: [String], json: Bool, names: Demangler.Style, showsAsyncCallers: Bool = true
+    ) -> ExitStatus {
         let found: (crashes: [SymbolicateInput.Crash], isList: Bool)
         do {
             found =
@@ -41,7 +43,8 @@ enum SymbolicateReport {
             guard let data = encoded else { return .failure }
             Console.out(String(decoding: data, as: UTF8.self))
         } else {
-            let options = SymbolicatedCrash.TextOptions(names: names, missingDebugFilesAdvice: advice)
+            let options = SymbolicatedCrash.TextOptions(
+                names: names, missingDebugFilesAdvice: advice, showsAsyncCallers: showsAsyncCallers)
             Console.out(crashes.map { $0.crash.text(header: $0.header, options: options) }.joined(separator: "\n\n"))
         }
         return .success

@@ -1,0 +1,49 @@
+extension SymbolicatedCrash {
+    /// A thread whose async callers are known, as the Swift runtime's backtracer shows one (with file:line:col):
+    /// the physical frames down to the anchor, then the awaiting callers tagged `[async]` (numbered on), then one
+    /// line for the executor's frames below the anchor (`swift_job_run`, libdispatch, `start_thread`).
+    static func asyncLines(
+        _ thread: Thread, physical: ArraySlice<Frame>, anchor: Int, asyncFrames: [Frame], _ options: TextOptions
+    ) -> [String] {
+        var lines: [String] = []
+        let above = physical.prefix { $0.index <= anchor }
+        for frame in above { lines += Self.lines(of: frame, options) }
+        var number = anchor + 1
+        for frame in asyncFrames {
+            lines += Self.lines(of: frame, options, number: number, tag: "[async] ")
+            number += 1
+        }
+        if let stop = thread.asyncStop, stop != "task_root" {
+            lines.append("    … the async callers end here: \(Self.stopDescription(stop))")
+        }
+        let below = physical.dropFirst(above.count)
+        if !below.isEmpty {
+            let names = below.compactMap { frame -> String? in
+                guard let symbol = frame.symbols.last else { return nil }
+                return Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: .simplified)
+            }
+            var line = "    … \(below.count) executor frame" + (below.count == 1 ? "" : "s")
+            if !names.isEmpty { line += ": " + TerminalText.escaped(Self.uniqueInOrder(names).joined(separator: ", ")) }
+            line += " (#\(below.first?.index ?? 0)–#\(below.last?.index ?? 0) of the physical stack; --no-async shows them)"
+            lines.append(line)
+        }
+        if thread.truncated { lines.append("  … (truncated)") }
+        return lines
+    }
+
+    /// Why an async walk stopped, in words.
+    static func stopDescription(_ stop: String) -> String {
+        switch stop {
+        case "fault": "a context could not be read"
+        case "validation": "a resume point did not check out"
+        case "loop": "a context repeated"
+        case "limit": "the limit of 64 async frames"
+        default: stop
+        }
+    }
+
+    private static func uniqueInOrder(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }
+    }
+}
