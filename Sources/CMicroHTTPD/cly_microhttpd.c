@@ -36,15 +36,19 @@ typedef struct MHD_Daemon *(*start_function)(unsigned int, uint16_t, MHD_AcceptP
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
                                  size_t connection_memory_limit, unsigned int timeout_seconds,
-                                 unsigned int per_ip_limit, MHD_NotifyConnectionCallback notify,
-                                 void *notify_context) {
+                                 unsigned int per_ip_limit, unsigned int connection_limit,
+                                 MHD_NotifyConnectionCallback notify, void *notify_context,
+                                 MHD_AcceptPolicyCallback accept_policy) {
     if (!ready()) return NULL;
+    // libmicrohttpd's own default (FD_SETSIZE - 4) when no limit is given.
+    if (connection_limit == 0) connection_limit = 1020;
     // poll(), not select(): with select libmicrohttpd refuses every socket numbered at or above FD_SETSIZE (1024),
     // so a process holding a thousand descriptors (a busy collector, a test runner) could not listen or accept.
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
     return ((start_function)slots[START_DAEMON])(
-        flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context, MHD_OPTION_SOCK_ADDR, address,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        flags, ntohs(address->sin_port), accept_policy, notify_context, handler, handler_context,
+        MHD_OPTION_SOCK_ADDR, address, MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, handler_context, MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit,
         MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context, MHD_OPTION_END);
 }

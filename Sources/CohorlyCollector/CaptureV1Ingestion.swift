@@ -13,6 +13,8 @@ struct CaptureV1Ingestion: Sendable {
 
     let store: CollectorStore
     let configuration: CollectorConfiguration
+    /// Inflated bodies and parsed trees at once (ParseBudget.swift).
+    let budget: ParseBudget
 
     /// Distinct ids PostHog accepts with person processing disabled (`ILLEGAL_DISTINCT_IDS`, abridged).
     static let illegalDistinctIds: Set<String> = [
@@ -41,14 +43,32 @@ struct CaptureV1Ingestion: Sendable {
             return Self.error(413, "payload_too_large", "body over \(configuration.maxBodyBytes) bytes")
         }
         let body: [UInt8]
-        switch request.decodedBody(limit: configuration.maxInflatedBytes) {
-        case .success(let bytes): body = bytes
-        case .failure(let failure): return Self.response(failure)
+        let held: Int
+        switch budget.inflate(request, limit: configuration.maxInflatedBytes) {
+        case .success(let decoded): (body, held) = decoded
+        case .failure(.decode(let failure)): return Self.response(failure)
+        case .failure(.busy):
+            var answer = Self.error(503, "service_unavailable", ParseBudget.busyReason)
+            answer.headers.append(("Retry-After", "1"))
+            return answer
         }
-        guard !body.isEmpty else { return Self.error(400, "empty_body", "the body is empty") }
-        guard let document = JSONValue(bytes: body) else {
-            return Self.error(400, "request_parsing_error", "the body is not JSON")
+        guard !body.isEmpty else {
+            budget.release(held)
+            return Self.error(400, "empty_body", "the body is empty")
         }
+        switch budget.parse(body, holding: held, { handle(request, token: token, document: $0) }) {
+        case .success(let answer): return answer
+        case .failure(.invalid): return Self.error(400, "request_parsing_error", "the body is not JSON")
+        case .failure(.tooLarge(let values)):
+            return Self.error(413, "payload_too_large", budget.tooLargeReason(values: values))
+        case .failure(.busy):
+            var answer = Self.error(503, "service_unavailable", ParseBudget.busyReason)
+            answer.headers.append(("Retry-After", "1"))
+            return answer
+        }
+    }
+
+    private func handle(_ request: HTTPRequest, token: String, document: JSONValue) -> HTTPResponse {
         guard let batch = document["batch"]?.arrayValue, document["created_at"].flatMap(Self.timestamp) != nil
         else {
             return Self.error(400, "invalid_batch", "expected {\"created_at\": RFC 3339, \"batch\": [...]}")
@@ -83,6 +103,8 @@ struct CaptureV1Ingestion: Sendable {
         }
         do {
             _ = try store.insert(events: events, receivedAt: now)
+        } catch  where CollectorStore.isFull(error) {
+            return Self.error(507, "storage_full", "storage full: \(error)")
         } catch {
             return Self.error(500, "internal_error", "storage error: \(error)")
         }
@@ -114,6 +136,9 @@ struct CaptureV1Ingestion: Sendable {
         time = min(time, now + 23 * 3_600_000)  // more than 23 h ahead: clamped, as PostHog does
         guard var properties = (item["properties"] ?? .object([:])).objectValue else {
             return .failure(DropTag(rawValue: "invalid_properties"))
+        }
+        guard JSONValue.object(properties).nestingDepth() <= NestingLimit.stored else {
+            return .failure(DropTag(rawValue: "properties_too_deep"))
         }
         guard (item["options"] ?? .object([:])).objectValue != nil else {
             return .failure(DropTag(rawValue: "invalid_options"))

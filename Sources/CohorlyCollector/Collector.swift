@@ -33,7 +33,8 @@ public final class Collector: Sendable {
         let debugFiles = try DebugFileStore(
             directory: configuration.dataDirectory?.appendingPathComponent("debug-files"))
         self.debugFiles = debugFiles
-        let ingestion = Ingestion(store: store, configuration: configuration)
+        let ingestion = Ingestion(
+            store: store, configuration: configuration, budget: ParseBudget(capacity: configuration.parseBudgetBytes))
         let faults = self.faults
         let maxBody = configuration.maxBodyBytes
         let rateLimiter = configuration.rateLimit.map(RateLimiter.init)
@@ -53,7 +54,8 @@ public final class Collector: Sendable {
             address: configuration.bindAddress, port: configuration.port,
             memoryLimit: configuration.connectionMemoryLimit,
             timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient,
-            headerDeadline: configuration.headerDeadline, minimumBodyRate: configuration.minimumBodyRate)
+            headerDeadline: configuration.headerDeadline, minimumBodyRate: configuration.minimumBodyRate,
+            maxConnections: configuration.effectiveMaxConnections)
         portBox.set(port)
         return port
     }
@@ -85,6 +87,9 @@ public final class Collector: Sendable {
 
     /// Requests being held right now by an injected delay (with `afterInsert`, already stored).
     public var delayedRequestCount: Int { faults.delayingCount }
+
+    /// Connections open right now (with a connection cap; 0 without).
+    var openConnections: Int { server.headerDeadline?.openConnections ?? 0 }
 
     /// How many faults were applied so far.
     public var appliedFaultCount: Int { faults.applied }

@@ -28,7 +28,12 @@ public struct CollectorConfiguration: Sendable {
     public var connectionTimeout: UInt32 = 30
     /// Connections one client address may hold open at once; more are closed at once. Default 32.
     public var connectionsPerClient: UInt32 = 32
-    /// Seconds a connection has to send its request headers; then it is closed. Default 10.
+    /// Open connections in all (a thread each). At the cap a new connection replaces one that is only waiting for
+    /// its request headers (from the address holding the most connections), so slow clients cannot fill the
+    /// server; with none to replace it is closed at once. Lowered to what the open-file limit allows. Default 512.
+    public var maxConnections: Int = 512
+    /// Seconds a connection has to send its request headers (each request's, on a kept-alive connection); then it
+    /// is closed. Default 10.
     public var headerDeadline: Double = 10
     /// Bytes per second a request body must average once its first `headerDeadline` seconds have passed; a slower
     /// one (a body trickled in to hold a connection) has its connection closed. 0 turns the check off. Default
@@ -37,6 +42,14 @@ public struct CollectorConfiguration: Sendable {
     /// Largest debug-file upload in bytes, as stored (inflated); larger is refused with 413, from the declared
     /// size before the body is read, else as soon as it passes. Default 4 GiB (4,294,967,296).
     public var maxUploadBytes: Int64 = 4 << 30
+    /// Memory (bytes) for request bodies being inflated and parsed at once, across all connections: a body is
+    /// measured first and parsed only when its estimated tree fits (ParseBudget); one that never could gets 413,
+    /// one that finds the budget taken for 2 s gets 503 with `Retry-After: 1`. Default 128 MiB (134,217,728).
+    public var parseBudgetBytes: Int = 128 << 20
+    /// Free space (bytes) debug-file uploads leave on the data directory's file system for ingestion: an upload
+    /// that would go below it is refused, or stopped once it gets there, with 507 and the reason. Default 256 MiB
+    /// (268,435,456).
+    public var diskReserveBytes: Int64 = 256 << 20
     /// Host names the collector answers to besides its bind address and `localhost` (e.g. a CI service name);
     /// requests naming any other `Host` get 421. Default none.
     public var allowedHosts: [String] = []
@@ -100,6 +113,13 @@ public struct CollectorConfiguration: Sendable {
         case refused
         /// Every request.
         case all
+    }
+
+    /// `maxConnections`, at most the open-file limit less 64 descriptors for files and the database.
+    var effectiveMaxConnections: Int {
+        var limit = rlimit()
+        guard maxConnections > 0, getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxConnections }
+        return max(1, min(maxConnections, Int(clamping: limit.rlim_cur) - 64))
     }
 
     func accepts(token: String) -> Bool {

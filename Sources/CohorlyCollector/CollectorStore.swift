@@ -1,3 +1,4 @@
+import CSQLite
 import CohorlyFiles
 import CohorlySQLite
 import Foundation
@@ -60,10 +61,16 @@ public struct EventQuery: Sendable {
 }
 
 /// The collector's SQLite storage: events deduplicated by (token, `$insert_id`), aliases and profile operations.
-/// Each batch is inserted in one transaction, so a rejected batch is never partly inserted.
+/// Each batch is inserted in one transaction, so a rejected batch is never partly inserted. Reads of a database
+/// file run on their own connection under their own lock (WAL readers see the last commit and never block the
+/// writer), so a long read — a 100,000-row page, crash reasons looked up row by row — never holds what ingestion
+/// needs; an in-memory database has one connection for both.
 public final class CollectorStore: @unchecked Sendable {
     let lock = NSLock()
     let db: SQLiteDatabase
+    /// The read connection (nil in memory: reads then share `db` under `lock`).
+    private let reader: SQLiteDatabase?
+    private let readLock = NSLock()
 
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
@@ -88,6 +95,23 @@ public final class CollectorStore: @unchecked Sendable {
             """
         )
         try db.execute(Self.flagsSchema)
+        reader = try directory.map { directory in
+            let reader = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
+            try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
+            return reader
+        }
+    }
+
+    /// Whether `error` is SQLite's "database or disk is full" (the answer is then 507, not 500).
+    static func isFull(_ error: any Error) -> Bool {
+        guard let error = error as? SQLiteError, let text = sqlite3_errstr(SQLITE_FULL) else { return false }
+        return error.description.contains(String(cString: text))
+    }
+
+    /// Runs `body` with the connection reads use, holding only what other reads need.
+    func reading<T>(_ body: (SQLiteDatabase) throws -> T) rethrows -> T {
+        guard let reader else { return try lock.withLock { try body(db) } }
+        return try readLock.withLock { try body(reader) }
     }
 
     struct NewEvent {
@@ -149,7 +173,8 @@ public final class CollectorStore: @unchecked Sendable {
     }
 
     /// Hands the events matching `query` to `visit` one at a time, in order, without keeping them (memory stays
-    /// at one row whatever the database holds); `visit` returns false to stop. Writers wait while it runs.
+    /// at one row whatever the database holds); `visit` returns false to stop. Writers do not wait for it (a
+    /// database file); `visit` sees the events committed when it started.
     public func forEachEvent(matching query: EventQuery, _ visit: (StoredEvent) throws -> Bool) throws {
         var clauses: [String] = []
         var values: [SQLiteStatement.Value] = []
@@ -176,7 +201,7 @@ public final class CollectorStore: @unchecked Sendable {
         let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         let order = query.newestFirst ? "DESC" : ""
         values.append(.int(Int64(max(0, query.limit))))
-        try lock.withLock {
+        try reading { db in
             let statement = try db.prepare(
                 "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY id \(order) LIMIT ?"
             )
@@ -192,7 +217,7 @@ public final class CollectorStore: @unchecked Sendable {
 
     /// Number of stored events.
     public func eventCount() throws -> Int {
-        try lock.withLock {
+        try reading { db in
             var count: Int64 = 0
             try db.prepare("SELECT COUNT(*) FROM events").rows { row in
                 count = row.int(0)
@@ -215,7 +240,7 @@ public final class CollectorStore: @unchecked Sendable {
     /// Hands up to `limit` records of `kind` with an id above `afterId` to `visit`, oldest first, one at a time;
     /// `visit` returns false to stop.
     func forEachRecord(kind: String, afterId: Int64?, limit: Int, _ visit: (StoredRecord) throws -> Bool) throws {
-        try lock.withLock {
+        try reading { db in
             let statement = try db.prepare("SELECT id, body FROM records WHERE kind = ? AND id > ? ORDER BY id LIMIT ?")
             try statement.rows([.text(kind), .int(afterId ?? 0), .int(Int64(max(0, limit)))]) { row in
                 try visit(StoredRecord(id: row.int(0), json: row.text(1) ?? "{}"))

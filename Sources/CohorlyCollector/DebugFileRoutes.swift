@@ -45,7 +45,8 @@ extension Router {
             return try DebugFileUpload(
                 store: debugFiles, buildId: buildId, kind: kind, request: request,
                 limits: .init(
-                    maxBytes: configuration.maxUploadBytes, mayReplace: configuration.adminToken != nil && force))
+                    maxBytes: configuration.maxUploadBytes, mayReplace: configuration.adminToken != nil && force,
+                    reserve: configuration.diskReserveBytes))
         } catch {
             return RejectedUpload(.error(error.status, error.description))
         }

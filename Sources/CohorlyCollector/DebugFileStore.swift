@@ -209,8 +209,16 @@ public final class DebugFileStore: @unchecked Sendable {
         return true
     }
 
+    /// What `freeBytes()` answers instead of the file system's figure (tests: a disk about to fill up).
+    var freeBytesOverride: (@Sendable () -> Int64?)? {
+        get { lock.withLock { override } }
+        set { lock.withLock { override = newValue } }
+    }
+    private var override: (@Sendable () -> Int64?)?
+
     /// Bytes free for uploads where they are written (nil when unknown).
     func freeBytes() -> Int64? {
+        if let override = freeBytesOverride { return override() }
         var info = statvfs()
         guard statvfs(root.appendingPathComponent("tmp").path, &info) == 0 else { return nil }
         let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(

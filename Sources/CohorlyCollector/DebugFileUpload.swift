@@ -3,9 +3,12 @@ import Foundation
 /// One `PUT /api/debug-files/<build_id>/<kind>` in progress: inflates the body while it arrives (when the
 /// client sent `Content-Encoding: deflate` or `gzip`), hashes and writes it to a temp file, then checks it
 /// (complete, checksum, ELF, build id, kind) and commits it to the store, or refuses it and removes the file.
-/// Memory stays bounded whatever the size. Disk too: a declared size (or `Content-Length`) over the limit or over
-/// the free space is refused before the body is read, and writing stops as soon as the body passes its declared
-/// size or the limit. Runs on the connection's thread only.
+/// Memory stays bounded whatever the size. Disk too: a declared size (or `Content-Length`) over the limit is
+/// refused (413) before the body is read, and writing stops as soon as the body passes its declared size or the
+/// limit. Uploads never take the last `Limits.reserve` bytes of free space, which ingestion keeps: a declared size
+/// that would is refused (507) before the body is read, and a body of unknown size stops (507) once it reaches
+/// that floor (free space is read again every `recheckBytes`, so other writers count too). Runs on the
+/// connection's thread only.
 final class DebugFileUpload: RequestBodySink {
     /// What an upload may do.
     struct Limits {
@@ -13,7 +16,12 @@ final class DebugFileUpload: RequestBodySink {
         var maxBytes: Int64
         /// Whether it may replace a stored file of its build id and kind that has other bytes.
         var mayReplace: Bool
+        /// Free space an upload leaves for ingestion (`CollectorConfiguration.diskReserveBytes`).
+        var reserve: Int64 = 0
     }
+
+    /// Free space is read again after this many bytes written: 4 MiB.
+    static let recheckBytes: Int64 = 4 << 20
 
     /// After a refusal, the body is still read (so the client gets the answer) for this many more bytes: 64 MiB;
     /// past that the connection is dropped.
@@ -33,6 +41,9 @@ final class DebugFileUpload: RequestBodySink {
     private let hash = SHA256()
     private var inflater: ZlibStream?
     private var written: Int64 = 0
+    /// Bytes it may write before the free-space floor (read again every `recheckBytes`); nil when unknown.
+    private var room: Int64?
+    private var nextCheck: Int64 = 0
     private var received: Int64 = 0
     private var failure: DebugFileRejection?
     private var committed = false
@@ -65,9 +76,10 @@ final class DebugFileUpload: RequestBodySink {
                 throw DebugFileRejection(
                     status: 413, description: "upload too large: \(declared) bytes (limit \(limits.maxBytes))")
             }
-            if let free = store.freeBytes(), declared > free {
+            if let free = store.freeBytes(), declared > free - limits.reserve {
                 throw DebugFileRejection(
-                    status: 413, description: "not enough free space: \(declared) bytes needed, \(free) available")
+                    status: 507,
+                    description: Self.floorReason(needed: declared, free: free, reserve: limits.reserve))
             }
         }
         if let expectedSHA, !limits.mayReplace,
@@ -180,6 +192,14 @@ final class DebugFileUpload: RequestBodySink {
         if after > limits.maxBytes {
             return fail(413, "upload too large: more than \(limits.maxBytes) bytes")
         }
+        if after > nextCheck, let free = store.freeBytes() {
+            room = written + free - limits.reserve
+            nextCheck = written + Self.recheckBytes
+        }
+        if let room, after > room {
+            return fail(
+                507, Self.floorReason(needed: after, free: room - written + limits.reserve, reserve: limits.reserve))
+        }
         hash.update(bytes)
         var offset = 0
         while offset < bytes.count {
@@ -193,6 +213,12 @@ final class DebugFileUpload: RequestBodySink {
             offset += count
         }
         written += Int64(bytes.count)
+    }
+
+    /// Why an upload stops at the free-space floor.
+    static func floorReason(needed: Int64, free: Int64, reserve: Int64) -> String {
+        "not enough free space: \(needed) bytes would leave under the \(reserve) bytes kept for ingestion "
+            + "(\(max(0, free)) bytes free); free some space or lower --disk-reserve"
     }
 
     private func fail(_ status: Int, _ reason: String) {

@@ -41,10 +41,12 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Binds and starts serving; returns the port. `perClient` caps connections per client address (0: none);
     /// `headerDeadline` (seconds, 0: none) closes connections whose request headers take longer, and those whose
-    /// body then averages under `minimumBodyRate` bytes per second past the same time (0: bodies not watched).
+    /// body then averages under `minimumBodyRate` bytes per second past the same time (0: bodies not watched);
+    /// `maxConnections` caps open connections (0: libmicrohttpd's 1,020), evicting one only waiting for headers
+    /// to admit a new one at the cap (HeaderDeadline+Admission.swift).
     func start(
         address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32,
-        headerDeadline seconds: Double = 0, minimumBodyRate: Double = 0
+        headerDeadline seconds: Double = 0, minimumBodyRate: Double = 0, maxConnections: Int = 0
     ) throws -> UInt16 {
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
@@ -53,15 +55,18 @@ final class HTTPServer: @unchecked Sendable {
             throw CollectorError.invalidAddress(address)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        if seconds > 0 {
-            let deadline = HeaderDeadline(seconds: seconds, minimumBodyRate: minimumBodyRate)
+        // Connections evicted at the cap close within moments; libmicrohttpd's own limit leaves room for them.
+        let hardLimit = maxConnections > 0 ? UInt32(clamping: maxConnections + 64) : 0
+        if seconds > 0 || maxConnections > 0 {
+            let deadline = HeaderDeadline(
+                seconds: seconds, minimumBodyRate: minimumBodyRate, maxConnections: maxConnections)
             lock.withLock { headerDeadline = deadline }
             deadline.start()
         }
         let started = withUnsafePointer(to: &socketAddress) { pointer in
             cly_mhd_start(
-                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient,
-                httpConnectionNotified, context)
+                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient, hardLimit,
+                httpConnectionNotified, context, maxConnections > 0 ? httpAdmit : nil)
         }
         guard let started else {
             headerDeadline?.stop()
@@ -319,10 +324,37 @@ private func httpConnectionNotified(
     guard let deadline = server.headerDeadline else { return }
     let key = UnsafeMutableRawPointer(connection)
     if code == .CONNECTION_NOTIFY_STARTED {
-        deadline.expectHeaders(key, fd: cly_mhd_connection_fd(connection))
+        deadline.opened(key, fd: cly_mhd_connection_fd(connection), address: clientAddress(connection))
     } else {
         deadline.closed(key)
     }
+}
+
+/// libmicrohttpd's accept policy: the connection cap (`HeaderDeadline.admit`).
+private func httpAdmit(
+    _ context: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+) -> MHD_Result {
+    guard let context, let address else { return .YES }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    guard let deadline = server.headerDeadline else { return .YES }
+    var text = [CChar](repeating: 0, count: 64)
+    let family = Int32(address.pointee.sa_family)
+    text.withUnsafeMutableBufferPointer { buffer in
+        guard let base = buffer.baseAddress else { return }
+        if family == AF_INET {
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                var bits = inet.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &bits, base, socklen_t(buffer.count))
+            }
+        } else if family == AF_INET6 {
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+                var bits = inet.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &bits, base, socklen_t(buffer.count))
+            }
+        }
+    }
+    let name = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return deadline.admit(name) ? .YES : .NO
 }
 
 /// Frees the per-request body when libmicrohttpd is done with the request; on a connection kept alive, the next

@@ -13,20 +13,30 @@ import Foundation
 /// when it is complete (`bodyComplete`, before the request is handled: a slow handler is never cut); one watchdog
 /// thread checks every 100 ms. The socket is shut down under the same lock as `closed`, which libmicrohttpd calls
 /// before it closes the descriptor, so a reused descriptor is never touched.
+///
+/// It also admits connections at the cap (HeaderDeadline+Admission.swift): it knows every open connection's client
+/// address (`opened`).
 final class HeaderDeadline: @unchecked Sendable {
     private let seconds: Double
     private let minimumBodyRate: Double
-    private let condition = NSCondition()
+    /// Open connections it admits at most (0: no cap).
+    let maxConnections: Int
+    let condition = NSCondition()
     /// What each watched connection owes: its headers (`body` false) or its body (`body` true, `bytes` so far).
-    private var waiting: [UnsafeMutableRawPointer: (fd: Int32, since: Double, body: Bool, bytes: Int)] = [:]
+    var waiting: [UnsafeMutableRawPointer: (fd: Int32, since: Double, body: Bool, bytes: Int)] = [:]
+    /// Every open connection's client address.
+    var addresses: [UnsafeMutableRawPointer: String] = [:]
+    /// Connections shut down to make room, not closed yet.
+    var evicted: Set<UnsafeMutableRawPointer> = []
     private var stopped = false
     private var running = false
 
-    /// Headers are due within `seconds`; a body (after the same grace) at `minimumBodyRate` bytes per second
-    /// on average (0: bodies are not watched).
-    init(seconds: Double, minimumBodyRate: Double = 0) {
+    /// Headers are due within `seconds` (0: no deadline); a body (after the same grace) at `minimumBodyRate` bytes
+    /// per second on average (0: bodies are not watched); at most `maxConnections` open at once (0: no cap).
+    init(seconds: Double, minimumBodyRate: Double = 0, maxConnections: Int = 0) {
         self.seconds = seconds
         self.minimumBodyRate = minimumBodyRate
+        self.maxConnections = maxConnections
     }
 
     /// Starts the watchdog thread.
@@ -47,7 +57,15 @@ final class HeaderDeadline: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// A connection opened (or finished a request and may send another): its headers are now due.
+    /// A connection from `address` opened: its headers are now due.
+    func opened(_ connection: UnsafeMutableRawPointer, fd: Int32, address: String) {
+        condition.lock()
+        addresses[connection] = address
+        condition.unlock()
+        expectHeaders(connection, fd: fd)
+    }
+
+    /// A connection finished a request and may send another: its headers are now due.
     func expectHeaders(_ connection: UnsafeMutableRawPointer, fd: Int32) {
         guard fd >= 0 else { return }
         condition.lock()
@@ -84,7 +102,13 @@ final class HeaderDeadline: @unchecked Sendable {
     func bodyComplete(_ connection: UnsafeMutableRawPointer) { headersArrived(connection) }
 
     /// The connection is closing (its descriptor is still open).
-    func closed(_ connection: UnsafeMutableRawPointer) { headersArrived(connection) }
+    func closed(_ connection: UnsafeMutableRawPointer) {
+        condition.lock()
+        waiting[connection] = nil
+        addresses[connection] = nil
+        evicted.remove(connection)
+        condition.unlock()
+    }
 
     private func watch() {
         condition.lock()
@@ -104,11 +128,11 @@ final class HeaderDeadline: @unchecked Sendable {
     /// Headers later than `seconds`, or a body that after `seconds` averages under the minimum rate.
     private func overdue(_ entry: (fd: Int32, since: Double, body: Bool, bytes: Int), now: Double) -> Bool {
         let elapsed = now - entry.since
-        guard elapsed > seconds else { return false }
+        guard seconds > 0, elapsed > seconds else { return false }
         return !entry.body || Double(entry.bytes) < minimumBodyRate * elapsed
     }
 
-    private static func now() -> Double {
+    static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

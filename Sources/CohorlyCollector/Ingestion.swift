@@ -3,9 +3,12 @@ import Foundation
 /// The Cohorly ingestion endpoints (`/track`, `/engage`, `/alias`) as the public docs describe them: a single
 /// record or an array of up to 500, JSON only (`Content-Type: application/json`, checked by `Router.screen`), 1 MB per body, the project token in `X-Cohorly-Token` or per record
 /// (the record's wins, and is stripped before storage), all-or-nothing inserts, events deduplicated by `$insert_id`.
+/// A body is parsed only when its tree fits the server-wide `budget` (ParseBudget.swift): 413 when it never could,
+/// 503 with `Retry-After` when the budget is taken for longer than its wait.
 struct Ingestion: Sendable {
     let store: CollectorStore
     let configuration: CollectorConfiguration
+    var budget = ParseBudget(capacity: CollectorConfiguration().parseBudgetBytes)
 
     enum Kind: String {
         case track, engage, alias
@@ -19,7 +22,15 @@ struct Ingestion: Sendable {
         if request.bodyTooLarge || request.body.count > configuration.maxBodyBytes {
             return .error(413, "payload too large (limit \(configuration.maxBodyBytes) bytes)")
         }
-        guard let document = JSONValue(bytes: request.body) else { return .error(400, "invalid json") }
+        switch budget.parse(request.body, { handle(kind, request, document: $0) }) {
+        case .success(let answer): return answer
+        case .failure(.invalid): return .error(400, "invalid json")
+        case .failure(.tooLarge(let values)): return .error(413, budget.tooLargeReason(values: values))
+        case .failure(.busy): return .error(503, ParseBudget.busyReason, headers: [("Retry-After", "1")])
+        }
+    }
+
+    private func handle(_ kind: Kind, _ request: HTTPRequest, document: JSONValue) -> HTTPResponse {
         let records: [JSONValue]
         if case .array(let elements) = document {
             records = elements
@@ -53,6 +64,9 @@ struct Ingestion: Sendable {
                         return .error(
                             400, "record \(index): needs \"event\" and \"properties\" with \"distinct_id\"")
                     }
+                    if let properties = record["properties"], properties.nestingDepth() > NestingLimit.stored {
+                        return .error(400, "record \(index): properties nest deeper than \(NestingLimit.stored) levels")
+                    }
                     events.append(event)
                 }
                 inserted = try store.insert(events: events, receivedAt: now)
@@ -67,11 +81,16 @@ struct Ingestion: Sendable {
                         return .error(400, "record \(index): needs \"alias\"")
                     }
                     object["token"] = nil
+                    if JSONValue.object(object).nestingDepth() > NestingLimit.stored {
+                        return .error(400, "record \(index): nests deeper than \(NestingLimit.stored) levels")
+                    }
                     stored.append((tokens[index], JSONValue.object(object).jsonString))
                 }
                 inserted = try store.insert(records: stored, kind: kind.rawValue, receivedAt: now)
             }
             return .json(200, ["status": 1, "inserted": .int(inserted)])
+        } catch  where CollectorStore.isFull(error) {
+            return .error(507, "storage full: \(error) (free space on the data directory's file system)")
         } catch {
             return .error(500, "storage error: \(error)")
         }

@@ -18,9 +18,10 @@ struct JSONPage {
         body = Array("{\(JSONValue.string(key).jsonString):[".utf8)
     }
 
-    /// Adds `item` (row `id`); false when it does not fit: the page then ends at the previous row.
+    /// Adds `item` (row `id`), clipped to `NestingLimit.pageItem` levels (so one record nested too deep cannot
+    /// make the page unreadable); false when it does not fit: the page then ends at the previous row.
     mutating func add(_ item: JSONValue, id: Int64) -> Bool {
-        let text = item.jsonString.utf8
+        let text = item.clipped().jsonString.utf8
         if count > 0, body.count + text.count > budget {
             nextAfter = lastId
             return false

@@ -11,7 +11,9 @@ struct Router: Sendable {
     let rateLimiter: RateLimiter?
 
     /// PostHog capture V1 (CaptureV1Ingestion.swift).
-    private var captureV1: CaptureV1Ingestion { CaptureV1Ingestion(store: store, configuration: configuration) }
+    private var captureV1: CaptureV1Ingestion {
+        CaptureV1Ingestion(store: store, configuration: configuration, budget: ingestion.budget)
+    }
 
     /// What the server answers a whole request on `port`: its refusal by `screen`, else its route's answer (nil:
     /// the connection is dropped). The server itself screens before the body is read, then routes.

@@ -101,6 +101,25 @@ enum CrashesListCommand: Command {
             case distinctId = "distinct_id"
             case threadName = "thread_name"
         }
+
+        /// Every field read on its own: a crash whose event holds something unexpected (a number for its
+        /// release, an object for its type) shows what it has, and never makes the whole list unreadable.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func text(_ key: CodingKeys) -> String? {
+                (try? container.decodeIfPresent(String.self, forKey: key)) ?? nil
+            }
+            insertId = text(.insertId)
+            time = (try? container.decodeIfPresent(Int64.self, forKey: .time)) ?? nil ?? 0
+            distinctId = text(.distinctId) ?? ""
+            release = text(.release)
+            type = text(.type)
+            value = text(.value)
+            reason = text(.reason)
+            threadName = text(.threadName)
+            level = text(.level)
+            mechanism = text(.mechanism)
+        }
     }
 }
 

@@ -58,7 +58,7 @@ import Testing
         let collector = try startCollector { $0.maxUploadBytes = 1 << 62 }
         defer { collector.stop() }
         let reply = Self.put(collector, [1], [("X-Cohorly-Content-Size", String(1 << 60))])
-        #expect(reply.status == 413)
+        #expect(reply.status == 507)
         #expect(reply.body?["error"]?.stringValue?.contains("not enough free space") == true)
     }
 

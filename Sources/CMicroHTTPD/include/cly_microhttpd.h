@@ -18,13 +18,16 @@ const char *cly_mhd_load_error(void);
 
 /// Starts a daemon on `address` (IPv4, port 0 = any free port) with a thread per connection, the given
 /// per-connection memory limit (bounds request headers), idle timeout, connections per client address (0: no
-/// limit), a completion callback to free contexts and a callback told when each connection starts and closes.
-/// NULL when it cannot listen or libmicrohttpd cannot be loaded (`cly_mhd_load_error` tells which).
+/// limit), open connections in all (0: libmicrohttpd's default), a completion callback to free contexts (given
+/// `handler_context`), a callback told when each connection starts and closes, and an accept policy (NULL: none;
+/// given `notify_context`). NULL when it cannot listen or libmicrohttpd cannot be loaded (`cly_mhd_load_error`
+/// tells which).
 struct MHD_Daemon *cly_mhd_start(const struct sockaddr_in *address, MHD_AccessHandlerCallback handler,
                                  void *handler_context, MHD_RequestCompletedCallback completed,
                                  size_t connection_memory_limit, unsigned int timeout_seconds,
-                                 unsigned int per_ip_limit, MHD_NotifyConnectionCallback notify,
-                                 void *notify_context);
+                                 unsigned int per_ip_limit, unsigned int connection_limit,
+                                 MHD_NotifyConnectionCallback notify, void *notify_context,
+                                 MHD_AcceptPolicyCallback accept_policy);
 /// Stops the daemon, closing connections and joining its threads.
 void cly_mhd_stop_daemon(struct MHD_Daemon *daemon);
 /// The port the daemon listens on (useful after binding port 0).
