@@ -34,7 +34,8 @@ struct Router: Sendable {
     private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse? {
         if let projectId = SentryIngestion.projectId(request.path) {
             return SentryIngestion(
-                store: store, configuration: configuration, faults: faults, rateLimiter: rateLimiter
+                store: store, configuration: configuration, faults: faults, rateLimiter: rateLimiter,
+                budget: ingestion.budget
             ).handle(request, projectId: projectId)
         }
         switch request.path {

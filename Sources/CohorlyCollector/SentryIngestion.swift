@@ -22,6 +22,8 @@ struct SentryIngestion: Sendable {
     let configuration: CollectorConfiguration
     let faults: FaultInjector
     let rateLimiter: RateLimiter?
+    /// Inflated bodies and parsed items at once (ParseBudget.swift).
+    var budget = ParseBudget(capacity: CollectorConfiguration().parseBudgetBytes)
 
     /// Relay's limits: 1 MiB per event item, 100 sessions per envelope.
     static let maxEventBytes = 1 << 20
@@ -77,12 +79,29 @@ struct SentryIngestion: Sendable {
             return Self.error(413, "envelope exceeded size limits (body over \(configuration.maxBodyBytes) bytes)")
         }
         let body: [UInt8]
-        switch request.decodedBody(limit: configuration.maxInflatedBytes) {
-        case .success(let bytes): body = bytes
-        case .failure(.tooLarge(let limit)):
+        let held: Int
+        switch budget.inflate(request, limit: configuration.maxInflatedBytes) {
+        case .success(let decoded): (body, held) = decoded
+        case .failure(.decode(.tooLarge(let limit))):
             return Self.error(413, "envelope exceeded size limits (inflated over \(limit) bytes)")
-        case .failure(.corrupt(let reason)): return Self.error(400, "invalid body encoding: \(reason)")
-        case .failure(.unsupported(let encoding)): return Self.error(415, "unsupported content encoding \(encoding)")
+        case .failure(.decode(.corrupt(let reason))): return Self.error(400, "invalid body encoding: \(reason)")
+        case .failure(.decode(.unsupported(let encoding))):
+            return Self.error(415, "unsupported content encoding \(encoding)")
+        case .failure(.busy): return Self.error(503, ParseBudget.busyReason, headers: [("Retry-After", "1")])
+        }
+        // Items are parsed one at a time: the budget holds the inflated body and the largest item's tree.
+        var holding = held
+        defer { budget.release(holding) }
+        func room(for payload: ArraySlice<UInt8>) -> HTTPResponse? {
+            guard let shape = payload.withUnsafeBufferPointer({ JSONShape.measure($0) }) else { return nil }
+            let wanted = held + ParseBudget.cost(of: shape, bytes: payload.count)
+            guard wanted > holding else { return nil }
+            guard wanted <= budget.capacity else { return Self.error(413, budget.tooLargeReason(values: shape.values)) }
+            guard budget.resize(from: holding, to: wanted) else {
+                return Self.error(503, ParseBudget.busyReason, headers: [("Retry-After", "1")])
+            }
+            holding = wanted
+            return nil
         }
         let envelope: SentryEnvelope
         do {
@@ -110,8 +129,12 @@ struct SentryIngestion: Sendable {
         var eventId = envelope.header["event_id"]?.stringValue.flatMap(SentryEnvelope.eventId)
         var newEvents: [CollectorStore.NewEvent] = []
         if let item = events.first {
+            if let refusal = room(for: item.payload) { return refusal }
             guard let event = JSONValue(bytes: Array(item.payload))?.objectValue else {
                 return Self.error(400, "invalid event: the payload is not a JSON object")
+            }
+            guard JSONValue.object(event).nestingDepth() <= NestingLimit.stored else {
+                return Self.error(400, "invalid event: nests deeper than \(NestingLimit.stored) levels")
             }
             if eventId == nil, let own = event["event_id"], own != .null {
                 guard let id = own.stringValue.flatMap(SentryEnvelope.eventId) else {
@@ -126,7 +149,10 @@ struct SentryIngestion: Sendable {
         }
         var records: [(token: String, json: String)] = []
         for item in sessions {
+            if let refusal = room(for: item.payload) { return refusal }
             switch SentrySession.checked(item.payload) {
+            case .success(let session) where session.nestingDepth() > NestingLimit.stored:
+                log("dropped a session item nesting deeper than \(NestingLimit.stored) levels")
             case .success(let session): records.append((key, session.jsonString))
             case .failure(let problem): log("dropped an invalid session item: \(problem.description)")
             }
@@ -134,6 +160,8 @@ struct SentryIngestion: Sendable {
         do {
             if !newEvents.isEmpty { _ = try store.insert(events: newEvents, receivedAt: now) }
             if !records.isEmpty { _ = try store.insert(records: records, kind: SentrySession.kind, receivedAt: now) }
+        } catch  where CollectorStore.isFull(error) {
+            return Self.error(507, "storage full: \(error)")
         } catch {
             return Self.error(500, "storage error: \(error)")
         }

@@ -44,6 +44,20 @@ import Testing
         #expect(send(collector, "/track", body: event()).status == 200)
     }
 
+    @Test func aSentryEventItemOfTinyObjectsIsRefusedAndOneNestedTooDeepToo() throws {
+        let collector = try startCollector { $0.parseBudgetBytes = 4 << 20 }
+        defer { collector.stop() }
+        typealias E = SentryEnvelopes
+        let tiny = E.envelope([:], [("event", E.json(["extra": Self.tiny(60_000)]))])
+        let reply = sendBytes(collector, E.path, body: tiny, headers: E.headers())
+        #expect(reply.status == 413, "\(reply.text.prefix(200))")
+        #expect(reply.text.contains("too many JSON values"))
+        let deep = E.envelope([:], [("event", E.json(["extra": PoisonEventTests.deep(300)]))])
+        let refused = sendBytes(collector, E.path, body: deep, headers: E.headers())
+        #expect(refused.status == 400, "\(refused.text.prefix(200))")
+        #expect(refused.text.contains("nests deeper than 100 levels"))
+    }
+
     @Test func aBudgetTakenForLongerThanTheWaitAnswersBusy() {
         let budget = ParseBudget(capacity: 1 << 20, wait: 0.05)
         #expect(budget.acquire(1 << 20))
