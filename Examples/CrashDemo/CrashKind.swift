@@ -18,6 +18,9 @@ enum CrashKind: String, CaseIterable {
     case sigbus
     case sigfpe
     case sigtrap
+    case asyncActor = "async-actor"
+    case asyncSleep = "async-sleep"
+    case asyncTaskGroup = "async-task-group"
 
     /// One line for `CrashDemo list`.
     var summary: String {
@@ -36,6 +39,9 @@ enum CrashKind: String, CaseIterable {
         case .sigbus: "access past the end of a truncated mmap'd file (SIGBUS)"
         case .sigfpe: "C integer division by zero (SIGFPE)"
         case .sigtrap: "raise(SIGTRAP)"
+        case .asyncActor: "force-unwrap nil in an actor method awaited by a request handler (SIGILL, on a task)"
+        case .asyncSleep: "force-unwrap nil after a Task.sleep resumes, three awaits deep (SIGILL, on a task)"
+        case .asyncTaskGroup: "force-unwrap nil in a task-group child (SIGILL, on a task)"
         }
     }
 
@@ -59,6 +65,7 @@ enum CrashKind: String, CaseIterable {
         case .sigbus: demo_sigbus(scratchDirectory)
         case .sigfpe: _ = demo_sigfpe(Int32(CommandLine.arguments.count - CommandLine.arguments.count))
         case .sigtrap: demo_sigtrap()
+        case .asyncActor, .asyncSleep, .asyncTaskGroup: AsyncCrash.run(self)
         }
         Foundation.exit(97)  // not reached when the crash works
     }

@@ -47,6 +47,9 @@ let helpText = """
       --max-breadcrumbs N     breadcrumbs a report keeps (default 50)
       --breadcrumb TEXT       add a breadcrumb right after install
       --tracks N              tracks-then-crash: events tracked first (default 60); bench-breadcrumbs: calls
+      --corrupt-async MODE    test hook: the async walk reads a corrupt context after its first entry
+                              (fault, validation or loop) and must stop cleanly
+      --no-async-walk         do not walk async callers (benchmarks: the walk's cost)
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,

@@ -12,7 +12,7 @@ enum Scenario {
             "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
-            "register-then-crash", "handler-unwinds",
+            "register-then-crash", "handler-unwinds", "async-idle", "async-capture",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -60,6 +60,10 @@ enum Scenario {
             demo_null_write()
         case "handler-unwinds":
             handlerUnwinds()
+        case "async-idle":
+            AsyncParking.runToEndThenCrash()
+        case "async-capture":
+            AsyncCaptures.run()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         case let name where BreadcrumbScenarios.names.contains(name):
@@ -74,12 +78,13 @@ enum Scenario {
     /// the crash runs the recorder's handler with the crashing thread armed (RecorderScenarioTests).
     static func handlerUnwinds() -> Never {
         Workers.park(count: 3, depth: 5)
+        AsyncParking.park()
         var result = demo_handler_unwinds()
         if demo_unwind_threads_in_handlers(&result) != 0 { usage("cannot signal the threads") }
         say(
             "guard \(result.guard_loaded) self_test \(result.self_test_calls) threads \(result.threads)"
                 + " answered \(result.answered) fewest_frames \(result.fewest_frames)"
-                + " most_frames \(result.most_frames) guard_calls \(result.guard_calls)")
+                + " most_frames \(result.most_frames) chains \(result.chains) guard_calls \(result.guard_calls)")
         if demo_arm_guard_for_crash() != 0 { usage("no recorder handler to arm") }
         demo_null_write()
         exit(97)

@@ -33,6 +33,8 @@ struct DemoOptions {
     var maxBreadcrumbs = 50
     var breadcrumb: String?
     var tracks = 60
+    var corruptAsync: String?
+    var asyncWalk = true
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -58,6 +60,8 @@ struct DemoOptions {
             case "--breadcrumb": options.breadcrumb = iterator.next()
             case "--max-breadcrumbs": options.maxBreadcrumbs = Int(iterator.next() ?? "") ?? 50
             case "--tracks": options.tracks = Int(iterator.next() ?? "") ?? 60
+            case "--corrupt-async": options.corruptAsync = iterator.next()
+            case "--no-async-walk": options.asyncWalk = false
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
@@ -159,6 +163,7 @@ case "crash":
         usage("unknown crash kind '\(options.word)' (see CrashDemo list)")
     }
     installRecorder()
+    applyAsyncHooks(options)
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
     sleepBeforeCrashing(options)
     let scratch = scratchDirectory

@@ -5,7 +5,8 @@
 // (LD_PRELOAD), every malloc/mmap/pipe2 call a thread makes while armed is counted and reported on stderr.
 // Here each thread of the process is sent SIGSYS (the one signal libdispatch and Swift concurrency workers
 // leave unblocked) and unwinds its own interrupted context with the guard armed; then the crash itself goes
-// through the recorder's handler with the crashing thread armed.
+// through the recorder's handler with the crashing thread armed. Each handler also walks its thread's async
+// callers (cly_test_unwind_context_async), so the walk is checked the same way.
 #define _GNU_SOURCE
 #include "crash_demo_support.h"
 
@@ -21,12 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cly_async.h"
 #include "cly_recorder.h"
 
 static void (*guard_arm)(int);
 static long (*guard_count)(void);
 static atomic_int answered;
 static atomic_int frames_seen;
+static atomic_int chain_seen;
 static struct sigaction recorder_segv;
 
 static void unwind_handler(int signal_number, siginfo_t *info, void *context) {
@@ -35,8 +38,10 @@ static void unwind_handler(int signal_number, siginfo_t *info, void *context) {
     int saved_errno = errno;
     uintptr_t frames[128];
     if (guard_arm != NULL) guard_arm(1);
-    int count = cly_test_unwind_context(context, frames, 128);
+    int chain = 0;
+    int count = cly_test_unwind_context_async(context, frames, 128, &chain);
     if (guard_arm != NULL) guard_arm(0);
+    atomic_store(&chain_seen, chain);
     atomic_store(&frames_seen, count);
     atomic_fetch_add(&answered, 1);
     errno = saved_errno;
@@ -98,6 +103,7 @@ int demo_unwind_threads_in_handlers(demo_handler_unwinds *result) {
         result->answered++;
         if (frames < result->fewest_frames) result->fewest_frames = frames;
         if (frames > result->most_frames) result->most_frames = frames;
+        if (atomic_load(&chain_seen) > 0) result->chains++;
     }
     sigaction(SIGSYS, &previous, NULL);
     if (result->answered == 0) result->fewest_frames = 0;

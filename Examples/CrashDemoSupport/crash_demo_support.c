@@ -63,3 +63,10 @@ __attribute__((noinline)) long demo_identity(long value) {
     __asm__ volatile("" : "+r"(value));
     return value;
 }
+
+const char *demo_address_location(unsigned long address, unsigned long *offset) {
+    Dl_info info;
+    if (dladdr((void *)address, &info) == 0 || info.dli_fname == NULL) return NULL;
+    *offset = address - (unsigned long)info.dli_fbase;
+    return info.dli_fname;
+}

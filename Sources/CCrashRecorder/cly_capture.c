@@ -32,24 +32,50 @@ int cly_capture_prepare(char *error, size_t error_size) {
         // A no-op when cly_install loaded it already. If both load it at once, both store the same dlsym
         // results, and each caller uses the unwinder only after its own load returned.
         result = cly_unwind_load(error, error_size);
+        if (result == 0) cly_async_prepare();
         prepared = result == 0;
     }
     pthread_mutex_unlock(&prepare_lock);
     return result;
 }
 
-__attribute__((noinline)) int cly_capture_current_stack(uintptr_t *frames, int capacity, int skip, bool *truncated) {
+/// The capture, called by each public function (not inlined: it calls getcontext, which returns twice), so
+/// frame 0 of the unwind is this function and frame 1 the public one.
+__attribute__((noinline)) static int capture(uintptr_t *frames, int capacity, int skip, bool *truncated,
+                                             cly_async_chain *async) {
     if (truncated) *truncated = false;
+    if (async) async->count = 0;
     if (capacity <= 0 || skip < 0) return 0;
     ucontext_t context;
     cly_thread thread;
     if (getcontext(&context) != 0) return 0;
     cly_unwind_from_ucontext(&context, false, &thread);
-    // Frame 0 is this function (getcontext returns into it); then the caller's `skip` wrapper frames.
-    int first = 1 + skip;
+    // Frame 0 is this function (getcontext returns into it), frame 1 the public one; then the caller's `skip`
+    // wrapper frames.
+    int first = 2 + skip;
     int count = 0;
     for (int i = first; i < thread.frame_count && count < capacity; i++) frames[count++] = thread.frames[i];
     if (truncated) *truncated = thread.truncated || first + count < thread.frame_count;
+    if (async != NULL && count > 0) {
+        cly_async_walk(&thread);
+        *async = thread.async;
+        // The anchor as an index of the frames returned (a dropped wrapper frame holding the context: the first).
+        async->anchor = thread.async.anchor >= first ? thread.async.anchor - first : 0;
+        if (async->anchor >= count) async->count = 0;
+    }
+    return count;
+}
+
+__attribute__((noinline)) int cly_capture_current_stack(uintptr_t *frames, int capacity, int skip, bool *truncated) {
+    int count = capture(frames, capacity, skip, truncated, NULL);
+    __asm__ volatile("" : "+r"(count));  // the call stays a call (no tail call): this frame is always there
+    return count;
+}
+
+__attribute__((noinline)) int cly_capture_current_stack_async(uintptr_t *frames, int capacity, int skip,
+                                                            bool *truncated, cly_async_chain *async) {
+    int count = capture(frames, capacity, skip, truncated, async);
+    __asm__ volatile("" : "+r"(count));  // as above
     return count;
 }
 

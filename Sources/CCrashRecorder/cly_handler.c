@@ -9,6 +9,7 @@
 //       a futex (at most CLY_CONCURRENT_CRASH_WAIT_MS) and then dies of its own signal;
 //         . cly_unwind_from_ucontext (libunwind, local: signal-safe) - the crashed thread, frame 0 exact;
 //         . cly_threads_capture (tgkill + SIGSYS self-unwinds, bounded wait) - up to 19 other threads;
+//         . cly_async_walk (fault-free reads, bounded) - each thread's async callers, the others still parked;
 //         . cly_context_copy_for_crash (seqlock copy of the app's context);
 //         . cly_report_write (open/write/rename, no allocation) - the committed report;
 //         . cly_launch_marker_clear_for_crash (unlink) - this launch ended in a reported crash;
@@ -107,6 +108,9 @@ bool cly_handle_crash(const cly_crash *crash) {
     input.others = other_threads;
     input.other_count = cly_threads_capture(tid, other_threads, CLY_MAX_THREADS - 1, &input.threads_requested,
                                             &input.threads_answered);
+    cly_async_walk(&crashed_thread);
+    for (int i = 0; i < input.other_count; i++)
+        if (other_threads[i].answered) cly_async_walk(&other_threads[i]);
     input.context = context_copy;
     input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
     if (cly_report_write(&input)) cly_launch_marker_clear_for_crash();  // the report is this launch's event

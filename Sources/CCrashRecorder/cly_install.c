@@ -6,6 +6,7 @@
 // the first handler is installed, so a failed install leaves the process as it was.
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -83,6 +84,10 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
         pthread_mutex_unlock(&install_lock);
         return result;
     }
+    cly_async_prepare();
+    cly_test_probe_mark("c: async walk");
+    const char *format = getenv("COHORLY_TEST_REPORT_FORMAT");  // until every reader on main reads v2
+    if (format != NULL && format[0] == '2') cly_report_format = 2;
     cly_fatal_message_install();
     cly_insert_id_renew();
     pthread_atfork(NULL, NULL, cly_insert_id_renew);

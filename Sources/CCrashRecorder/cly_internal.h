@@ -24,6 +24,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cly_async.h"
 #include "cly_limits.h"
 
 #ifdef __cplusplus
@@ -59,7 +60,12 @@ typedef struct {
     int frame_count;
     bool truncated;  // more frames than CLY_MAX_FRAMES
     bool answered;   // the thread recorded its own stack in time (always true for the crashed thread)
+    uint8_t first_frame_kind;  // cly_frame_kind of frames[0]: pc when interrupted, else return_address
     uintptr_t frames[CLY_MAX_FRAMES];
+    // Per frame, for the async walk: the async context register and the frame pointer as restored there.
+    uintptr_t async_registers[CLY_MAX_FRAMES];
+    uintptr_t frame_pointers[CLY_MAX_FRAMES];
+    cly_async_chain async;  // the thread's async callers (cly_async_walk); count 0 when none
     char name[32];   // from /proc/self/task/<tid>/comm
 } cly_thread;
 
@@ -67,8 +73,21 @@ typedef struct {
 
 /// Loads libunwind privately and warms its caches. Normal code. Returns 0 or an errno value.
 int cly_unwind_load(char *error, size_t error_size);
-/// Unwinds from a signal's ucontext (frame 0 = the exact interrupted PC) into `thread`. Signal-safe.
+/// Unwinds from a signal's ucontext (frame 0 = the exact interrupted PC) into `thread`, with what the async
+/// walk needs per frame; clears its chain. Signal-safe.
 void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread);
+/// The function (with unwind info) containing `address`: [start, end). False when none. Signal-safe.
+bool cly_unwind_function_range(uintptr_t address, uintptr_t *start, uintptr_t *end);
+/// Whether `address` is exactly the start of a function with unwind info. Signal-safe.
+bool cly_unwind_is_function_start(uintptr_t address);
+
+// ---- async callers (cly_async.c) ----
+
+/// Resolves what the walk needs (swift_job_run's range, the concurrency runtime's module) and chooses how it
+/// reads memory (process_vm_readv, else a pipe opened here). After cly_unwind_load. Normal code.
+void cly_async_prepare(void);
+/// Walks the async context chain of an unwound thread into `thread->async` (count 0: none). Signal-safe.
+void cly_async_walk(cly_thread *thread);
 
 // ---- other threads (cly_threads.c) ----
 
@@ -187,6 +206,15 @@ typedef struct {
     size_t context_length;
 } cly_report_input;
 
+struct cly_writer;
+/// Writes one thread object (`key` NULL inside an array): frames as format `format` has them (1: bare
+/// addresses; 2: objects with their kind, and the `async` chain), registers when not NULL (18). Frames stop,
+/// and `truncated` is set, when fewer than `reserve` bytes would be left (cly_report_thread.c). Signal-safe.
+void cly_report_write_thread(struct cly_writer *w, const char *key, const cly_thread *thread, bool crashed,
+                             const uintptr_t *registers, size_t reserve, int format);
+/// The report format cly_report_write produces (1 or 2; install sets it). 
+extern int cly_report_format;
+
 /// Writes `<dir>/<ts>-<pid>-<insert_id>.tmp`, renames it to `.json`, drops the oldest reports beyond
 /// CLY_MAX_REPORTS. Returns true when the report was committed. Signal-safe.
 bool cly_report_write(const cly_report_input *input);
@@ -215,6 +243,10 @@ const char *cly_insert_id_for_crash(void);
 void cly_die_of(int signal_number);
 
 // ---- symbols of other libraries, referenced weakly (NULL when absent) ----
+
+/// libswift_Concurrency: runs one job (the executor's frame below every async function); only its address
+/// is used.
+extern void swift_job_run(void) __attribute__((weak));
 
 /// libswiftCore (Swift >= 6.0 on Linux): the address of the runtime's fatal-message pointer.
 extern _Atomic(const char *) *swift_getFatalErrorMessageBuffer(void) __attribute__((weak));

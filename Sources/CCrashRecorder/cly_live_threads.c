@@ -16,7 +16,8 @@
 //     - a crash started: return at once (the crash path owns the threads now);
 //     - claim its REQUESTED slot (compare-and-swap to WRITING), unwind its interrupted context into it with
 //       cly_unwind_from_ucontext (signal-safe, allocation-free once primed), mark it DONE, count itself in
-//       (atomic + futex wake) and return. It never parks and never allocates.
+//       (atomic + futex wake) and return. It never parks and never allocates. Between the unwind and DONE it
+//       walks its async callers into the slot too (cly_async_walk).
 // A fault inside that unwind (a corrupt stack) reaches the crash handler, which jumps back here
 // (cly_live_escape_if_unwinding) and the thread answers with the frames it had.
 // Crash during or after a capture: the crash handler installs its own SIGSYS handler (cly_threads.c) before
@@ -98,6 +99,7 @@ static void live_handler(int signal_number, siginfo_t *info, void *context) {
         if (sigsetjmp(unwind_jumps[i], 1) == 0) cly_unwind_from_ucontext((ucontext_t *)context, true, slot);
         else slot->truncated = true;
         atomic_store(&unwinding_tid[i], 0);
+        cly_async_walk(slot);  // its reads cannot fault: outside the escape hatch (the unwind's alone)
         slot->answered = true;
         atomic_store(&slot_state[i], SLOT_DONE);
         atomic_fetch_add(&answered_count, 1);
@@ -230,7 +232,12 @@ int cly_live_capture(int32_t subject_tid, cly_live_thread *out, int capacity, ui
         entry->answered = done;
         entry->truncated = done && slot->truncated;
         entry->frame_count = done ? slot->frame_count : 0;
+        entry->first_frame_kind = slot->first_frame_kind;
+        entry->async.count = 0;
+        entry->async.anchor = 0;
+        entry->async.stop = CLY_ASYNC_STOP_NONE;
         if (done) {
+            entry->async = slot->async;
             memcpy(entry->frames, slot->frames, sizeof(uintptr_t) * (size_t)slot->frame_count);
             atomic_store(&slot_state[i], SLOT_IDLE);
             got++;

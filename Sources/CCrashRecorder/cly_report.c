@@ -1,4 +1,5 @@
-// The report file: one JSON object, format `cohorly-crash/1` (docs/report-format.md).
+// The report file: one JSON object, format `cohorly-crash/1`, or `cohorly-crash/2` (frames with their kind, async
+// callers; docs/report-format.md) when install chose it.
 //
 // Runs inside the crash handler, after the stacks are captured. Call order and why each call is safe:
 //   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
@@ -29,6 +30,8 @@ static volatile bool fault_in_writer;  // test hook (cly_test_fault_in_writer)
 
 static size_t report_limit = CLY_MAX_REPORT_BYTES;  // test hook: cly_test_set_report_limit
 
+int cly_report_format = 1;
+
 void cly_test_fault_in_writer(bool enabled) { fault_in_writer = enabled; }
 
 void cly_test_set_report_limit(size_t bytes) { report_limit = bytes != 0 ? bytes : CLY_MAX_REPORT_BYTES; }
@@ -53,9 +56,6 @@ static const char *mechanism_name(cly_mechanism mechanism) {
     }
 }
 
-static const char *const register_names[18] = {"rip", "rsp", "rbp", "rax", "rbx", "rcx", "rdx", "rsi", "rdi",
-                                              "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "eflags"};
-
 static bool in_table(const cly_module_table *table, uintptr_t pc) {
     if (table != NULL)
         for (int i = 0; i < table->count; i++)
@@ -72,33 +72,11 @@ static void find_extra_modules(const cly_thread *thread, const cly_module_table 
         if (in_table(table, pc)) continue;
         if (cly_modules_find_extra(pc, &extra_modules[extra_count], extra_paths[extra_count], 256)) extra_count++;
     }
-}
-
-/// Writes one thread; frames stop (and `truncated` is set) when fewer than `reserve` bytes would be left.
-static void write_thread(cly_writer *w, const char *key, const cly_thread *thread, const cly_report_input *input,
-                         bool crashed, size_t reserve) {
-    cly_writer_begin_object(w, key);
-    cly_writer_uint(w, "tid", (uint64_t)thread->tid);
-    cly_writer_string(w, "name", thread->name, sizeof thread->name);
-    cly_writer_bool(w, "crashed", crashed);
-    cly_writer_begin_array(w, "frames");
-    bool truncated = thread->truncated;
-    int count = thread->answered ? thread->frame_count : 0;
-    for (int i = 0; i < count; i++) {
-        if (!cly_writer_has_room(w, 24, reserve + 512)) {
-            truncated = true;
-            break;
-        }
-        cly_writer_hex(w, NULL, thread->frames[i]);
+    for (int i = 0; i < thread->async.count && extra_count < CLY_MAX_EXTRA_MODULES; i++) {
+        uintptr_t pc = thread->async.frames[i];
+        if (in_table(table, pc)) continue;
+        if (cly_modules_find_extra(pc, &extra_modules[extra_count], extra_paths[extra_count], 256)) extra_count++;
     }
-    cly_writer_end_array(w);
-    cly_writer_bool(w, "truncated", truncated);
-    if (crashed && input->has_registers) {
-        cly_writer_begin_object(w, "registers");
-        for (int i = 0; i < 18; i++) cly_writer_hex(w, register_names[i], input->registers[i]);
-        cly_writer_end_object(w);
-    }
-    cly_writer_end_object(w);
 }
 
 static void write_module(cly_writer *w, const cly_module *module, const char *path) {
@@ -210,7 +188,7 @@ bool cly_report_write(const cly_report_input *input) {
 
     // Header.
     cly_writer_begin_object(w, NULL);
-    cly_writer_string(w, "format", "cohorly-crash/1", 32);
+    cly_writer_string(w, "format", cly_report_format >= 2 ? "cohorly-crash/2" : "cohorly-crash/1", 32);
     cly_writer_string(w, "insert_id", cly_insert_id_for_crash(), 36);
     cly_writer_uint(w, "timestamp_ms", timestamp_ms);
     cly_writer_uint(w, "pid", (uint64_t)input->pid);
@@ -247,7 +225,8 @@ bool cly_report_write(const cly_report_input *input) {
     for (int i = 0; i < extra_count; i++) module_bytes += strlen(extra_paths[i]) + 160;
     if (module_bytes > report_limit / 2) module_bytes = report_limit / 2;
     size_t thread_reserve = CLOSING_RESERVE + module_bytes + breadcrumb_bytes;
-    write_thread(w, "crashed_thread", input->crashed, input, true, CLOSING_RESERVE);
+    cly_report_write_thread(w, "crashed_thread", input->crashed, true,
+                            input->has_registers ? input->registers : NULL, CLOSING_RESERVE, cly_report_format);
     cly_writer_flush(w);
     if (input->context_length > 0 && cly_writer_has_room(w, input->context_length + 16, CLOSING_RESERVE))
         cly_writer_json(w, "context", input->context, input->context_length);
@@ -256,7 +235,7 @@ bool cly_report_write(const cly_report_input *input) {
     cly_writer_begin_array(w, "threads");
     for (int i = 0; i < input->other_count; i++) {
         if (!cly_writer_has_room(w, 320, thread_reserve)) break;
-        write_thread(w, NULL, &input->others[i], input, false, thread_reserve);
+        cly_report_write_thread(w, NULL, &input->others[i], false, NULL, thread_reserve, cly_report_format);
     }
     cly_writer_end_array(w);
     cly_writer_flush(w);

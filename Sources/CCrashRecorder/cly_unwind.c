@@ -17,6 +17,9 @@
 // In the handler: `unw_init_local2(context, UNW_INIT_SIGNAL_FRAME)` makes frame 0 the exact interrupted PC;
 // `unw_step` / `unw_get_reg` are documented signal-safe for local unwinding. We never call
 // `unw_get_proc_name` (it may allocate): names are found at symbolication time.
+// Per frame the unwind also keeps what the async walk needs (cly_async.c): the async context register and the
+// frame pointer as libunwind restores them for that frame. `unw_get_proc_info_by_ip` (documented signal-safe
+// for the local address space) tells the walk whether an address starts a function with unwind info.
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
@@ -30,10 +33,22 @@
 typedef int (*init_local2_fn)(unw_cursor_t *, unw_context_t *, int);
 typedef int (*step_fn)(unw_cursor_t *);
 typedef int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+typedef int (*get_proc_info_by_ip_fn)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *);
+
+// The Swift async calling convention's context register, and the frame pointer.
+#if defined(__x86_64__)
+#define ASYNC_CONTEXT_REGISTER UNW_X86_64_R14
+#define FRAME_POINTER_REGISTER UNW_X86_64_RBP
+#elif defined(__aarch64__)
+#define ASYNC_CONTEXT_REGISTER UNW_AARCH64_X22
+#define FRAME_POINTER_REGISTER UNW_AARCH64_X29
+#endif
 
 static init_local2_fn unw_init_local2_ptr;
 static step_fn unw_step_ptr;
 static get_reg_fn unw_get_reg_ptr;
+static get_proc_info_by_ip_fn unw_get_proc_info_by_ip_ptr;
+static unw_addr_space_t *local_address_space;
 
 static void set_error(char *error, size_t size, const char *a, const char *b) {
     if (size == 0) return;
@@ -64,12 +79,16 @@ int cly_unwind_load(char *error, size_t error_size) {
     init_local2_fn init = (init_local2_fn)dlsym(library, "_ULx86_64_init_local2");
     step_fn step = (step_fn)dlsym(library, "_ULx86_64_step");
     get_reg_fn get_reg = (get_reg_fn)dlsym(library, "_ULx86_64_get_reg");
-    if (init == NULL || step == NULL || get_reg == NULL) {
+    get_proc_info_by_ip_fn proc_info = (get_proc_info_by_ip_fn)dlsym(library, "_ULx86_64_get_proc_info_by_ip");
+    unw_addr_space_t *address_space = (unw_addr_space_t *)dlsym(library, "_ULx86_64_local_addr_space");
+    if (init == NULL || step == NULL || get_reg == NULL || proc_info == NULL || address_space == NULL) {
         set_error(error, error_size, "libunwind.so.8 lacks the local unwinding API: ", dlerror());
         return ENOSYS;
     }
     unw_init_local2_ptr = init;
     unw_get_reg_ptr = get_reg;
+    unw_get_proc_info_by_ip_ptr = proc_info;
+    local_address_space = address_space;
     unw_step_ptr = step;
 
     prime();
@@ -85,14 +104,34 @@ int cly_test_unwind_context(void *context, uintptr_t *frames, int capacity) {
     return count;
 }
 
+bool cly_unwind_function_range(uintptr_t address, uintptr_t *start, uintptr_t *end) {
+    if (unw_get_proc_info_by_ip_ptr == NULL) return false;
+    unw_proc_info_t info;
+    memset(&info, 0, sizeof info);
+    if (unw_get_proc_info_by_ip_ptr(*local_address_space, (unw_word_t)address, &info, NULL) < 0) return false;
+    *start = (uintptr_t)info.start_ip;
+    *end = (uintptr_t)info.end_ip;
+    return info.start_ip < info.end_ip;
+}
+
+bool cly_unwind_is_function_start(uintptr_t address) {
+    uintptr_t start = 0;
+    uintptr_t end = 0;
+    return cly_unwind_function_range(address, &start, &end) && start == address;
+}
+
 void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread) {
     thread->frame_count = 0;
     thread->truncated = false;
+    thread->first_frame_kind = signal_frame ? CLY_FRAME_PC : CLY_FRAME_RETURN_ADDRESS;
+    thread->async.count = 0;
     if (unw_step_ptr == NULL || context == NULL) return;
     unw_cursor_t cursor;
     // On x86_64 unw_context_t is ucontext_t, so the signal's context is passed as is.
     if (unw_init_local2_ptr(&cursor, (unw_context_t *)context, signal_frame ? UNW_INIT_SIGNAL_FRAME : 0) < 0) {
         thread->frames[0] = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
+        thread->async_registers[0] = (uintptr_t)context->uc_mcontext.gregs[REG_R14];
+        thread->frame_pointers[0] = (uintptr_t)context->uc_mcontext.gregs[REG_RBP];
         thread->frame_count = 1;
         return;
     }
@@ -109,6 +148,12 @@ void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread
             thread->truncated = true;
             break;
         }
+        unw_word_t async_context = 0;
+        unw_word_t frame_pointer = 0;
+        unw_get_reg_ptr(&cursor, ASYNC_CONTEXT_REGISTER, &async_context);
+        unw_get_reg_ptr(&cursor, FRAME_POINTER_REGISTER, &frame_pointer);
+        thread->async_registers[thread->frame_count] = (uintptr_t)async_context;
+        thread->frame_pointers[thread->frame_count] = (uintptr_t)frame_pointer;
         thread->frames[thread->frame_count++] = (uintptr_t)pc;
         if (unw_step_ptr(&cursor) <= 0) break;
     }

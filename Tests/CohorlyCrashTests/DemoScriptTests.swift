@@ -12,7 +12,7 @@ struct DemoScriptTests {
 
     /// `posthog`: `scripts/demo --posthog`, the crashes sent through the PostHog destination (capture V1).
     @Test(arguments: [false, true])
-    func theDemoExitsZeroAndShowsAllFiveCrashesSymbolicated(posthog: Bool) async throws {
+    func theDemoExitsZeroAndShowsAllSixCrashesSymbolicated(posthog: Bool) async throws {
         let crashDemo = DemoBuild.release.executable
         guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
             throw CrashDemoError.missingExecutable(crashDemo)
@@ -41,22 +41,26 @@ struct DemoScriptTests {
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("   CrashDemo sends through the PostHog destination") } == posthog)
         let crashes = lines.filter { $0.hasPrefix("Crash: ") }
-        #expect(crashes.count == 5, "\(crashes)")
+        #expect(crashes.count == 6, "\(crashes)")
         for reason in [
             "Fatal error: demo fatal", "Swift runtime failure: Index out of range",
             "Segmentation fault: address not mapped at 0x0", "std::runtime_error: demo C++ failure", "Stack overflow",
+            "Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value",
         ] {
             #expect(crashes.contains { $0.contains(reason) }, "no crash shown with \(reason): \(crashes)")
         }
         // Each crash shows its crashed thread, symbolicated with the uploaded debug file.
-        #expect(lines.filter { $0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:") }.count == 5)
+        #expect(lines.filter { $0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:") }.count == 6)
         #expect(text.contains(" CrashDemo crashIndexOutOfRange() at "))  // names as the Swift backtracer prints them
-        for kind in ["fatal-error", "index-out-of-range", "null-write", "cxx-exception", "stack-overflow"] {
+        #expect(text.contains(" CrashDemo PricingEngine.discountPercent(for:) at "))  // the async crash
+        for kind in [
+            "fatal-error", "index-out-of-range", "null-write", "cxx-exception", "stack-overflow", "async-actor",
+        ] {
             #expect(lines.contains { $0.hasPrefix("   CrashDemo crash \(kind): exit status 1") })
         }
         // bash reports a child killed by a signal as "…: line N: PID Illegal instruction …".
         let jobLines = lines.filter { $0.range(of: #"line [0-9]+: +[0-9]+ "#, options: .regularExpression) != nil }
         #expect(jobLines.isEmpty, "\(jobLines)")
-        #expect(lines.last == "== the collector shows 5 of 5 crashes")
+        #expect(lines.last == "== the collector shows 6 of 6 crashes")
     }
 }

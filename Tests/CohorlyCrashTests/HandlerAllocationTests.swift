@@ -6,8 +6,8 @@ import Testing
 /// The recorder's promise to every signal handler that unwinds (the crashed thread, the others answering
 /// SIGSYS, live threads sampled for a hang): no allocation and no initialisation at that moment. A child runs
 /// with `fixtures/alloc-guard` preloaded, which counts every malloc/mmap/pipe2 call a thread makes while
-/// armed; each thread unwinds itself in a SIGSYS handler with the guard armed, then the crash goes through
-/// the recorder's handler with the crashing thread armed. Without libunwind's initialisation at install, the
+/// armed; each thread unwinds itself and walks its async callers in a SIGSYS handler with the guard armed, then
+/// the crash goes through the recorder's handler (unwinds and async walks) with the crashing thread armed. Without libunwind's initialisation at install, the
 /// first handler unwind maps memory and opens a pipe, and this fails.
 @Suite("Signal-handler unwinds allocate nothing")
 struct HandlerAllocationTests {
@@ -43,6 +43,8 @@ struct HandlerAllocationTests {
         let threads = Int(fields["threads"] ?? "") ?? 0
         #expect(threads >= 6 && fields["answered"] == String(threads), "\(run.stdout)")
         #expect((Int(fields["fewest_frames"] ?? "") ?? 0) >= 3, "\(run.stdout)")
+        // The async walk ran in every handler too: at least the task parked inside async code has callers.
+        #expect((Int(fields["chains"] ?? "") ?? 0) >= 1, "\(run.stdout)")
         #expect(fields["guard_calls"] == "0", "\(run.stderr)")
         // The crash: written by the armed thread, and the only guard line is the self-test's.
         #expect(run.signal == SIGSEGV)

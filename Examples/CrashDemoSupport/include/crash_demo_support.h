@@ -28,6 +28,9 @@ int demo_crash_in_library(const char *path);
 void demo_set_thread_name(const char *name);
 /// Returns `value` through an optimization barrier (values the optimizer cannot predict).
 long demo_identity(long value);
+/// The path of the loaded object holding `address` and the address's offset from the object's load base
+/// (dladdr), or NULL when it is in none.
+const char *demo_address_location(unsigned long address, unsigned long *offset);
 /// Does nothing, opaquely (keeps the optimizer from removing a frame).
 void demo_opaque(void *pointer);
 
@@ -39,6 +42,7 @@ typedef struct {
     int answered;          // threads whose handler unwound in time
     int fewest_frames;     // the shortest and longest stacks unwound
     int most_frames;
+    int chains;            // threads whose async callers were found (the walk ran in every handler)
     long guard_calls;      // allocation calls made while the handlers unwound (-1 without the guard)
 } demo_handler_unwinds;
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cly_async.h"
 #include "cly_limits.h"
 
 #ifdef __cplusplus
@@ -28,6 +29,14 @@ int cly_capture_prepare(char *error, size_t error_size);
 /// `*truncated` tells whether the stack went deeper. Returns how many were written (0 when
 /// `cly_capture_prepare` has not succeeded). Never inlined (the frame count depends on it). Normal code only.
 int cly_capture_current_stack(uintptr_t *frames, int capacity, int skip, bool *truncated);
+
+/// `cly_capture_current_stack`, plus the calling thread's async callers into `async` (count 0 when it is not
+/// running async code, or the walk is off): resume points of the functions that awaited the one running,
+/// innermost first; `async->anchor` indexes `frames` (the async function the chain continues from). Every
+/// frame written is a return address (look up at address − 1); the async frames are resume-funclet entries
+/// (look up as is). Never inlined. Normal code only.
+int cly_capture_current_stack_async(uintptr_t *frames, int capacity, int skip, bool *truncated,
+                                    cly_async_chain *async);
 
 /// The calling thread's kernel thread id (gettid).
 int cly_capture_thread_id(void);

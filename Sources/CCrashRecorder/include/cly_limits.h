@@ -6,6 +6,8 @@
 #define CLY_MAX_THREADS 20
 /// Frames per thread (innermost first).
 #define CLY_MAX_FRAMES 100
+/// Async callers per thread (the async context chain), beside the CLY_MAX_FRAMES physical frames.
+#define CLY_MAX_ASYNC_FRAMES 64
 /// Committed reports kept on disk; the oldest is dropped when a crash would make one more.
 #define CLY_MAX_REPORTS 10
 /// Bytes of the Swift fatal-error message and of a C++ `what()` kept in a report.

@@ -11,14 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cly_async.h"
 #include "cly_limits.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/// One thread's stack as a live capture reports it. Frame 0 is the exact interrupted PC, the others are
-/// return addresses (as for a crash report's threads).
+/// One thread's stack as a live capture reports it. Frame 0 is the exact interrupted PC (`first_frame_kind`
+/// CLY_FRAME_PC), the others are return addresses (as for a crash report's threads); `async` holds the
+/// thread's async callers (count 0: none).
 typedef struct {
     /// Kernel thread id.
     int32_t tid;
@@ -31,6 +33,10 @@ typedef struct {
     /// From /proc/self/task/<tid>/comm.
     char name[32];
     uintptr_t frames[CLY_MAX_FRAMES];
+    /// The cly_frame_kind of frames[0].
+    int32_t first_frame_kind;
+    /// The async callers, innermost first; `async.anchor` indexes `frames`.
+    cly_async_chain async;
 } cly_live_thread;
 
 /// Installs the live-capture handler for SIGSYS, keeping the action that was there: every SIGSYS that is not a
