@@ -54,8 +54,9 @@ enum Scenario {
             say("anonymous id \(Cohorly.shared?.currentDistinctId ?? "")")
             demo_null_write()
         case "small-report":
-            // A 6 KiB cap with 20 threads x 100 frames: the cap drops frames and threads, the JSON stays whole.
-            cly_test_set_report_limit(6 * 1024)
+            // An 8 KiB cap with 20 threads x 100 frames (v2 frames carry their kind: ~50 bytes each): the cap drops
+            // frames and threads, the JSON stays whole.
+            cly_test_set_report_limit(8 * 1024)
             Workers.park(count: 17, depth: 110)
             demo_null_write()
         case "handler-unwinds":

@@ -86,8 +86,8 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
     }
     cly_async_prepare();
     cly_test_probe_mark("c: async walk");
-    const char *format = getenv("COHORLY_TEST_REPORT_FORMAT");  // until every reader on main reads v2
-    if (format != NULL && format[0] == '2') cly_report_format = 2;
+    const char *format = getenv("COHORLY_TEST_REPORT_FORMAT");  // test hook: "1" writes v1 (the reader keeps it)
+    if (format != NULL && format[0] == '1') cly_report_format = 1;
     cly_fatal_message_install();
     cly_insert_id_renew();
     pthread_atfork(NULL, NULL, cly_insert_id_renew);

@@ -212,7 +212,7 @@ struct cly_writer;
 /// and `truncated` is set, when fewer than `reserve` bytes would be left (cly_report_thread.c). Signal-safe.
 void cly_report_write_thread(struct cly_writer *w, const char *key, const cly_thread *thread, bool crashed,
                              const uintptr_t *registers, size_t reserve, int format);
-/// The report format cly_report_write produces (1 or 2; install sets it). 
+/// The report format cly_report_write produces: 2, or 1 when install was told so (COHORLY_TEST_REPORT_FORMAT=1).
 extern int cly_report_format;
 
 /// Writes `<dir>/<ts>-<pid>-<insert_id>.tmp`, renames it to `.json`, drops the oldest reports beyond

@@ -1,5 +1,5 @@
-// The report file: one JSON object, format `cohorly-crash/1`, or `cohorly-crash/2` (frames with their kind, async
-// callers; docs/report-format.md) when install chose it.
+// The report file: one JSON object, format `cohorly-crash/2` (frames with their kind, async callers;
+// docs/report-format.md), or `cohorly-crash/1` when install chose it (tests of the v1 reader).
 //
 // Runs inside the crash handler, after the stacks are captured. Call order and why each call is safe:
 //   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
@@ -30,7 +30,7 @@ static volatile bool fault_in_writer;  // test hook (cly_test_fault_in_writer)
 
 static size_t report_limit = CLY_MAX_REPORT_BYTES;  // test hook: cly_test_set_report_limit
 
-int cly_report_format = 1;
+int cly_report_format = 2;
 
 void cly_test_fault_in_writer(bool enabled) { fault_in_writer = enabled; }
 

@@ -23,11 +23,9 @@ struct AsyncCrashExpectation: Sendable, CustomStringConvertible {
 
 /// The recorder's async walk (cly_async.c) in real crashing children: the chain of awaiting functions, in
 /// order, in debug, release and release without frame pointers; none for idle threads; a clean stop on a
-/// corrupt context; the same walk in live captures. The reports are format v2 (COHORLY_TEST_REPORT_FORMAT=2).
+/// corrupt context; the same walk in live captures. The reports are format v2.
 @Suite("Async callers in crash reports and live captures")
 struct AsyncStackTests {
-    static let v2 = ["COHORLY_TEST_REPORT_FORMAT": "2"]
-
     @Test(arguments: AsyncBuild.allCases)
     func theAwaitingFunctionsAppearInOrder(build: AsyncBuild) async throws {
         try await withThrowingTaskGroup(of: String.self) { group in
@@ -43,7 +41,7 @@ struct AsyncStackTests {
     static func check(_ expectation: AsyncCrashExpectation, build: AsyncBuild) async throws -> String {
         let run = try await runCrashDemo(
             ["crash", expectation.kind], executable: build.executable, backtracer: true,
-            label: "\(expectation.kind)-\(build)", environment: v2)
+            label: "\(expectation.kind)-\(build)")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let context = "\(expectation.kind) (\(build))"
         #expect(run.signal == SIGILL, "\(context): \(run.stderr)")
@@ -68,7 +66,7 @@ struct AsyncStackTests {
     }
 
     @Test func aThreadIdleOnAnExecutorGetsNoChain() async throws {
-        let run = try await runCrashDemo(["scenario", "async-idle"], label: "async-idle", environment: Self.v2)
+        let run = try await runCrashDemo(["scenario", "async-idle"], label: "async-idle")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         #expect(run.signal == SIGSEGV)
         let file = try #require(run.reportFiles.first, "\(run.stderr)")
@@ -94,7 +92,7 @@ struct AsyncStackTests {
     @Test(arguments: ["fault", "validation", "loop"])
     func aCorruptContextStopsTheWalkAndKeepsThePhysicalStack(mode: String) async throws {
         let run = try await runCrashDemo(
-            ["crash", "async-actor", "--corrupt-async", mode], label: "async-corrupt-\(mode)", environment: Self.v2)
+            ["crash", "async-actor", "--corrupt-async", mode], label: "async-corrupt-\(mode)")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         #expect(run.signal == SIGILL)
         let file = try #require(run.reportFiles.first, "\(run.stderr)")

@@ -67,7 +67,7 @@ struct RecorderScenarioTests {
         #expect(run.signal == SIGSEGV)
         let file = try #require(run.reportFiles.first)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
-        #expect(size <= 6 * 1024)
+        #expect(size <= 8 * 1024)
         let report = try #require(try run.reports().first)
         #expect(report.complete)  // closed properly, not torn
         #expect(report.crashedThread?.frames.isEmpty == false)
