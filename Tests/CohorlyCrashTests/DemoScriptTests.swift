@@ -52,7 +52,10 @@ struct DemoScriptTests {
         // Each crash shows its crashed thread, symbolicated with the uploaded debug file.
         #expect(lines.filter { $0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:") }.count == 6)
         #expect(text.contains(" CrashDemo crashIndexOutOfRange() at "))  // names as the Swift backtracer prints them
-        #expect(text.contains(" CrashDemo PricingEngine.discountPercent(for:) at "))  // the async crash
+        #expect(text.contains(" CrashDemo PricingEngine.discountPercent(for:) at "))  // the async crash…
+        for caller in ["OrderService.price(cents:couponCode:)", "checkout(cart:coupon:)", "handleRequest(path:)"] {
+            #expect(text.contains(" [async] CrashDemo \(caller) at "), "\(caller) not shown")  // …and who awaited it
+        }
         for kind in [
             "fatal-error", "index-out-of-range", "null-write", "cxx-exception", "stack-overflow", "async-actor",
         ] {
