@@ -43,6 +43,9 @@ public struct EventQuery: Sendable {
     public var limit: Int = 1000
     /// Newest first (and `afterId` then means "before this id"). Default false: oldest first.
     public var newestFirst = false
+    /// In the order of the events' own `time` (a crash's crash time, not when it arrived), rows of one time by id;
+    /// `afterId` then means "after that row in this order". Default false: in the order they were received.
+    public var byTime = false
     /// Only events whose `$insert_id` starts with this (`cohorly crashes show` takes a unique prefix).
     public var insertIdPrefix: String?
 
@@ -89,6 +92,7 @@ public final class CollectorStore: @unchecked Sendable {
                 received_at INTEGER NOT NULL);
             CREATE UNIQUE INDEX IF NOT EXISTS events_insert_id ON events(token, insert_id);
             CREATE INDEX IF NOT EXISTS events_name ON events(event);
+            CREATE INDEX IF NOT EXISTS events_name_time ON events(event, time);
             CREATE TABLE IF NOT EXISTS records(
                 id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, token TEXT NOT NULL, body TEXT NOT NULL,
                 received_at INTEGER NOT NULL);
@@ -190,7 +194,11 @@ public final class CollectorStore: @unchecked Sendable {
             clauses.append("insert_id = ?")
             values.append(.text(insertId))
         }
-        if let afterId = query.afterId {
+        if let afterId = query.afterId, query.byTime {
+            // The row after `afterId` in (time, id) order: a keyset cursor, so pages stay stable while events arrive.
+            clauses.append("(time, id) \(query.newestFirst ? "<" : ">") ((SELECT time FROM events WHERE id = ?), ?)")
+            values += [.int(afterId), .int(afterId)]
+        } else if let afterId = query.afterId {
             clauses.append(query.newestFirst ? "id < ?" : "id > ?")
             values.append(.int(afterId))
         }
@@ -199,11 +207,12 @@ public final class CollectorStore: @unchecked Sendable {
             values += [.int(Int64(prefix.unicodeScalars.count)), .text(prefix)]
         }
         let filter = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
-        let order = query.newestFirst ? "DESC" : ""
+        let direction = query.newestFirst ? " DESC" : ""
+        let order = query.byTime ? "time\(direction), id\(direction)" : "id\(direction)"
         values.append(.int(Int64(max(0, query.limit))))
         try reading { db in
             let statement = try db.prepare(
-                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY id \(order) LIMIT ?"
+                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY \(order) LIMIT ?"
             )
             try statement.rows(values) { row in
                 try visit(

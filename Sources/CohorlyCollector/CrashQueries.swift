@@ -13,7 +13,7 @@ struct CrashQueries: Sendable {
     /// Further directories searched (recursively, by build id).
     let extraDirectories: [String]
 
-    /// `GET /api/crashes`: newest first, `limit` at most, older than row `after` when given; one page read row by
+    /// `GET /api/crashes`: newest crash time first (not arrival: a crash arrives at the next launch), `limit` at most, older than row `after` when given; one page read row by
     /// row (see `JSONPage`), so memory stays bounded whatever the store holds.
     /// `flag` keeps crashes of launches served that flag; `level` those whose `$exception_level` is that level
     /// (`fatal`: crashes, hangs the app died in, abnormal exits; `error`: handled errors and hangs it survived).
@@ -21,8 +21,9 @@ struct CrashQueries: Sendable {
         var page = JSONPage(key: "crashes")
         // With a filter the rows are read until `limit` of them match.
         let filtered = flag != nil || level != nil
-        let query = EventQuery(
+        var query = EventQuery(
             event: "$exception", afterId: after, limit: filtered ? Int.max : limit, newestFirst: true)
+        query.byTime = true
         // The reason `show` gives (a release trap's `Swift runtime failure: …` needs the crash site looked up).
         let reasons = CrashReasons { buildId in locator(for: [buildId]) }
         try store.forEachEvent(matching: query) { event in
@@ -105,6 +106,7 @@ struct CrashQueries: Sendable {
             "os": properties["$os_distribution"] ?? properties["$os"] ?? .null,
             "os_version": properties["$os_version"] ?? .null, "arch": properties["$arch"] ?? .null,
             "crash": encoded, "breadcrumbs": properties["$exception_breadcrumbs"] ?? .null,
+            "received_at": .int(Int(event.receivedAt)),
         ]
     }
 

@@ -53,9 +53,23 @@ package struct ParsedArguments {
                     throw UsageError(reason: "option '\(name)' needs a value")
                 }
             } else {
-                throw UsageError(reason: "unknown option '\(name)'")
+                let known = flags.union(options).union(["--help"]).sorted()
+                let hint = Suggestion.closest(to: name, among: known).map { " (did you mean \($0)?)" } ?? ""
+                throw UsageError(reason: "unknown option '\(name)'" + hint)
             }
         }
         return result
+    }
+
+    /// The last value of option `name`, which must be one of `values`; nil when the option is not given. Another
+    /// value is a usage error that lists the valid ones (and the nearest, when it looks like a typo).
+    package func choice(_ name: String, among values: [String]) throws(UsageError) -> String? {
+        guard let value = options[name]?.last else { return nil }
+        guard values.contains(value) else {
+            let hint = Suggestion.closest(to: value, among: values).map { "; did you mean \($0)?" } ?? ""
+            let expected = values.joined(separator: ", ")
+            throw UsageError(reason: "invalid \(name) '\(value)' (expected one of: \(expected)\(hint))")
+        }
+        return value
     }
 }

@@ -8,12 +8,14 @@ import Foundation
 struct CollectorRequest {
     /// The collector's base URL: `--host`, else `COHORLY_HOST`, else `http://127.0.0.1:4000`.
     let host: String
+    /// Where `host` came from (`--host` or `COHORLY_HOST`), for messages.
+    let hostSource: String
     /// The read secret (`SecretOption`: `--auth-token-file`, `--auth-token`, else `COHORLY_AUTH_TOKEN`).
     let authToken: String?
 
     init(parsed: ParsedArguments) throws(UsageError) {
         let environment = ProcessInfo.processInfo.environment
-        host = parsed.options["--host"]?.last ?? environment["COHORLY_HOST"] ?? "http://127.0.0.1:4000"
+        (host, hostSource) = CollectorAddress.resolve(option: parsed.options["--host"]?.last, environment: environment)
         switch SecretOption.resolve(parsed) {
         case .success(let secret): authToken = secret
         case .failure(let error): throw error
@@ -35,11 +37,13 @@ struct CollectorRequest {
     func send(_ method: String, _ path: String, query: [URLQueryItem] = [], body: String? = nil)
         -> Result<String, Failure>
     {
+        if let problem = CollectorAddress.problem(host, source: hostSource) { return .failure(.usage(problem)) }
         let base = host.hasSuffix("/") ? String(host.dropLast()) : host
         var components = URLComponents(string: base + path)
         if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url, url.scheme == "http" || url.scheme == "https" else {
-            return .failure(.usage("invalid --host \(host)"))
+        guard let url = components?.url else {
+            return .failure(
+                .usage("invalid \(hostSource) '\(host)' (use a URL such as \(CollectorAddress.defaultHost))"))
         }
         var headers: [(String, String)] = []
         if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
@@ -49,7 +53,7 @@ struct CollectorRequest {
             connectTimeout: 10)
         switch CurlTransport().send(request) {
         case .failure(let message):
-            Console.error("cohorly: cannot reach \(host): \(message)")
+            Console.error("cohorly: " + CollectorAddress.unreachable(host, message))
             return .failure(.failed)
         case .http(let status, _, let body):
             let text = String(decoding: body, as: UTF8.self)
@@ -57,6 +61,9 @@ struct CollectorRequest {
                 // The collector's errors are `{"status":0,"error":"…"}`: print the reason alone.
                 let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
                 Console.error("cohorly: \(host) answered \(status): \(TerminalText.escaped(reason))")
+                if let hint = CollectorAddress.hint(status: status, sentSecret: authToken != nil) {
+                    Console.error(hint)
+                }
                 return .failure(.failed)
             }
             return .success(text)

@@ -3,7 +3,7 @@ import Cohorly
 import CohorlySymbols
 import Foundation
 
-/// `cohorly crashes list`: the crashes a collector holds, newest first.
+/// `cohorly crashes list`: the crashes a collector holds, newest crash time first.
 enum CrashesListCommand: Command {
     static let words = ["crashes", "list"]
     static let summary = "List the crashes a collector received."
@@ -13,11 +13,12 @@ enum CrashesListCommand: Command {
 
         Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
         app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
-        abnormal_exit, generic (captureError / captureMessage).
+        abnormal_exit, generic (captureError / captureMessage). TIME is when it happened (a crash arrives at the
+        next launch); when the collector received it is `received_at` in --json and `Received:` in crashes show.
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --limit N         At most N crashes, newest first (default 100).
+          --limit N         At most N crashes, newest crash time first (default 100).
           --level LEVEL     Only events of this level: fatal (what ended the app) or error (what it survived).
           --flag KEY[=VALUE]  Only crashes of launches served flag KEY on (or with variant/value VALUE).
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
@@ -42,17 +43,27 @@ enum CrashesListCommand: Command {
         if let flag = parsed.options["--flag"]?.last, flag.isEmpty || flag.hasPrefix("=") {
             return Console.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)", command: "crashes list")
         }
-        if let level = parsed.options["--level"]?.last, level.isEmpty {
-            return Console.usageError("--level needs a level (fatal or error)", command: "crashes list")
+        let level: String?
+        do {
+            level = try parsed.choice("--level", among: levels)
+        } catch {
+            return Console.usageError(error.reason, command: "crashes list")
         }
+        let flag = parsed.options["--flag"]?.last
         let query =
-            (parsed.options["--flag"]?.last.map { [URLQueryItem(name: "flag", value: $0)] } ?? [])
-            + (parsed.options["--level"]?.last.map { [URLQueryItem(name: "level", value: $0)] } ?? [])
+            (flag.map { [URLQueryItem(name: "flag", value: $0)] } ?? [])
+            + (level.map { [URLQueryItem(name: "level", value: $0)] } ?? [])
         return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes", query: query) {
             text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
+            }
+            guard !list.crashes.isEmpty else {
+                // Not a bare header: say so, with the filters that were given.
+                let filters = (level.map { ["--level \($0)"] } ?? []) + (flag.map { ["--flag \($0)"] } ?? [])
+                print("no crashes match" + (filters.isEmpty ? "" : " " + filters.joined(separator: " ")))
+                return .success
             }
             print(
                 [
@@ -78,6 +89,9 @@ enum CrashesListCommand: Command {
             return .success
         }
     }
+
+    /// The values of `--level`.
+    static let levels = ["fatal", "error"]
 
     struct CrashList: Decodable {
         var crashes: [Summary]
@@ -171,6 +185,9 @@ enum CrashesShowCommand: Command {
             var header = [
                 "Insert id: \(escaped(shown.insertId ?? id))", "Time: \(Timestamp.iso8601(milliseconds: shown.time))",
             ]
+            if let received = shown.receivedAt {
+                header.append("Received: \(Timestamp.iso8601(milliseconds: received))")
+            }
             if let release = shown.release {
                 header.append("Release: \(escaped(release))" + (shown.dist.map { " (\(escaped($0)))" } ?? ""))
             }
@@ -206,9 +223,12 @@ enum CrashesShowCommand: Command {
         var crash: SymbolicatedCrash
         /// `$exception_breadcrumbs` as the event holds it (read leniently: see ``BreadcrumbLines``).
         var breadcrumbs: CohorlyValue?
+        /// When the collector received the event (unix ms; absent from older collectors).
+        var receivedAt: Int64?
 
         enum CodingKeys: String, CodingKey {
             case time, release, dist, os, arch, crash, breadcrumbs
+            case receivedAt = "received_at"
             case insertId = "insert_id"
             case distinctId = "distinct_id"
             case osVersion = "os_version"

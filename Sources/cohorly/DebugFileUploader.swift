@@ -171,9 +171,10 @@ struct DebugFileUploader {
                     })
                 return items.filter { keys.contains($0.buildId + "/" + $0.kind.rawValue + "/" + $0.sha256) }
             case .http(let status, _, let answer) where status < 500 || attempt >= retries:
-                throw Failure(description: "\(host) refused the check (\(status)): \(Self.reason(answer))")
+                let hint = CollectorAddress.hint(status: status, sentSecret: authToken != nil).map { "\n" + $0 } ?? ""
+                throw Failure(description: "\(host) refused the check (\(status)): \(Self.reason(answer))" + hint)
             case .failure(let message) where attempt >= retries:
-                throw Failure(description: "cannot reach \(host): \(message)")
+                throw Failure(description: CollectorAddress.unreachable(host, message))
             default:
                 backoff(attempt)
                 attempt += 1

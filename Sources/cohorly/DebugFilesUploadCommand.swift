@@ -83,9 +83,9 @@ enum DebugFilesUploadCommand: Command {
         guard let release = option("--release", "COHORLY_RELEASE") ?? (dryRun ? "" : nil) else {
             return Console.usageError("missing --release (or COHORLY_RELEASE)", command: "debug-files upload")
         }
-        let host = option("--host", "COHORLY_HOST") ?? "http://127.0.0.1:4000"
-        guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            return Console.usageError("invalid --host \(host)", command: "debug-files upload")
+        let (host, source) = CollectorAddress.resolve(option: parsed.options["--host"]?.last, environment: environment)
+        if let problem = CollectorAddress.problem(host, source: source) {
+            return Console.usageError(problem, command: "debug-files upload")
         }
         let secret: String?
         switch SecretOption.resolve(parsed) {

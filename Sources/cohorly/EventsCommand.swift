@@ -50,6 +50,10 @@ enum EventsListCommand: Command {
     }
 
     private static func printTable(_ events: [CohorlyValue], total: Int?) {
+        guard !events.isEmpty else {
+            print("no events match")
+            return
+        }
         print(
             ["TIME (UTC)".padded(24), "EVENT".padded(24), "DISTINCT ID".padded(38), "INSERT ID"].joined(separator: " "))
         for event in events {

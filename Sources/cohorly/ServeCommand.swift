@@ -70,6 +70,11 @@ enum ServeCommand: Command {
         do {
             collector = try Collector(configuration: configuration)
             try collector.start()
+        } catch CollectorError.cannotListen(let address, let port) where port != 0 && PortProbe.inUse(address, port) {
+            Console.error(
+                "cohorly: cannot start the collector: port \(port) on \(address) is in use (another `cohorly serve`?);"
+                    + " pick another with --port P, or --port 0 for a free one (printed once listening)")
+            return .failure
         } catch {
             Console.error("cohorly: cannot start the collector: \(error)")
             return .failure

@@ -88,12 +88,18 @@ let commands: [any Command.Type] = [
                     separator: "\n"))
             return arguments.count == 1 ? .usage : .success
         }
-        let names = group.map { $0.words.dropFirst().joined(separator: " ") }.joined(separator: ", ")
-        Console.error("cohorly: unknown \(first) command '\(arguments[1])' (expected one of: \(names))")
+        let names = group.map { $0.words.dropFirst().joined(separator: " ") }
+        let hint = Suggestion.closest(to: arguments[1], among: names).map { "; did you mean \($0)?" } ?? ""
+        Console.error(
+            "cohorly: unknown \(first) command '\(arguments[1])' (expected one of: \(names.joined(separator: ", "))\(hint))"
+        )
         Console.error("Run 'cohorly --help' for usage.")
         return .usage
     }
-    Console.error("cohorly: unknown command '\(first)'")
+    var words: [String] = []
+    for command in commands where !words.contains(command.words[0]) { words.append(command.words[0]) }
+    let hint = Suggestion.closest(to: first, among: words + ["help"]).map { " (did you mean \($0)?)" } ?? ""
+    Console.error("cohorly: unknown command '\(first)'" + hint)
     Console.error("Run 'cohorly --help' for usage.")
     return .usage
 }

@@ -43,7 +43,7 @@ import Testing
         #expect(try await ids([]) == ["e-old", "e-exit", "e-hang", "e-error", "e-crash"])
         #expect(try await ids(["--level", "fatal"]) == ["e-exit", "e-crash"])
         #expect(try await ids(["--level", "error"]) == ["e-hang", "e-error"])
-        #expect(try await ids(["--level", "warning"]).isEmpty)
+        #expect(send(collector, "GET", "/api/crashes?level=warning").body?["crashes"]?.arrayValue?.isEmpty == true)
         // The limit counts matching events.
         let limited = send(collector, "GET", "/api/crashes?level=error&limit=1")
         #expect(limited.body?["crashes"]?.arrayValue?.map { $0["insert_id"] } == ["e-hang"])
@@ -60,6 +60,6 @@ import Testing
         #expect(old.hasPrefix("2023-11-14T22:13:24.000Z -     signal        app@1.0"))
         let empty = try await CLITests.run(["crashes", "list", "--host", host, "--level", ""])
         #expect(empty.status == 2)
-        #expect(empty.error.contains("--level needs a level"))
+        #expect(empty.error.contains("invalid --level '' (expected one of: fatal, error)"))
     }
 }
