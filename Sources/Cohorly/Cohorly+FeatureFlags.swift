@@ -2,8 +2,10 @@ import Foundation
 
 extension Cohorly {
     /// The flag's value for the current identity — its variant, else whether it is enabled — or `fallback` when
-    /// the flag is unknown or its cache may not serve under `flagPersistence`. Never touches the network or the
-    /// disk. The first read of each (key, value) per identity tracks `$feature_flag_called`; a fallback read
+    /// the flag is unknown or its cache may not serve under `flagPersistence`. A flag known to be off for this
+    /// identity gives `.bool(false)`, not `fallback` (as `isFeatureEnabled` says false, and as PostHog's SDKs do):
+    /// to treat "off" like "unknown", read `getFeatureFlag(key)?.variantName ?? "control"`. Never touches the
+    /// network or the disk. The first read of each (key, value) per identity tracks `$feature_flag_called`; a fallback read
     /// tracks nothing.
     public func getFeatureFlag(_ key: String, fallback: FeatureFlagValue? = nil) -> FeatureFlagValue? {
         flags.read(key)?.flag.value ?? fallback

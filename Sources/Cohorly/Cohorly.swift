@@ -158,8 +158,11 @@ public final class Cohorly: Sendable {
         if options.loadFeatureFlags { flags.reload() }
         delivery.setPaused(state.withLock { $0.optedOut })
         delivery.start()
-        let thread = Thread { [self] in runPersister() }
-        thread.name = "cohorly.persister"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("cohorly-persist")
+            runPersister()
+        }
+        thread.name = "cohorly-persist"
         thread.start()
     }
 

@@ -46,8 +46,11 @@ final class Delivery: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "cohorly.delivery"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("cohorly-deliver")
+            run()
+        }
+        thread.name = "cohorly-deliver"
         thread.start()
     }
 
@@ -160,7 +163,7 @@ final class Delivery: @unchecked Sendable {
     private func drain() {
         guard senderLock.tryAcquire() else {
             let delay = options.retry.baseDelay
-            log("another client is sending this queue; trying again in \(delay) s")
+            log("another client is sending this queue; trying again in \(LogDuration.text(delay))")
             signal.withLock {
                 backoffUntil = Monotonic.now() + delay
                 completeFlushes(failed: true)
@@ -193,7 +196,7 @@ final class Delivery: @unchecked Sendable {
                 batchSize = size
                 log("payload too large (413), batch size now \(batchSize)")
             case .keep(let removable, let delay, let reason):
-                log("\(reason); \(batch.count - removable.count) record(s) kept, retry in \(delay) s")
+                log("\(reason); \(batch.count - removable.count) record(s) kept, retry in \(LogDuration.text(delay))")
                 if !removable.isEmpty { _ = remove(removable) }
                 signal.withLock {
                     backoffUntil = Monotonic.now() + delay

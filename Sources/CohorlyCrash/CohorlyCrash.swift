@@ -144,6 +144,7 @@ public enum CohorlyCrash {
         let delivery = Delivery()
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {
+            ThreadName.setCurrent("cohorly-crashes")
             CrashRecorder.prepareCurrentThread()
             // Before the crash reports are delivered (and deleted): a marker whose launch left a report is no
             // abnormal exit.

@@ -79,7 +79,10 @@ final class HangWatchdog: Sendable {
         _ = cly_live_install()
         let watchdog = HangWatchdog(configuration: configuration, sink: sink)
         running.withLock { $0 = watchdog }
-        let thread = Thread { watchdog.run() }
+        let thread = Thread {
+            ThreadName.setCurrent("cohorly-hangs")
+            watchdog.run()
+        }
         thread.name = "cohorly-hangs"
         thread.start()
         return watchdog

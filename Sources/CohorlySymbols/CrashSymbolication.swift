@@ -38,11 +38,18 @@ public enum CrashSymbolicator {
                 name: signal.name.isEmpty ? nil : signal.name, number: Int(signal.number), code: Int(signal.code),
                 address: signal.address.description)
         }
+        // Only the modules that left a frame raw (or without lines) are named: one whose frames the crashed device
+        // resolved needs no debug file here.
+        let frames = threads.flatMap { $0.frames + ($0.asyncFrames ?? []) }
+        let raw = Set(frames.filter(\.symbols.isEmpty).compactMap(\.module))
+        let withoutLines = raw.union(
+            frames.filter { !$0.symbols.isEmpty && $0.symbols.allSatisfy { $0.file == nil } }.compactMap(\.module))
         return SymbolicatedCrash(
             reason: description.summary, reasonSource: description.source, signal: signal,
             mechanism: description.mechanism,
             executable: exception.executable, complete: exception.complete, threads: threads,
-            unsymbolicatedModules: missing, modulesWithoutDebugInfo: withoutDebugInfo)
+            unsymbolicatedModules: missing.filter { raw.contains($0.path) },
+            modulesWithoutDebugInfo: withoutDebugInfo.filter { withoutLines.contains($0.path) })
     }
 
     /// One frame looked up by its kind; the device's symbols stand where nothing here resolves it.
