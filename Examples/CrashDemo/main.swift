@@ -113,6 +113,11 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             // PostHog capture V1 (the host may be PostHog or `cohorly serve`, which speaks it too).
             cohorly = Cohorly.initialize(
                 posthog: try PostHogConfiguration(host: host, apiKey: token), storageDirectory: storage)
+        } else if environment["COHORLY_DESTINATION"] == "sentry" {
+            // Sentry envelopes to the DSN (COHORLY_SENTRY_DSN), release health included.
+            cohorly = Cohorly.initialize(
+                sentry: try SentryConfiguration(dsn: environment["COHORLY_SENTRY_DSN"] ?? ""), storageDirectory: storage
+            )
         } else {
             cohorly = Cohorly.initialize(
                 apiHost: URL(string: host) ?? URL(fileURLWithPath: "/"), token: token, storageDirectory: storage)

@@ -40,6 +40,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
     static func route(of entry: QueueEntry) -> (route: Route, operation: ProfileOperation?)? {
         switch entry.kind {
         case .event, .exception: return (.track, nil)
+        case .session: return nil  // release health is Sentry's
         case .profile:
             guard let operation = ProfileOperation(json: entry.json) else { return nil }
             if case .people = operation { return (.engage, operation) }
@@ -55,7 +56,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
 
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
         guard let (route, operation) = batch.entries.first.flatMap(Self.route(of:)) else {
-            context.log("dropped \(batch.count) unreadable queued record(s)")
+            context.log("dropped \(batch.count) queued record(s) the Cohorly API has no form for")
             return .finished(delivered: false)
         }
         switch route {

@@ -22,23 +22,26 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     }
 
     /// Performs the request, following only same-origin 307/308 redirects.
-    public func send(_ request: TransportRequest) -> TransportResponse {
+    public func send(_ request: TransportRequest) -> TransportResponse { exchange(request).response }
+
+    /// ``send(_:)``, also returning the answer's headers (names lowercased; the last hop's).
+    func exchange(_ request: TransportRequest) -> (response: TransportResponse, headers: [String: String]) {
         guard let handle = takeHandle() else {
             // libcurl missing or broken: a transport failure, so the events stay queued for a later try.
-            return .failure(cly_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed")
+            return (.failure(cly_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"), [:])
         }
         defer { returnHandle(handle) }
         var url = request.url
         for _ in 0...Self.maxRedirects {
-            let (response, location) = perform(handle, request, url: url)
+            let (response, location, headers) = perform(handle, request, url: url)
             guard case .http(let status, _, _) = response, status == 307 || status == 308, let location,
                 let next = URL(string: location, relativeTo: url)?.absoluteURL, Self.sameOrigin(url, next)
             else {
-                return response
+                return (response, headers)
             }
             url = next
         }
-        return .failure("too many redirects")
+        return (.failure("too many redirects"), [:])
     }
 
     /// True when both URLs share scheme, host and (default-filled) port.
@@ -69,9 +72,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     }
 
     private func perform(_ handle: UnsafeMutableRawPointer, _ request: TransportRequest, url: URL)
-        -> (
-            TransportResponse, String?
-        )
+        -> (TransportResponse, String?, [String: String])
     {
         cly_curl_easy_reset(handle)
         let sink = ResponseSink()
@@ -113,7 +114,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
         }
         withExtendedLifetime(sink) {}
         guard code == CURLE_OK else {
-            return (.failure(String(cString: cly_curl_easy_strerror(code))), nil)
+            return (.failure(String(cString: cly_curl_easy_strerror(code))), nil, [:])
         }
         var status = 0
         _ = cly_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -121,26 +122,29 @@ public final class CurlTransport: Transport, @unchecked Sendable {
         _ = cly_curl_getinfo_string(handle, CURLINFO_REDIRECT_URL, &location)
         return (
             .http(status: status, retryAfter: sink.retryAfter, body: sink.body),
-            location.map { String(cString: $0) }
+            location.map { String(cString: $0) }, sink.headers
         )
     }
 }
 
-/// Collects the body and the `Retry-After` header of the current exchange (only the last hop's headers).
+/// Collects the body, the headers and `Retry-After` of the current exchange (only the last hop's headers).
 private final class ResponseSink {
     var body: [UInt8] = []
     var retryAfter: Double?
+    var headers: [String: String] = [:]
 
     func header(_ line: String) {
         if line.hasPrefix("HTTP/") {
             retryAfter = nil
+            headers.removeAll()
             body.removeAll()
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        guard name == "retry-after" else { return }
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        if headers.count < 100 { headers[name] = value }
+        guard name == "retry-after" else { return }
         if let seconds = Double(value), seconds >= 0 {
             retryAfter = seconds
         } else {

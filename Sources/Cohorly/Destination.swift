@@ -21,6 +21,10 @@ protocol Destination: AnyObject, Sendable {
     func problem(with event: EventRecord) -> String?
     /// Why `operation` is not sent to this destination (nil: it is queued).
     func problem(with operation: ProfileOperation) -> String?
+    /// Called as an exception record is queued (on the thread queuing it, before it is written): the destination
+    /// may add to it what it must send with it, and returns settings changes to commit with it. `meta` reads the
+    /// queue's settings.
+    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation]
     /// How many of the batch's leading records one request carries (at least 1): the destination's batching rule.
     func requestLength(of batch: QueueBatch) -> Int
     /// Sends one request's records (oldest first, no repeated dedupe key).
@@ -30,6 +34,7 @@ protocol Destination: AnyObject, Sendable {
 extension Destination {
     func problem(with event: EventRecord) -> String? { nil }
     func problem(with operation: ProfileOperation) -> String? { nil }
+    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] { [] }
     func requestLength(of batch: QueueBatch) -> Int { batch.count }
 }
 

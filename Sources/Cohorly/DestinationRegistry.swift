@@ -10,6 +10,9 @@ enum DestinationRegistry {
         if let posthog = PostHogConfiguration(persisted: persisted, host: host, apiKey: token) {
             return PostHogDestination(configuration: posthog)
         }
+        if let sentry = SentryConfiguration(persisted: persisted, host: host, publicKey: token) {
+            return SentryDestination(configuration: sentry)
+        }
         return CohorlyDestination(apiHost: host, token: token)
     }
 }

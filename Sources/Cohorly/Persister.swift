@@ -58,11 +58,13 @@ extension Cohorly {
                     state.log("dropped event \"\(summary.name)\": \(problem)")
                     continue
                 }
+                let changes = destination.willQueue(&record, meta: store.meta)
                 if record.eventBytes + 2 > options.maxRequestBytes {
                     tooLarge += 1
                     continue
                 }
                 records.append(.append(.exception, insertId: record.insertId, json: record.json, prepared: false))
+                records += changes
             case .profile(let operation):
                 if let problem = destination.problem(with: operation) {
                     state.log(problem)

@@ -83,11 +83,14 @@ extension Cohorly {
             return state.optedOut
         }
         if optedOut { return .discardedOptedOut }
+        let changes = destination.willQueue(&record, meta: store.meta)
         let bytes = record.eventBytes
         guard bytes + 2 <= options.maxRequestBytes else { throw CohorlyError.eventTooLarge(bytes: bytes) }
         do {
             let appended = try store.appendPrepared(
                 .exception, insertId: record.insertId, json: record.json, limit: options.maxQueueSize)
+            // Also when it was queued before: the changes that go with it may not have been committed then.
+            if !changes.isEmpty { _ = try store.apply(changes, limit: options.maxQueueSize) }
             delivery.notifyQueued()
             return appended ? .queued : .alreadyQueued
         } catch {

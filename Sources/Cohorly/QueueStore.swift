@@ -8,6 +8,8 @@ enum RecordKind: String, Sendable {
     case profile
     /// A prepared exception (crash, handled error, hang, abnormal exit), as ``ExceptionRecord``'s JSON.
     case exception
+    /// A launch's release-health session update (sent by Sentry only), as the session item's JSON.
+    case session
 }
 
 /// One change to the persisted state, applied in order by the store.

@@ -10,7 +10,11 @@
 // Both print "flushed" and exit 0 once the queue is delivered.
 //   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
 //   CohorlyTestApp bench-flags --host URL --dir DIR [--count N]   (scripts/bench-flags)
-// `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API.
+//   CohorlyTestApp session --sentry DSN --host URL --dir DIR --end exit|wait
+//       starts a launch's Sentry session, prints "started" once it is on disk, then exits normally or waits
+//       (to be killed).
+// `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API;
+// `--sentry DSN` through the Sentry destination.
 import Cohorly
 import Foundation
 
@@ -52,7 +56,10 @@ clientOptions.retry.baseDelay = 0.05
 clientOptions.retry.maxDelay = 0.2
 let token = options["--token"] ?? "test-token"
 let client: Cohorly
-if options["--posthog"] == "1" {
+if let dsn = options["--sentry"] {
+    guard let sentry = try? SentryConfiguration(dsn: dsn) else { exit(2) }
+    client = Cohorly.initialize(sentry: sentry, options: clientOptions)
+} else if options["--posthog"] == "1" {
     // --posthog 1: the same, through the PostHog destination (capture V1 to the host).
     guard var posthog = try? PostHogConfiguration(host: host.absoluteString, apiKey: token) else { exit(2) }
     posthog.retryBaseDelay = 0.05
@@ -64,6 +71,14 @@ if options["--posthog"] == "1" {
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+if mode == "session" {
+    // A launch's session: on disk before "started"; ended at exit(0) by the exit hook, or never (killed).
+    client.waitUntilPersisted()
+    say("started")
+    if options["--end"] == "exit" { exit(0) }
+    while true { sleep(60) }
 }
 
 if mode == "track-and-exit" {

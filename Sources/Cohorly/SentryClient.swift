@@ -1,0 +1,55 @@
+import Foundation
+
+extension Cohorly {
+    /// Configures a client that sends to Sentry (envelopes to the DSN's project), makes it `Cohorly.shared` and
+    /// returns it. The queue, opt-out, flush and crash delivery work as with the Cohorly API; crashes, handled
+    /// errors, hangs and abnormal exits become Sentry events, each launch a release-health session (see
+    /// `SentryConfiguration` and docs/sentry.md).
+    /// - Parameters:
+    ///   - sentry: the DSN and the event options.
+    ///   - storageDirectory, flushInterval, flushAt, maxQueueSize, debug, options: as in
+    ///     `initialize(apiHost:token:…)`; each left nil keeps the value in `options`.
+    @discardableResult
+    public static func initialize(
+        sentry: SentryConfiguration, storageDirectory: URL? = nil, flushInterval: Double? = nil, flushAt: Int? = nil,
+        maxQueueSize: Int? = nil, debug: Bool? = nil, options: CohorlyOptions = .default
+    ) -> Cohorly {
+        let options = merged(
+            options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
+            maxQueueSize: maxQueueSize, debug: debug)
+        let client = makeShared(Cohorly(sentry: sentry, options: options))
+        _ = endSessionAtExit
+        return client
+    }
+
+    /// A client that sends to Sentry and is not registered as `shared`. Its launch's session starts now; it ends
+    /// as `exited` when ``endSentrySession()`` is called (the shared client: at a normal exit).
+    public convenience init(sentry: SentryConfiguration, options: CohorlyOptions = .default) {
+        let destination = SentryDestination(configuration: sentry)
+        self.init(apiHost: sentry.baseURL, token: sentry.publicKey, options: options) { _ in destination }
+        guard sentry.sessions, !isOptedOut else { return }
+        let session = SentrySession(
+            did: currentDistinctId, release: sentry.sessionRelease, environment: sentry.environment,
+            startedMs: Int64(Date().timeIntervalSince1970 * 1000))
+        let previous = store.meta(SentrySession.openKey)
+        state.mutate { _ in destination.sessions.start(session, previous: previous).map { .store($0) } }
+    }
+
+    /// Ends this launch's Sentry session as `exited` (a normal exit; the shared client does it at exit) and
+    /// commits the update, waiting at most 2 s (and as long for the handled errors queued before, which count in it). Nothing for other destinations, or when it already ended.
+    public func endSentrySession() {
+        guard let sentry = destination as? SentryDestination else { return }
+        // The handled errors queued before count in it.
+        liveEvents.waitSettled(timeout: 2)
+        state.waitUntilPersisted(timeout: 2)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        state.mutate { _ in sentry.sessions.exit(atMs: now).map { .store($0) } }
+        state.waitUntilPersisted(timeout: 2)
+    }
+
+    /// At a normal exit, ends the shared client's Sentry session (registered after `commitAtExit`, so it runs
+    /// first).
+    private static let endSessionAtExit: Void = {
+        atexit { Cohorly.shared?.endSentrySession() }
+    }()
+}

@@ -1,0 +1,114 @@
+import Foundation
+import TestWaiting
+import Testing
+
+@testable import Cohorly
+
+/// Release health through real launches (CohorlyTestApp): one session per launch, `ok` at its start, `exited` at a
+/// normal exit, `abnormal` (with the abnormal-exit event) after a kill -9, `crashed` in the crash event's envelope;
+/// every update through the persisted queue. The crash itself, from CrashDemo, is in CohorlyCrashTests.
+@Suite struct SentrySessionTests {
+    /// Runs one launch of the test app with the Sentry destination; `end` is `exit` or `wait` (then killed -9).
+    func launch(_ mock: MockSentry, directory: URL, end: String) async throws {
+        let (app, output) = try DurabilityTests.launch([
+            "session", "--sentry", mock.dsn(), "--host", "http://127.0.0.1:9", "--dir", directory.path, "--end", end,
+        ])
+        #expect(await output.next() == "started")
+        if end == "wait" { kill(app.processIdentifier, SIGKILL) }
+        await waitForExit(app)
+        #expect(app.terminationReason == (end == "wait" ? .uncaughtSignal : .exit))
+    }
+
+    @Test func aNormalExitEndsTheSessionAsExited() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let directory = temporaryDirectory()
+        try await launch(mock, directory: directory, end: "exit")
+        #expect(mock.envelopes.isEmpty)  // the launch sent nothing: its updates wait in the queue
+        let next = try makeSentryClient(mock, directory: directory)
+        defer { next.shutdown() }
+        #expect(await next.flush())
+        let sessions = mock.sessions
+        #expect(sessions.count == 3)  // the first launch's ok and exited, this launch's ok
+        let first = sessions.filter { $0["sid"] == sessions[0]["sid"] }
+        #expect(first.map { $0["status"] } == ["ok", "exited"])
+        #expect(first.map { $0["init"] } == [true, false])
+        #expect(first[1]["errors"] == 0)
+        #expect(first[1]["attrs"]?["environment"] == "production")
+        #expect(first[1]["did"] != nil)
+        #expect(sessions[2]["sid"] != sessions[0]["sid"])
+        #expect(sessions[2]["init"] == true)
+        // Sent in one envelope (up to 100 session items each).
+        #expect(mock.envelopes.count == 1)
+        #expect(mock.envelopes[0].framingError == nil)
+        #expect(mock.envelopes[0].header["event_id"] == nil)
+    }
+
+    @Test func aKilledLaunchEndsAbnormalWithItsAbnormalExitEvent() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let directory = temporaryDirectory()
+        let started = Int64(Date().timeIntervalSince1970 * 1000)
+        try await launch(mock, directory: directory, end: "wait")
+        let next = try makeSentryClient(mock, directory: directory)
+        defer { next.shutdown() }
+        // CohorlyCrash's launch marker finds the kill and queues the abnormal-exit event (here: by hand).
+        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: started + 500))
+        #expect(await next.flush())
+        let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
+        #expect(envelope.items.map { $0.header["type"] } == ["event", "session"])
+        let session = try #require(envelope.sessions.first)
+        #expect(session["status"] == "abnormal")
+        #expect(session["init"] == false)
+        let killedSid = session["sid"]
+        #expect(mock.sessions.filter { $0["sid"] == killedSid }.map { $0["status"] } == ["ok", "abnormal"])
+        let refused = try await relayErrors(mock.events)
+        #expect(refused == [], "\(refused)")
+        // The previous session ends once: a second fatal event carries none.
+        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: started + 600))
+        #expect(await next.flush())
+        #expect(mock.envelopes.last?.sessions.isEmpty == true)
+    }
+
+    @Test func aCrashEndsThePreviousSessionAsCrashedInTheCrashEnvelope() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let directory = temporaryDirectory()
+        let started = Int64(Date().timeIntervalSince1970 * 1000)
+        let crashed = try makeSentryClient(mock, directory: directory)
+        crashed.shutdown()  // a launch that ended without a normal exit: its session stays open
+        let next = try makeSentryClient(mock, directory: directory)
+        defer { next.shutdown() }
+        _ = try next.enqueuePrepared(SentryRecords.crash(at: started + 100))
+        #expect(await next.flush())
+        let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
+        #expect(envelope.items.map { $0.header["type"] } == ["event", "session"])
+        #expect(envelope.sessions.first?["status"] == "crashed")
+        #expect(envelope.sessions.first?["errors"] == 1)
+    }
+
+    @Test func handledErrorsButNotMessagesCountInTheSession() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let client = try makeSentryClient(mock)
+        defer { client.shutdown() }
+        for record in [SentryRecords.handled(), SentryRecords.handled(), SentryRecords.message()] {
+            client.reserveLiveEvent()?.fulfill(record)
+        }
+        client.endSentrySession()
+        #expect(await client.flush())
+        let exited = try #require(mock.sessions.first { $0["status"] == "exited" })
+        #expect(exited["errors"] == 2)  // messages do not count
+    }
+
+    @Test func resetKeepsTheSessionUpdates() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let client = try makeSentryClient(mock)
+        defer { client.shutdown() }
+        client.reset()
+        client.endSentrySession()
+        #expect(await client.flush())
+        #expect(mock.sessions.map { $0["status"] } == ["ok", "exited"])
+    }
+}
