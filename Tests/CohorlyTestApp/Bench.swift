@@ -92,6 +92,39 @@ enum Bench {
                     "destinations, same run: Cohorly API %.0f events/s, PostHog capture V1 %.0f events/s (%.0f %% of the Cohorly API's)",
                 rates[0], rates[1], 100 * rates[1] / rates[0]))
 
+        // 2d. Exceptions (handled errors, 20 frames each) to the Cohorly API (`/track`, batches of 500) and to Sentry
+        // (one envelope per event, the collector's envelope endpoint), the same way: committed first, then delivered.
+        let exceptions = min(count, 20_000)
+        var exceptionRates: [Double] = []
+        for sentry in [false, true] {
+            var destinationOptions = options(directory + (sentry ? "/sentry" : "/cohorly-exceptions"))
+            destinationOptions.flushInterval = 3600
+            destinationOptions.flushAt = .max
+            let client: Cohorly
+            if sentry {
+                let dsn = "http://bench-token@\(host.host ?? "127.0.0.1"):\(host.port ?? 80)/1"
+                guard var configuration = try? SentryConfiguration(dsn: dsn) else { break }
+                configuration.sessions = false
+                client = Cohorly(sentry: configuration, options: destinationOptions)
+            } else {
+                client = Cohorly(apiHost: host, token: "bench-token", options: destinationOptions)
+            }
+            for index in 0..<exceptions { client.reserveLiveEvent()?.fulfill(exception(index)) }
+            client.waitUntilPersisted()
+            let exceptionStart = now()
+            var attempts = 0
+            while await !client.flush(), attempts < 20 { attempts += 1 }
+            exceptionRates.append(client.queuedCount == 0 ? Double(exceptions) / (now() - exceptionStart) : 0)
+            client.shutdown()
+        }
+        if exceptionRates.count == 2 {
+            print(
+                String(
+                    format:
+                        "exceptions, same run (%d handled errors): Cohorly API %.0f events/s, Sentry envelopes %.0f events/s (%.0f %% of the Cohorly API's)",
+                    exceptions, exceptionRates[0], exceptionRates[1], 100 * exceptionRates[1] / exceptionRates[0]))
+        }
+
         // 3. Collector ingest: 2 threads posting prebuilt 500-event batches.
         let batch =
             "["
@@ -134,6 +167,30 @@ enum Bench {
             "server down: tracked \(count * 4) events, queue holds \(down.queuedCount) (bound 10,000), dropped \(down.droppedCount); resident memory \(before) MB before, then \(resident) after each \(count)"
         )
         down.shutdown()
+    }
+
+    /// A handled error as CohorlyCrash makes it: 20 symbolicated frames in two images.
+    static func exception(_ index: Int) -> ExceptionRecord {
+        let frames = (0..<20).map { depth in
+            ExceptionRecord.Frame(
+                instructionAddress: "0x\(String(0x401000 + depth * 0x40, radix: 16))", imageAddress: "0x400000",
+                imagePath: "/opt/bench/bin/Bench", inApp: depth > 2, function: "Bench.step\(depth)(input:) -> Int",
+                filename: "/src/Bench/Steps.swift", line: 10 + depth, column: 5, language: "swift", resolved: true)
+        }
+        return ExceptionRecord(
+            insertId: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
+            level: "error",
+            exceptions: [
+                ExceptionRecord.Exception(
+                    type: "Bench.ParseError", value: "bad input \(index)",
+                    mechanism: ExceptionRecord.Mechanism(type: "generic", handled: true), threadId: 1, frames: frames)
+            ],
+            images: [
+                ExceptionRecord.Image(
+                    codeFile: "/opt/bench/bin/Bench", codeId: "68220ae2c65d65c1b6aaa12fa6765a6ec2f5f434",
+                    debugId: "e20a2268-5dc6-c165-b6aa-a12fa6765a6e", imageAddress: "0x400000", imageSize: 65_536,
+                    arch: "x86_64")
+            ], properties: ["release": "Bench@1.0", "n": .int(index)])
     }
 
     /// Current resident set size in MB (from /proc/self/statm).
