@@ -62,10 +62,8 @@ final class PostHogDestination: Destination, @unchecked Sendable {
         let now = Self.nowMilliseconds()
         switch entry.kind {
         case .event:
-            guard let event = EventRecord.decode(entry.json) else {
-                return Item(name: "?", json: "", uuid: "", problem: "unreadable queued event")
-            }
-            return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
+            if let item = item(eventJSON: entry.json, time: now, random: &random) { return item }
+            return Item(name: "?", json: "", uuid: "", problem: "unreadable queued event")
         case .exception:
             guard let event = ExceptionRecord(json: entry.json)?.event else {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued exception")
@@ -144,6 +142,54 @@ final class PostHogDestination: Destination, @unchecked Sendable {
             for layer in layers { if let value = layer[key] { return value } }
             return nil
         }
+        return item(name, effective: effective, distinctId: fallbackId, time: fallbackTime, random: &random) {
+            out, first in
+            for (index, layer) in layers.enumerated() {
+                for (key, value) in layer where !Self.liftedProperties.contains(key) {
+                    if index > 0, layers[..<index].contains(where: { $0[key] != nil }) { continue }
+                    if !first { out += "," }
+                    first = false
+                    CohorlyValue.writeString(key, into: &out)
+                    out += ":"
+                    value.write(into: &out)
+                }
+            }
+        }
+    }
+
+    /// The item of a queued event record, its properties copied as they are (only the reserved ones are parsed):
+    /// the send-time encoding stays as cheap as writing the record was. Nil when the record is not
+    /// `{"event": …, "properties": {…}}`.
+    func item(eventJSON json: String, time fallbackTime: Int64, random: inout FastRandom) -> Item? {
+        let bytes = Array(json.utf8)
+        guard let record = JSONMembers(bytes), let nameRange = record["event"],
+            let name = CohorlyValue(bytes: Array(bytes[nameRange]))?.stringValue,
+            let properties = JSONMembers(bytes, range: record["properties"] ?? 0..<0)
+        else { return nil }
+        var parsed: [String: CohorlyValue?] = [:]
+        func effective(_ key: String) -> CohorlyValue? {
+            if let known = parsed[key] { return known }
+            let value = properties.value(key)
+            parsed[key] = value
+            return value
+        }
+        return item(name, effective: effective, distinctId: "", time: fallbackTime, random: &random) { out, first in
+            for member in properties.members where !Self.liftedProperties.contains(member.key) {
+                if !first { out += "," }
+                first = false
+                out += properties.text(member.keyText)
+                out += ":"
+                out += properties.text(member.value)
+            }
+        }
+    }
+
+    /// One batch item: the reserved fields from `effective`, the properties written by `writeProperties`.
+    private func item(
+        _ name: String, effective: (String) -> CohorlyValue?, distinctId fallbackId: String,
+        time fallbackTime: Int64, random: inout FastRandom,
+        writeProperties: (_ out: inout String, _ first: inout Bool) -> Void
+    ) -> Item {
         var problems: [String] = []
         let distinctId = Self.check(
             name: name, distinctId: effective("distinct_id"), fallbackId: fallbackId, problems: &problems)
@@ -178,16 +224,7 @@ final class PostHogDestination: Destination, @unchecked Sendable {
         }
         out += "},\"properties\":{"
         first = true
-        for (index, layer) in layers.enumerated() {
-            for (key, value) in layer where !Self.liftedProperties.contains(key) {
-                if index > 0, layers[..<index].contains(where: { $0[key] != nil }) { continue }
-                if !first { out += "," }
-                first = false
-                CohorlyValue.writeString(key, into: &out)
-                out += ":"
-                value.write(into: &out)
-            }
-        }
+        writeProperties(&out, &first)
         if configuration.disableGeoIP, effective("$geoip_disable") == nil {
             out += first ? "\"$geoip_disable\":true" : ",\"$geoip_disable\":true"
         }
