@@ -3,9 +3,9 @@ import Foundation
 /// A prepared exception — a crash, a handled error, a hang, an abnormal exit — as one typed value: what the queue
 /// holds and what every destination renders in its own schema (the Cohorly API and PostHog: the `$exception`
 /// event, ``event``; Sentry: its native event). CohorlyCrash builds it; nothing reads it back out of properties.
-public struct ExceptionRecord: Sendable, Hashable, Codable {
+public struct ExceptionRecord: Sendable, Hashable {
     /// One native stack frame.
-    public struct Frame: Sendable, Hashable, Codable {
+    public struct Frame: Sendable, Hashable {
         /// The frame's address, `0x…`.
         public var instructionAddress: String
         /// The base address of the image holding it, `0x…` (nil: in no known image).
@@ -61,7 +61,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
     }
 
     /// How the exception was caught.
-    public struct Mechanism: Sendable, Hashable, Codable {
+    public struct Mechanism: Sendable, Hashable {
         /// `signal`, `swift_fatal`, `cxx_exception`, `hang`, `generic`, `abnormal_exit`, …
         public var type: String
         /// Whether the app handled it.
@@ -81,7 +81,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
     }
 
     /// One exception: the failure, how it was caught and the stack it happened on.
-    public struct Exception: Sendable, Hashable, Codable {
+    public struct Exception: Sendable, Hashable {
         /// The failure: `Fatal error`, `std::runtime_error`, `SIGSEGV`, an error's type name, `Hang`, …
         public var type: String
         /// Its details.
@@ -111,7 +111,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
     }
 
     /// A thread other than the exception's.
-    public struct Thread: Sendable, Hashable, Codable {
+    public struct Thread: Sendable, Hashable {
         /// The thread id.
         public var id: Int32
         /// Its name (empty: none).
@@ -131,7 +131,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
     }
 
     /// A loaded ELF image the frames point into.
-    public struct Image: Sendable, Hashable, Codable {
+    public struct Image: Sendable, Hashable {
         /// Its path.
         public var codeFile: String
         /// Its full GNU build id, hex.
@@ -159,7 +159,7 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
     }
 
     /// Something the app recorded before the exception.
-    public struct Breadcrumb: Sendable, Hashable, Codable {
+    public struct Breadcrumb: Sendable, Hashable {
         /// When, unix milliseconds.
         public var timestampMs: Int64
         /// `track`, `identity`, or the app's.
@@ -216,15 +216,4 @@ public struct ExceptionRecord: Sendable, Hashable, Codable {
 
     /// The distinct id it is about (set by the client when it is queued).
     public var distinctId: String? { properties["distinct_id"]?.stringValue }
-
-    /// The record as queue JSON.
-    var json: String {
-        (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-    }
-
-    /// The record `json` holds (nil when it holds none).
-    init?(json: String) {
-        guard let record = try? JSONDecoder().decode(ExceptionRecord.self, from: Data(json.utf8)) else { return nil }
-        self = record
-    }
 }
