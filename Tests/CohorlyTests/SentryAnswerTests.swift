@@ -47,7 +47,7 @@ import Testing
             $0.flushInterval = 0.05
         }
         defer { client.shutdown() }
-        mock.then(.status(429, headers: [("X-Sentry-Rate-Limits", "0.5:error;default:key, 30:session:key")]))
+        mock.then(.status(429, headers: [("X-Sentry-Rate-Limits", "3:error;default:key, 30:session:key")]))
         _ = try client.enqueuePrepared(SentryRecords.handled())
         #expect(await eventually { mock.envelopes.count == 1 })
         #expect(await client.flush() == false)
