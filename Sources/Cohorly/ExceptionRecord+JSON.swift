@@ -47,6 +47,7 @@ extension ExceptionRecord.Frame {
         object["function"] = function.map { .string($0) }
         object["filename"] = filename.map { .string($0) }
         object["language"] = language.map { .string($0) }
+        object["kind"] = kind.map { .string($0) }
         return .object(object)
     }
 
@@ -58,7 +59,7 @@ extension ExceptionRecord.Frame {
             function: value["function"]?.stringValue, filename: value["filename"]?.stringValue,
             line: value["line"]?.intValue ?? 0, column: value["column"]?.intValue ?? 0,
             language: value["language"]?.stringValue, resolved: value["resolved"] == true,
-            inlined: value["inlined"] == true)
+            inlined: value["inlined"] == true, kind: value["kind"]?.stringValue)
     }
 }
 
@@ -73,6 +74,7 @@ extension ExceptionRecord.Exception {
         ]
         object["threadId"] = threadId.map { .int(Int($0)) }
         object["frames"] = frames.map { .array($0.map(\.queueValue)) }
+        object["asyncStop"] = asyncStop.map { .string($0) }
         return .object(object)
     }
 
@@ -86,20 +88,26 @@ extension ExceptionRecord.Exception {
                 type: kind, handled: mechanism["handled"] == true, synthetic: mechanism["synthetic"] == true,
                 meta: mechanism["meta"]?.objectValue ?? [:]),
             threadId: value["threadId"]?.intValue.flatMap { Int32(exactly: $0) },
-            frames: value["frames"]?.arrayValue?.compactMap(ExceptionRecord.Frame.init(queueValue:)))
+            frames: value["frames"]?.arrayValue?.compactMap(ExceptionRecord.Frame.init(queueValue:)),
+            asyncStop: value["asyncStop"]?.stringValue)
     }
 }
 
 extension ExceptionRecord.Thread {
     var queueValue: CohorlyValue {
-        ["id": .int(Int(id)), "name": .string(name), "frames": .array(frames.map(\.queueValue))]
+        var object: Properties = [
+            "id": .int(Int(id)), "name": .string(name), "frames": .array(frames.map(\.queueValue)),
+        ]
+        object["asyncStop"] = asyncStop.map { .string($0) }
+        return .object(object)
     }
 
     init?(queueValue value: CohorlyValue) {
         guard let id = value["id"]?.intValue.flatMap({ Int32(exactly: $0) }) else { return nil }
         self.init(
             id: id, name: value["name"]?.stringValue ?? "",
-            frames: value["frames"]?.arrayValue?.compactMap(ExceptionRecord.Frame.init(queueValue:)) ?? [])
+            frames: value["frames"]?.arrayValue?.compactMap(ExceptionRecord.Frame.init(queueValue:)) ?? [],
+            asyncStop: value["asyncStop"]?.stringValue)
     }
 }
 

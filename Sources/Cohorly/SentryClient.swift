@@ -22,7 +22,8 @@ extension Cohorly {
         return client
     }
 
-    /// A client that sends to Sentry and is not registered as `shared`. Its launch's session starts now; it ends
+    /// A client that sends to Sentry and is not registered as `shared`. Its launch's session starts now (committed
+    /// to the queue before this returns, one SQLite transaction); it ends
     /// as `exited` when ``endSentrySession()`` is called (the shared client: at a normal exit).
     public convenience init(sentry: SentryConfiguration, options: CohorlyOptions = .default) {
         let destination = SentryDestination(configuration: sentry)
@@ -33,6 +34,8 @@ extension Cohorly {
             startedMs: Int64(Date().timeIntervalSince1970 * 1000))
         let previous = store.meta(SentrySession.openKey)
         state.mutate { _ in destination.sessions.start(session, previous: previous).map { .store($0) } }
+        // On disk before the app goes on: a launch that crashes or is killed at once still has its session.
+        state.waitUntilPersisted(timeout: 2)
     }
 
     /// Ends this launch's Sentry session as `exited` (a normal exit; the shared client does it at exit) and

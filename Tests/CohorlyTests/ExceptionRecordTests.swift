@@ -18,11 +18,11 @@ import Testing
                     ExceptionRecord.Frame(
                         instructionAddress: "0x1000", imageAddress: "0x400", imagePath: "/app/bin/App", inApp: true,
                         function: "main", filename: "main.swift", line: 3, column: 7, language: "swift",
-                        resolved: true),
+                        resolved: true, kind: "return_address"),
                     ExceptionRecord.Frame(instructionAddress: "0x1004", inlined: true),
-                ])
+                ], asyncStop: "task_root")
         ],
-        threads: [ExceptionRecord.Thread(id: 43, name: "worker", frames: [])],
+        threads: [ExceptionRecord.Thread(id: 43, name: "worker", frames: [], asyncStop: "fault")],
         images: [
             ExceptionRecord.Image(
                 codeFile: "/app/bin/App", codeId: "68220ae2c65d65c1b6aaa12fa6765a6ec2f5f434",
