@@ -42,7 +42,11 @@ for number in [SIGINT, SIGTERM] {
     sources.append(source)
 }
 let adapter = Adapter()
-let server = PlainHTTPServer(maxBodyBytes: 4 << 20) { request in adapter.handle(request) }
+// The collector's Host and Origin rules: a web page can neither reach the adapter through a name it controls nor
+// re-point it (with its key) from another origin.
+let server = PlainHTTPServer(maxBodyBytes: 4 << 20, policy: LoopbackRequestPolicy(bindAddress: bind)) { request in
+    adapter.handle(request)
+}
 do {
     let chosen = try server.start(address: bind, port: port)
     FileHandle.standardOutput.write(Data("posthog-compliance-adapter: listening on http://\(bind):\(chosen)\n".utf8))

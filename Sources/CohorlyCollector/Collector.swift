@@ -27,9 +27,11 @@ public final class Collector: Sendable {
     public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
         if configuration.adminToken?.isEmpty == true { throw CollectorError.emptySecret }
         self.configuration = configuration
+        // Ownership and modes are checked before anything in the directory is opened.
+        if let directory = configuration.dataDirectory { try DataDirectoryCheck.verify(directory) }
+        directoryLock = try configuration.dataDirectory.map { try DataDirectoryLock(directory: $0) }
         let store = try CollectorStore(directory: configuration.dataDirectory)
         self.store = store
-        directoryLock = try configuration.dataDirectory.map { try DataDirectoryLock(directory: $0) }
         let debugFiles = try DebugFileStore(
             directory: configuration.dataDirectory?.appendingPathComponent("debug-files"))
         self.debugFiles = debugFiles

@@ -65,6 +65,9 @@ struct CrashQueries: Sendable {
         let locator = DebugFileLocator(searchPaths: uploaded + extraDirectories, debugRoots: [], debuginfod: nil)
         let trusted = TrustedDirectories(extraDirectories)
         locator.mayOpenCodeFile = { trusted.contains($0) }
+        // A link in a trusted directory is followed only to a file inside one; the store's own files are its own.
+        let stored = Set(uploaded)
+        locator.mayOpenFile = { stored.contains($0) || trusted.contains($0) }
         return locator
     }
 

@@ -105,6 +105,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
     case emptySecret
     /// Another collector holds the data directory (or its lock file cannot be opened).
     case dataDirectoryInUse(directory: String, reason: String)
+    /// The data directory, or something in it, is not this user's alone (DataDirectoryCheck.swift).
+    case unsafeDataDirectory(directory: String, reason: String)
 
     /// A readable reason.
     public var description: String {
@@ -114,6 +116,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
         case .libraryUnavailable(let reason): return reason
         case .emptySecret: return "the admin secret is empty"
         case .dataDirectoryInUse(let directory, let reason): return "data directory \(directory): \(reason)"
+        case .unsafeDataDirectory(let directory, let reason):
+            return "data directory \(directory) is not safe to use: \(reason)"
         }
     }
 }

@@ -1,13 +1,26 @@
 import Foundation
 
-/// The collector's HTTP server without the collector: no request screening, no request log. For programs in this
-/// package that need a small loopback HTTP server — the PostHog compliance adapter, the tests' mock PostHog.
+/// The collector's HTTP server without the collector: no request log, and no request screening unless given a
+/// `LoopbackRequestPolicy` (the collector's Host and Origin rules). For programs in this package that need a small
+/// loopback HTTP server — the PostHog compliance adapter (screened: it acts on what it is sent), the tests' mock
+/// PostHog.
 package final class PlainHTTPServer: Sendable {
     private let server: HTTPServer
 
     /// A server answering every request with `handler` (nil drops the connection); bodies up to `maxBodyBytes`.
-    package init(maxBodyBytes: Int, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse?) {
-        server = HTTPServer(maxBodyBytes: maxBodyBytes, handler: handler)
+    /// With a `policy`, a request with a foreign `Host` gets 421 and one with a foreign `Origin` 403, before its
+    /// body is read.
+    package init(
+        maxBodyBytes: Int, policy: LoopbackRequestPolicy? = nil,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse?
+    ) {
+        var screener: HTTPServer.Screener?
+        if let policy {
+            screener = { request, port in
+                policy.hostRefusal(request, port: port) ?? policy.originRefusal(request, port: port)
+            }
+        }
+        server = HTTPServer(maxBodyBytes: maxBodyBytes, screener: screener, handler: handler)
     }
 
     /// Binds `address:port` (0: a free port) and serves; returns the port.

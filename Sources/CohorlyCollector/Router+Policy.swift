@@ -17,16 +17,12 @@ import Foundation
 extension Router {
     /// Nil when `request` may go on, else the answer refusing it.
     func screen(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
-        if let host = request.header("Host"), !allowsHost(host, port: port) {
-            return .error(
-                421,
-                "unknown Host \(host.prefix(80)) (this collector answers to \(allowedNames.joined(separator: ", ")))")
-        }
+        let policy = LoopbackRequestPolicy(
+            bindAddress: configuration.bindAddress, allowedHosts: configuration.allowedHosts)
+        if let refusal = policy.hostRefusal(request, port: port) { return refusal }
         let envelope = SentryIngestion.projectId(request.path) != nil
         let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
-        if guarded || envelope, let origin = request.header("Origin"), !allowsOrigin(origin, port: port) {
-            return .error(403, "cross-origin request refused (Origin \(origin.prefix(80)))")
-        }
+        if guarded || envelope, let refusal = policy.originRefusal(request, port: port) { return refusal }
         if guarded {
             if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret) {
                 return .error(
@@ -52,43 +48,6 @@ extension Router {
             }
         }
         return nil
-    }
-
-    /// The names `Host` may carry: the bind address, `localhost`, and the configured extra names.
-    var allowedNames: [String] {
-        [configuration.bindAddress, "localhost"] + configuration.allowedHosts
-    }
-
-    /// `name[:port]` (or `[v6]:port`) where name is allowed and the port, when given, is ours.
-    func allowsHost(_ host: String, port: UInt16) -> Bool {
-        var name = Substring(host.lowercased())
-        var givenPort: Substring?
-        if name.hasPrefix("[") {
-            guard let close = name.firstIndex(of: "]") else { return false }
-            let rest = name[name.index(after: close)...]
-            name = name[...close]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { return false }
-                givenPort = rest.dropFirst()
-            }
-        } else if let colon = name.lastIndex(of: ":") {
-            givenPort = name[name.index(after: colon)...]
-            name = name[..<colon]
-        }
-        if name.hasSuffix(".") { name = name.dropLast() }
-        if let givenPort, port != 0, UInt16(givenPort) != port { return false }
-        if allowedNames.contains(where: { $0.lowercased() == name }) { return true }
-        // Listening on every interface: any IPv4 literal names this machine, a DNS name may be an attacker's.
-        var address = in_addr()
-        return configuration.bindAddress == "0.0.0.0" && inet_pton(AF_INET, String(name), &address) == 1
-    }
-
-    /// `http://<allowed host>` (a browser's `Origin` for a page this server served).
-    func allowsOrigin(_ origin: String, port: UInt16) -> Bool {
-        let lower = origin.lowercased()
-        guard lower.hasPrefix("http://") else { return false }
-        let host = lower.dropFirst("http://".count)
-        return !host.contains("/") && allowsHost(String(host), port: port)
     }
 
     /// `Bearer <secret>` with the scheme in any case (RFC 7235), compared in time independent of where they

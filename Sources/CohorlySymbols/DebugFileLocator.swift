@@ -23,6 +23,10 @@ public final class DebugFileLocator {
     /// machine that crashed). A collector symbolicating an ingested event, whose paths come from someone else,
     /// allows only paths in directories it trusts; the search paths and debug roots are read either way.
     public var mayOpenCodeFile: (String) -> Bool = { _ in true }
+    /// Whether any other candidate (found under the search paths and debug roots, or a debuglink target) may be
+    /// opened. Default: every one. A collector allows only files whose real path lies in a directory it trusts, so
+    /// a symbolic link planted in a trusted directory cannot make it read a file elsewhere.
+    public var mayOpenFile: (String) -> Bool = { _ in true }
 
     private var scanned: [String: [String]]?
 
@@ -67,7 +71,9 @@ public final class DebugFileLocator {
         var seen: Set<String> = []
         for candidate in candidates(buildId: buildId, codeFile: codeFile)
         where seen.insert(candidate.path).inserted {
-            guard let info = try? ObjectInfo(path: candidate.path) else { continue }
+            guard candidate.source == .itself || mayOpenFile(candidate.path),
+                let info = try? ObjectInfo(path: candidate.path)
+            else { continue }
             if let buildId, info.buildId != buildId { continue }
             // Without a build id, a debuglink target must match the CRC the binary recorded.
             if buildId == nil, let crc = candidate.crc, CRC32.file(candidate.path) != crc { continue }
@@ -89,7 +95,8 @@ public final class DebugFileLocator {
         var results: [Found] = []
         var seen: Set<String> = []
         func consider(_ path: String, _ source: Source) {
-            guard seen.insert(path).inserted, let info = try? ObjectInfo(path: path),
+            guard seen.insert(path).inserted, source == .debuginfod || mayOpenFile(path),
+                let info = try? ObjectInfo(path: path),
                 let buildId = info.buildId,
                 identifier.matches(buildId: buildId, littleEndian: info.littleEndian)
             else { return }
@@ -182,7 +189,7 @@ public final class DebugFileLocator {
         var visited: Set<String> = []
         for path in searchPaths {
             Paths.walk(path, visited: &visited) { file in
-                guard let info = try? ObjectInfo(path: file), let id = info.codeId else { return }
+                guard mayOpenFile(file), let info = try? ObjectInfo(path: file), let id = info.codeId else { return }
                 map[id, default: []].append(file)
             }
         }

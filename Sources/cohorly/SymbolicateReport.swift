@@ -32,8 +32,10 @@ enum SymbolicateReport {
             return .failure
         }
         let locator = DebugFileLocator.cli(searchPaths: debugDirs)
-        let crashes = found.crashes.map {
-            (header: $0.header, crash: CrashSymbolicator.symbolicate($0.input, locator: locator))
+        let crashes = found.crashes.map { found in
+            let (input, notes) = SymbolicateLimits.capped(found.input)
+            for note in notes { Console.error("cohorly: \(note)") }
+            return (header: found.header, crash: CrashSymbolicator.symbolicate(input, locator: locator))
         }
         if json {
             let encoder = JSONEncoder()

@@ -66,6 +66,26 @@ import Testing
         }
     }
 
+    /// A symbolic link inside a trusted directory pointing outside it (`link.debug -> /home/victim/app`) is not
+    /// followed: neither by build id (the directory's scan) nor by the path the event names.
+    @Test func aLinkOutOfATrustedDirectoryIsNotFollowed() throws {
+        let program = try SplitProgram.get()
+        let trusted = temporaryDirectory()
+        let link = trusted.appendingPathComponent("link.debug").path
+        #expect(symlink(program.full, link) == 0)
+        let collector = try startCollector { $0.extraDebugFileDirectories = [trusted.path] }
+        defer { collector.stop() }
+        for (id, codeFile, buildId) in [
+            ("link-id", "/nowhere/app", Optional(program.buildId)), ("link-path", link, nil),
+        ] {
+            let body = try Self.crashEvent(insertId: id, codeFile: codeFile, buildId: buildId, program: program)
+            #expect(send(collector, "/track", body: body).status == 200)
+            let shown = Self.topFunction(collector, id)
+            #expect(shown.status == 200)
+            #expect(shown.function == nil, "\(id): symbolicated through \(link) from \(program.full)")
+        }
+    }
+
     @Test func aFIFOIsNeverOpenedForABlockingRead() throws {
         let program = try SplitProgram.get()
         let directory = temporaryDirectory()

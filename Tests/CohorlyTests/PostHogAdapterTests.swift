@@ -42,6 +42,28 @@ import Testing
         }
     }
 
+    /// The collector's Host and Origin rules: a web page can neither re-point the adapter (a cross-site
+    /// `text/plain` POST to /init with another host) nor reach it through a name it controls.
+    @Test func aForeignOriginOrHostIsRefused() async throws {
+        let adapter = try await RunningAdapter()
+        defer { adapter.stop() }
+        let port = adapter.url.port ?? 0
+        func post(_ headers: [(String, String)]) async -> Int {
+            let body = #"{"api_key":"phc_x","host":"http://attacker.example"}"#
+            let request = TransportRequest(
+                url: adapter.url.appendingPathComponent("init"), method: "POST", headers: headers,
+                body: Array(body.utf8), timeout: 10, connectTimeout: 5)
+            guard case .http(let status, _, _) = try? await offThePool({ CurlTransport().send(request) }) else {
+                return 0
+            }
+            return status
+        }
+        #expect(await post([("Content-Type", "text/plain"), ("Origin", "http://attacker.example")]) == 403)
+        #expect(await post([("Content-Type", "application/json"), ("Host", "attacker.example:\(port)")]) == 421)
+        let allowed = await post([("Content-Type", "application/json"), ("Origin", "http://127.0.0.1:\(port)")])
+        #expect(allowed != 403 && allowed != 421 && allowed != 0)
+    }
+
     @Test func healthInitCaptureFlushAndStateDriveTheRealClient() async throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
