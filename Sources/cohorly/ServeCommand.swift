@@ -68,6 +68,7 @@ enum ServeCommand: Command {
 
         let collector: Collector
         do {
+            ServeMemory.mapLargeBuffers()
             collector = try Collector(configuration: configuration)
             try collector.start()
         } catch CollectorError.cannotListen(let address, let port) where port != 0 && PortProbe.inUse(address, port) {
