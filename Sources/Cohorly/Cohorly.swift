@@ -128,7 +128,10 @@ public final class Cohorly: Sendable {
         let store: any QueueStore
         var lockPath: String?
         do {
-            if options.createsStorageDirectory { try PrivateFiles.makeDirectory(directory.path) }
+            // Another user's directory, or one others may write to, is refused like an unwritable one.
+            if options.createsStorageDirectory {
+                try PrivateFiles.makeDirectory(directory.path, requireOwnerOnly: true)
+            }
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
             lockPath = directory.appendingPathComponent("queue.lock").path
         } catch {

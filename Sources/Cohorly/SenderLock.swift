@@ -1,3 +1,4 @@
+import CohorlyFiles
 import Foundation
 
 /// An exclusive advisory lock (`flock`) on `queue.lock` beside the queue, held while a client drains it: only one
@@ -21,8 +22,9 @@ final class SenderLock: @unchecked Sendable {
     func tryAcquire() -> Bool {
         guard let path else { return true }
         if descriptor < 0 {
-            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            if descriptor < 0 { return true }
+            // Never through a symbolic link, never another user's file (PrivateFiles.openPrivate).
+            guard let fd = try? PrivateFiles.openPrivate(path, O_RDWR) else { return true }
+            descriptor = fd
         }
         return flock(descriptor, LOCK_EX | LOCK_NB) == 0
     }

@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlyFiles
 import Foundation
 
 extension CrashEventSender {
@@ -25,7 +26,7 @@ extension CrashEventSender {
         /// cannot be opened.
         init?(for cohorly: Cohorly) {
             guard let storage = cohorly.storageDirectoryPath else { return nil }
-            lock = open(storage + "/" + CrashEventSender.deliveryLockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            lock = (try? PrivateFiles.openPrivate(storage + "/" + CrashEventSender.deliveryLockName, O_RDWR)) ?? -1
             guard lock >= 0 else { return nil }
         }
 
@@ -65,7 +66,7 @@ extension CrashEventSender {
         guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
             return
         }
-        let lock = open(storage + "/" + deliveryLockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let lock = (try? PrivateFiles.openPrivate(storage + "/" + deliveryLockName, O_RDWR)) ?? -1
         guard lock >= 0 else { return }
         defer { close(lock) }
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {

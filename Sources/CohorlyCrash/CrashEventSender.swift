@@ -1,5 +1,6 @@
 import CCrashRecorder
 import Cohorly
+import CohorlyFiles
 import Foundation
 
 /// The detached sender: the Linux counterpart of a background URLSession.
@@ -48,7 +49,7 @@ enum CrashEventSender {
         let deadline = ContinuousClock.now.advanced(by: .seconds(clampingSeconds: timeout))
         // Senders of one queue take turns (a crash loop starts one per launch): a later one waits for the one
         // before it to finish rather than failing against its lock and backing off.
-        let lock = open(storage + "/crash-sender.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let lock = (try? PrivateFiles.openPrivate(storage + "/crash-sender.lock", O_RDWR)) ?? -1
         guard lock >= 0 else { return }
         defer { close(lock) }
         while flock(lock, LOCK_EX | LOCK_NB) != 0 {

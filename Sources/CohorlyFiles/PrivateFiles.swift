@@ -58,16 +58,46 @@ public enum PrivateFiles {
     /// narrowed to 0600. SQLite gives its `-wal`, `-shm` and `-journal` files the mode of the database file,
     /// so they are 0600 too. Symlinks are not followed when creating.
     /// - Throws: ``Failure`` when the path cannot be created or is not a regular file.
+    /// A file of another user is refused (it may have been planted to read what is written to it).
     public static func prepareFile(_ path: String) throws(Failure) {
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        close(try openPrivate(path, O_RDWR))
+    }
+
+    /// Opens (creating 0600) the file `path` with `flags` (`O_RDWR`, …) never following a symbolic link, and checks
+    /// what was opened: a regular file of this user (narrowed to 0600 whatever its mode was). Returns the
+    /// descriptor (close-on-exec), which the caller closes.
+    /// - Throws: ``Failure`` for a symbolic link, another user's file, or anything but a regular file.
+    public static func openPrivate(_ path: String, _ flags: Int32) throws(Failure) -> Int32 {
+        let fd = open(path, flags | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
+            if errno == ELOOP { throw Failure(path: path, reason: "a symbolic link (never followed here): remove it") }
             throw Failure(path: path, reason: "cannot create: \(String(cString: strerror(errno)))")
         }
-        defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
             throw Failure(path: path, reason: "not a regular file")
         }
-        if info.st_uid == geteuid() && info.st_mode & 0o777 != 0o600 { fchmod(fd, 0o600) }
+        guard info.st_uid == geteuid() else {
+            close(fd)
+            throw Failure(
+                path: path, reason: "owned by another user (uid \(info.st_uid)) and may have been planted: remove it")
+        }
+        if info.st_mode & 0o777 != 0o600 { fchmod(fd, 0o600) }
+        return fd
+    }
+
+    /// Prepares an SQLite database file (``prepareFile(_:)``) and checks the companions SQLite opens beside it
+    /// with the database's permissions (`-wal`, `-shm`, `-journal`): one that exists must be a regular file of
+    /// this user, not a symbolic link (another user's would receive what is written), and is narrowed to 0600.
+    /// - Throws: ``Failure`` naming the file that is unsafe.
+    public static func prepareDatabase(_ path: String) throws(Failure) {
+        try prepareFile(path)
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let companion = path + suffix
+            var info = stat()
+            guard lstat(companion, &info) == 0 else { continue }
+            close(try openPrivate(companion, O_RDWR))
+        }
     }
 }

@@ -16,7 +16,7 @@ package final class SQLiteDatabase {
     package init(path: String) throws {
         if path != ":memory:" {
             do {
-                try PrivateFiles.prepareFile(path)
+                try PrivateFiles.prepareDatabase(path)
             } catch {
                 throw SQLiteError(description: "cannot open \(error)")
             }

@@ -66,3 +66,45 @@ import Testing
         try db.execute("COMMIT")
     }
 }
+
+/// Another user on the same machine (issue 26): a file or symbolic link planted where the client or the collector
+/// keeps its data is refused, never used. The tests run as root: "another user" is uid 65534 (nobody) by chown.
+@Suite struct PlantedFileTests {
+    static let other: uid_t = 65534
+
+    @Test func anotherUsersFileIsRefusedAndLeftAlone() throws {
+        let root = try PrivateFilesTests.scratch("planted")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let planted = root + "/queue.sqlite"
+        #expect(FileManager.default.createFile(atPath: planted, contents: nil))
+        #expect(chmod(planted, 0o666) == 0 && chown(planted, Self.other, Self.other) == 0)
+        #expect(throws: PrivateFiles.Failure.self) { try PrivateFiles.prepareFile(planted) }
+        #expect(PrivateFilesTests.mode(planted) == 0o666)
+        #expect(throws: (any Error).self) { _ = try SQLiteDatabase(path: planted) }
+    }
+
+    @Test func aSymbolicLinkIsNeverFollowed() throws {
+        let root = try PrivateFilesTests.scratch("link")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let target = root + "/chosen-by-them"
+        #expect(symlink(target, root + "/queue.lock") == 0)
+        #expect(throws: PrivateFiles.Failure.self) { _ = try PrivateFiles.openPrivate(root + "/queue.lock", O_RDWR) }
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func aPlantedCompanionOfTheDatabaseIsRefusedAndOwnOnesAreNarrowed() throws {
+        let root = try PrivateFilesTests.scratch("wal")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let database = root + "/queue.sqlite"
+        #expect(FileManager.default.createFile(atPath: database + "-wal", contents: nil))
+        #expect(chown(database + "-wal", Self.other, Self.other) == 0)
+        let failure = #expect(throws: PrivateFiles.Failure.self) { try PrivateFiles.prepareDatabase(database) }
+        #expect(failure?.path == database + "-wal")
+        #expect(unlink(database + "-wal") == 0)
+        #expect(FileManager.default.createFile(atPath: database + "-shm", contents: nil))
+        #expect(chmod(database + "-shm", 0o666) == 0)
+        try PrivateFiles.prepareDatabase(database)
+        #expect(PrivateFilesTests.mode(database + "-shm") == 0o600)
+        #expect(PrivateFilesTests.mode(database) == 0o600)
+    }
+}
