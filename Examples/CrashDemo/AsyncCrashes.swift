@@ -21,7 +21,8 @@ enum AsyncCrash {
     }
 }
 
-/// The recorder's async-walk test hooks chosen on the command line (`--corrupt-async`, `--no-async-walk`).
+/// The recorder's async-walk test hooks chosen on the command line (`--corrupt-async`, `--no-async-walk`,
+/// `--async-read-pipe`).
 func applyAsyncHooks(_ options: DemoOptions) {
     switch options.corruptAsync {
     case nil: break
@@ -31,6 +32,7 @@ func applyAsyncHooks(_ options: DemoOptions) {
     case let mode?: usage("unknown --corrupt-async mode '\(mode)' (fault, validation or loop)")
     }
     if !options.asyncWalk { cly_test_set_async_walk(false) }
+    if options.asyncReadPipe && cly_test_async_use_pipe() != 0 { usage("cannot open the async walk's pipe") }
 }
 
 /// An actor whose method force-unwraps nil (SIGILL), awaited across an actor hop.

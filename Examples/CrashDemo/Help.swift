@@ -50,6 +50,8 @@ let helpText = """
       --corrupt-async MODE    test hook: the async walk reads a corrupt context after its first entry
                               (fault, validation or loop) and must stop cleanly
       --no-async-walk         do not walk async callers (benchmarks: the walk's cost)
+      --async-read-pipe       test hook: the async walk reads memory through its pipe fallback (as where
+                              process_vm_readv is refused)
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,

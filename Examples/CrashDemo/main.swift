@@ -35,6 +35,7 @@ struct DemoOptions {
     var tracks = 60
     var corruptAsync: String?
     var asyncWalk = true
+    var asyncReadPipe = false
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -62,6 +63,7 @@ struct DemoOptions {
             case "--tracks": options.tracks = Int(iterator.next() ?? "") ?? 60
             case "--corrupt-async": options.corruptAsync = iterator.next()
             case "--no-async-walk": options.asyncWalk = false
+            case "--async-read-pipe": options.asyncReadPipe = true
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000

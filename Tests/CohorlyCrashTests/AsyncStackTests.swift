@@ -107,6 +107,19 @@ struct AsyncStackTests {
             physical.contains { $0.contains("discountPercent") } && physical.contains { $0.contains("swift_job_run") })
     }
 
+    @Test func thePipeFallbackReadsTheSameChain() async throws {
+        // Where process_vm_readv is refused (seccomp), the walk writes the words into a pipe and reads them back.
+        let run = try await runCrashDemo(["crash", "async-actor", "--async-read-pipe"], label: "async-pipe")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGILL)
+        let file = try #require(run.reportFiles.first, "\(run.stderr)")
+        let report = try AsyncReport(file: file)
+        let chain = try #require(report.crashed.async)
+        #expect(chain.stop == "task_root")
+        let callers = try await report.functions(chain.frames)
+        #expect(appearInOrder(AsyncCrashExpectation.all[0].callers, in: callers), "\(callers)")
+    }
+
     @Test func liveCapturesOfTheCallerAndOfAHungActorNameTheAwaitingFunctions() async throws {
         let run = try await runCrashDemo(["scenario", "async-capture"], label: "async-capture")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
