@@ -151,7 +151,8 @@ enum HandledErrors {
 
     /// Rate-limits, reserves the event and hands it to the reporter (on the caller's thread: cheap).
     static func send(
-        _ description: (type: String, value: String), stack: (frames: [Frame], truncated: Bool), synthetic: Bool,
+        _ description: (type: String, value: String), stack: (frames: [Frame], truncated: Bool, async: AsyncChain?),
+        synthetic: Bool,
         properties: Properties, to client: Cohorly
     ) {
         // Fingerprint: what failed and where it was caught (the return address into the catching code).
@@ -166,7 +167,8 @@ enum HandledErrors {
             mechanism: .init(type: "generic", handled: true, synthetic: synthetic),
             threads: [
                 CrashReport.Thread(
-                    tid: thread.tid, name: thread.name, crashed: true, frames: stack.frames, truncated: stack.truncated)
+                    tid: thread.tid, name: thread.name, crashed: true, frames: stack.frames, truncated: stack.truncated,
+                    async: stack.async)
             ], properties: properties, timestampMs: ticket.time)
         LiveExceptionReporter.shared.submit(exception, options: events, ticket: ticket)
     }

@@ -53,9 +53,12 @@ struct HangCapture: Sendable {
                 .map { Address(UInt64($0)) }
         }
         let name = withUnsafeBytes(of: &slot.name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-        // Each thread was interrupted by a signal: frame 0 is its exact PC.
+        // A thread interrupted by a signal has its exact PC as frame 0 (the recorder says which).
+        var kinds = Frame.interrupted(frames)
+        if slot.first_frame_kind != Int32(CLY_FRAME_PC.rawValue), !kinds.isEmpty { kinds[0].kind = .returnAddress }
         return CrashReport.Thread(
-            tid: slot.tid, name: name, crashed: subject, frames: Frame.interrupted(frames), truncated: slot.truncated)
+            tid: slot.tid, name: name, crashed: subject, frames: kinds, truncated: slot.truncated,
+            async: AsyncChain(recorded: slot.async, physicalCount: kinds.count))
     }
 
     private static func modules(for threads: [cly_live_thread]) -> [CrashReport.Module] {

@@ -17,21 +17,24 @@ enum LiveStack {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
         ?? ""
 
-    /// The stack of the calling thread, innermost first, all return addresses (it captured itself by a call). This function's frame and the
-    /// `skip` frames above it (the caller's own wrappers, each `@inline(never)`) are left out: with `skip` 1,
-    /// called from a public entry point, frame 0 is the return address into the app's code that called it.
+    /// The stack of the calling thread, innermost first, all return addresses (it captured itself by a call), and
+    /// its async callers when it runs async code (the anchor indexes the returned frames). This function's frame
+    /// and the `skip` frames above it (the caller's own wrappers, each `@inline(never)`) are left out: with `skip`
+    /// 1, called from a public entry point, frame 0 is the return address into the app's code that called it.
     /// Empty when the unwinder is unavailable.
     @inline(never)
-    static func capture(skip: Int) -> (frames: [Frame], truncated: Bool) {
-        guard unavailableReason == nil else { return ([], false) }
+    static func capture(skip: Int) -> (frames: [Frame], truncated: Bool, async: AsyncChain?) {
+        guard unavailableReason == nil else { return ([], false, nil) }
         let capacity = Int(CLY_MAX_FRAMES)
         let buffer = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
         var truncated = false
+        var chain = cly_async_chain()
         // The C function drops its own frame; 1 more for this one, then the caller's `skip`.
-        let count = Int(cly_capture_current_stack(buffer, Int32(capacity), Int32(clamping: 1 + skip), &truncated))
+        let count = Int(
+            cly_capture_current_stack_async(buffer, Int32(capacity), Int32(clamping: 1 + skip), &truncated, &chain))
         let frames = (0..<max(0, min(count, capacity))).map { Frame(UInt64(buffer[$0]), kind: .returnAddress) }
-        return (frames, truncated)
+        return (frames, truncated, AsyncChain(recorded: chain, physicalCount: frames.count))
     }
 
     /// The calling thread's id and name (as `/proc/self/task/<tid>/comm` shows it).
