@@ -22,8 +22,7 @@ import Testing
     }
 
     @Test func theEventAndCrashesShowListTheAwaitingFunctionsInOrder() async throws {
-        let run = try await runCrashDemo(
-            ["crash", "async-actor"], label: "async-event", environment: ["COHORLY_TEST_REPORT_FORMAT": "2"])
+        let run = try await runCrashDemo(["crash", "async-actor"], label: "async-event")
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let report = try #require(try run.reports().first, "\(run.stderr)")
         #expect(report.format == CrashReportFormat.v2)
