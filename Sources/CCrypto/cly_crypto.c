@@ -4,8 +4,11 @@
 
 #include "cly_library_loader.h"
 
-enum { DIGEST, SHA512, SHA1, SYMBOL_COUNT };
-static const char *const names[SYMBOL_COUNT] = {"EVP_Digest", "EVP_sha512", "EVP_sha1"};
+enum { DIGEST, SHA512, SHA1, CONTEXT_NEW, CONTEXT_FREE, DIGEST_INIT, DIGEST_UPDATE, DIGEST_FINAL, SYMBOL_COUNT };
+static const char *const names[SYMBOL_COUNT] = {
+    "EVP_Digest",      "EVP_sha512",        "EVP_sha1",         "EVP_MD_CTX_new",
+    "EVP_MD_CTX_free", "EVP_DigestInit_ex", "EVP_DigestUpdate", "EVP_DigestFinal_ex",
+};
 static void *slots[SYMBOL_COUNT];
 static struct cly_library crypto = {"libcrypto.so.3", names, slots, SYMBOL_COUNT, NULL};
 
@@ -28,4 +31,34 @@ int cly_crypto_sha512(const void *data, size_t size, unsigned char digest[64]) {
 
 int cly_crypto_sha1(const void *data, size_t size, unsigned char digest[20]) {
     return digest_with(SHA1, data, size, digest, 20);
+}
+
+void *cly_crypto_sha1_begin(void) {
+    if (!ready()) return NULL;
+    EVP_MD_CTX *context = ((EVP_MD_CTX * (*)(void)) slots[CONTEXT_NEW])();
+    if (!context) return NULL;
+    const EVP_MD *md = ((const EVP_MD *(*)(void))slots[SHA1])();
+    if (((int (*)(EVP_MD_CTX *, const EVP_MD *, ENGINE *))slots[DIGEST_INIT])(context, md, NULL) != 1) {
+        ((void (*)(EVP_MD_CTX *))slots[CONTEXT_FREE])(context);
+        return NULL;
+    }
+    return context;
+}
+
+int cly_crypto_sha1_update(void *context, const void *data, size_t size) {
+    if (!context) return 0;
+    return ((int (*)(EVP_MD_CTX *, const void *, size_t))slots[DIGEST_UPDATE])(context, data, size) == 1;
+}
+
+int cly_crypto_sha1_end(void *context, unsigned char digest[20]) {
+    if (!context) return 0;
+    int done = 0;
+    if (digest) {
+        unsigned int length = 0;
+        done = ((int (*)(EVP_MD_CTX *, unsigned char *, unsigned int *))slots[DIGEST_FINAL])(context, digest, &length)
+                   == 1
+               && length == 20;
+    }
+    ((void (*)(EVP_MD_CTX *))slots[CONTEXT_FREE])(context);
+    return done;
 }

@@ -3,13 +3,15 @@ import CohorlyCollector
 import CohorlySymbols
 import Foundation
 
-/// `cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--json]`.
+/// `cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--json]`, or
+/// `--to posthog` (PostHogUpload.swift), or `--to sentry` (SentryUpload.swift).
 enum DebugFilesUploadCommand: Command {
     static let words = ["debug-files", "upload"]
-    static let summary = "Upload executables and debug files to a collector (only what it lacks)."
+    static let summary = "Upload executables and debug files to a collector, PostHog or Sentry (only what it lacks)."
     static let help = """
         USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--json]
                cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--force] [--json]
+               cohorly debug-files upload PATH… --to sentry [--url URL] [--org ORG] [--project P] [--auth-token-file F] [--max-wait S] [--json]
 
         Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
         symbols (or no GNU build id), asks the collector which build ids / contents it already has, and uploads
@@ -35,15 +37,25 @@ enum DebugFilesUploadCommand: Command {
           --project-id ID   The PostHog project (default POSTHOG_CLI_PROJECT_ID).
           --api-key-file F  Read the personal API key from F's first line; default POSTHOG_CLI_API_KEY.
                             (--api-key KEY works too, but shows the key to `ps`.)
+          --to sentry       Upload to Sentry by its chunk-upload protocol (as sentry-cli does): the same files,
+                            only the chunks the server lacks, then assembled. The auth token comes from
+                            SENTRY_AUTH_TOKEN or --auth-token-file (never the command line).
+          --url URL         Sentry (default SENTRY_URL, else https://sentry.io/).
+          --org ORG         The organization slug (default SENTRY_ORG).
+          --project P       The project slug (default SENTRY_PROJECT).
+          --max-wait S      Seconds to wait for Sentry to assemble the files (default 300).
           -h, --help        Show this help.
 
         ENVIRONMENT: COHORLY_RELEASE, COHORLY_HOST, COHORLY_AUTH_TOKEN, COHORLY_RETRY_DELAY_MS (first retry
-        delay, doubled each time; default 250, with --to posthog 500), POSTHOG_CLI_HOST, POSTHOG_CLI_PROJECT_ID,
-        POSTHOG_CLI_API_KEY.
+        delay, doubled each time; default 250, with --to posthog or sentry 500), POSTHOG_CLI_HOST,
+        POSTHOG_CLI_PROJECT_ID, POSTHOG_CLI_API_KEY, SENTRY_URL, SENTRY_ORG, SENTRY_PROJECT, SENTRY_AUTH_TOKEN.
 
         EXIT STATUS: 0 everything needed is on the collector, 1 something that should have been uploaded was
         not (or the collector could not be reached), 2 usage error.
         """
+
+    /// The options only `--to sentry` takes.
+    static let sentryOptions: Set<String> = ["--url", "--org", "--project", "--max-wait"]
 
     static func run(_ arguments: [String]) -> ExitStatus {
         let parsed: ParsedArguments
@@ -51,7 +63,8 @@ enum DebugFilesUploadCommand: Command {
             parsed = try ParsedArguments.parse(
                 arguments, flags: ["--json", "--force", "--dry-run"],
                 options: Set(["--release", "--host", "--to", "--project-id"]).union(SecretOption.options).union(
-                    SecretOption.postHog.options))
+                    SecretOption.postHog.options
+                ).union(sentryOptions))
         } catch {
             return Console.usageError(error.reason, command: "debug-files upload")
         }
@@ -63,9 +76,18 @@ enum DebugFilesUploadCommand: Command {
                     "--dry-run works with our collector only, not --to posthog", command: "debug-files upload")
             }
             return PostHogUpload.run(parsed)
+        case "sentry":
+            guard !parsed.flags.contains("--dry-run") else {
+                return Console.usageError(
+                    "--dry-run works with our collector only, not --to sentry", command: "debug-files upload")
+            }
+            return SentryUpload.run(parsed)
         case let other?:
             return Console.usageError(
-                "unknown --to \(other) (expected cohorly or posthog)", command: "debug-files upload")
+                "unknown --to \(other) (expected cohorly, posthog or sentry)", command: "debug-files upload")
+        }
+        if let option = sentryOptions.first(where: { parsed.options[$0] != nil }) {
+            return Console.usageError("\(option) works with --to sentry only", command: "debug-files upload")
         }
         if let option = (SecretOption.postHog.options.union(["--project-id"])).first(where: {
             parsed.options[$0] != nil

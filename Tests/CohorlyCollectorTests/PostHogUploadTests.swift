@@ -228,9 +228,9 @@ import Testing
         let noProject = try await Self.upload([program.full], mock, environment: ["POSTHOG_CLI_PROJECT_ID": ""])
         #expect(noProject.status == 2)
         let unknown = try await CLITests.run(
-            ["debug-files", "upload", program.full, "--to", "sentry"], environment: [:])
+            ["debug-files", "upload", program.full, "--to", "bugsnag"], environment: [:])
         #expect(unknown.status == 2)
-        #expect(unknown.error.hasPrefix("cohorly: unknown --to sentry (expected cohorly or posthog)"))
+        #expect(unknown.error.hasPrefix("cohorly: unknown --to bugsnag (expected cohorly, posthog or sentry)"))
 
         let wrong = try await Self.upload([program.full], mock, environment: ["POSTHOG_CLI_API_KEY": "phx_wrong"])
         #expect(wrong.status == 1)

@@ -1,5 +1,5 @@
 // OpenSSL's libcrypto for Swift, loaded on first use (see cly_library_loader.h): SHA-512 for the PostHog
-// symbol-set content hash. <openssl/evp.h> (Debian libssl-dev) is included for its types only; libcrypto is not
+// symbol-set content hash, SHA-1 for flag bucketing and Sentry's chunk upload. <openssl/evp.h> (Debian libssl-dev) is included for its types only; libcrypto is not
 // linked, so a CLI run that never hashes never maps it (it is part of the TLS stack kept out of start-up).
 #ifndef CLY_CRYPTO_H
 #define CLY_CRYPTO_H
@@ -16,5 +16,16 @@ int cly_crypto_sha512(const void *data, size_t size, unsigned char digest[64]);
 /// SHA-1 of `size` bytes at `data` into `digest` (20 bytes), through `EVP_Digest` with `EVP_sha1()`: the
 /// feature-flag bucketing hash (cohorly-api.md §5). Returns 1 on success, 0 when libcrypto is missing.
 int cly_crypto_sha1(const void *data, size_t size, unsigned char digest[20]);
+
+/// A SHA-1 digest fed piece by piece (`EVP_MD_CTX_new` + `EVP_DigestInit_ex` with `EVP_sha1()`): Sentry's chunk
+/// and file checksums over files of any size. NULL when libcrypto is missing or the digest cannot start.
+void *cly_crypto_sha1_begin(void);
+
+/// Adds `size` bytes at `data` to `context`. Returns 1 on success.
+int cly_crypto_sha1_update(void *context, const void *data, size_t size);
+
+/// Writes the digest into `digest` (20 bytes; NULL: none, the digest is abandoned) and frees `context`, which
+/// must not be used again. Returns 1 when the digest was written.
+int cly_crypto_sha1_end(void *context, unsigned char digest[20]);
 
 #endif
