@@ -1,10 +1,72 @@
 import CohorlyCrash
+import CrashDemoSupport
 import Foundation
 
 /// Launches that end without a crash, for the abnormal-exit tests (`CrashDemo scenario NAME`): the next launch
 /// (`CrashDemo run`) reports the ones that ended abnormally.
 enum ExitScenario {
-    static let names = ["sigkill", "exec-sleep", "exec-prepared", "allocate", "idle-cpu"]
+    static let names = [
+        "sigkill", "exec-sleep", "exec-prepared", "allocate", "idle-cpu", "wait-for-signal",
+        "exit-during-symbolication", "die-during-symbolication",
+    ]
+
+    /// `--app-sigterm MODE`, before install: `exit` and `continue` install the app's handler, `ignore` SIG_IGN.
+    static func prepareAppSignalHandling(_ mode: String) {
+        switch mode {
+        case "exit", "continue":
+            if demo_install_sigterm_handler() != 0 { usage("cannot install the SIGTERM handler") }
+        case "ignore": signal(SIGTERM, SIG_IGN)
+        default: usage("unknown --app-sigterm mode '\(mode)' (exit, continue, ignore)")
+        }
+    }
+
+    /// A quick relaunch (a CLI tool, a health check): exits normally the moment the delivery of the last launch's
+    /// crash is symbolicating it (its `.symbolicating` marker exists), printing the marker's mode; `dying`: is
+    /// SIGKILLed then instead, as if symbolication had ended the process.
+    static func endDuringSymbolication(_ options: DemoOptions, dying: Bool) -> Never {
+        let directory = options.reportDirectory ?? ""
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Date() < deadline {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            if let marker = names.first(where: { $0.hasSuffix(".symbolicating") }) {
+                var info = stat()
+                let found = stat(directory + "/" + marker, &info) == 0
+                say("symbolicating marker mode \(found ? String(info.st_mode & 0o777, radix: 8) : "gone")")
+                if dying { kill(getpid(), SIGKILL) }
+                exit(0)
+            }
+            if !names.contains(where: { $0.hasSuffix(".json") }) {
+                say("symbolication finished first")
+                exit(0)
+            }
+            usleep(500)
+        }
+        exit(96)
+    }
+
+    /// Waits to be ended by a signal (at most 60 s, or until the `--until` file exists). With the app's handler
+    /// (`--app-sigterm exit`), a SIGTERM makes it exit with status 7; with `continue` it goes on waiting.
+    static func waitForSignal(_ options: DemoOptions) -> Never {
+        let deadline = Date(timeIntervalSinceNow: 60)
+        var reported = 0
+        while Date() < deadline {
+            if let until = options.until, FileManager.default.fileExists(atPath: until) {
+                say("sigterm ignored \(demo_sigterm_is_ignored())")
+                exit(0)
+            }
+            let count = Int(demo_sigterm_count())
+            if count > reported {
+                reported = count
+                if options.appSigterm == "exit" {
+                    say("exiting after SIGTERM")
+                    exit(7)
+                }
+                say("going on after SIGTERM")
+            }
+            usleep(5_000)
+        }
+        exit(96)
+    }
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         say("insert id \(CrashRecorder.pendingInsertId)")
@@ -20,6 +82,10 @@ enum ExitScenario {
             execProgram(["/bin/true"])
         case "allocate":
             allocateUntilKilled()
+        case "exit-during-symbolication", "die-during-symbolication":
+            endDuringSymbolication(options, dying: name.hasPrefix("die"))
+        case "wait-for-signal":
+            waitForSignal(options)
         case "idle-cpu":
             // CPU time this process uses over 2 s of idling after install (scripts/bench-exits reads the line):
             // with the memory sampler at --memory-sample-ms, and without it (--no-abnormal-exits).

@@ -40,6 +40,9 @@ let helpText = """
       --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
       --until FILE            crash, scenario sigkill: wait until FILE exists (at most 60 s) before crashing
       --no-abnormal-exits     do not mark the launch (no abnormal-exit reports; benchmarks)
+      --app-sigterm MODE      the app's own SIGTERM handling, set before install: exit (a handler, then exit(7)),
+                              continue (a handler, the launch goes on) or ignore (SIG_IGN)
+      --dist D                the dist crash and live events carry (default none)
       --crashed-only          symbolicate-report: only the crashed thread
       --hang-threshold-ms N   turn the hang watchdog on with this threshold
       --hang-ms M             how long a `hang` case blocks (default 3000)

@@ -12,7 +12,7 @@ enum Scenario {
             "concurrent", "context-race", "fork", "cxx-catch", "install-twice", "dlopen-crash",
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
-            "register-then-crash", "handler-unwinds", "async-idle", "async-capture",
+            "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -67,6 +67,8 @@ enum Scenario {
             AsyncCaptures.run()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
+        case "capture-error":
+            exit(0)  // main.swift: a handled error, then a flush
         case let name where BreadcrumbScenarios.names.contains(name):
             BreadcrumbScenarios.run(name, options: options)
         default:

@@ -36,6 +36,8 @@ struct DemoOptions {
     var corruptAsync: String?
     var asyncWalk = true
     var asyncReadPipe = false
+    var appSigterm: String?
+    var dist: String?
 
     static func parse(_ arguments: [String]) -> DemoOptions {
         var options = DemoOptions()
@@ -72,6 +74,8 @@ struct DemoOptions {
             case "--hang-ms": options.hangMilliseconds = Int(iterator.next() ?? "") ?? 3000
             case "--hang-report-after-ms": options.hangOngoingReportMilliseconds = Int(iterator.next() ?? "")
             case "--no-abnormal-exits": options.abnormalExits = false
+            case "--app-sigterm": options.appSigterm = iterator.next()
+            case "--dist": options.dist = iterator.next()
             case "-h", "--help":
                 print(helpText)
                 exit(0)
@@ -137,7 +141,8 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         if let after = options.hangOngoingReportMilliseconds {
             crashOptions.hangOngoingReportAfter = .milliseconds(after)
         }
-        let delivery = try CohorlyCrash.install(cohorly: cohorly, version: options.version, options: crashOptions)
+        let delivery = try CohorlyCrash.install(
+            cohorly: cohorly, dist: options.dist, version: options.version, options: crashOptions)
         if let breadcrumb = options.breadcrumb { cohorly.addBreadcrumb(breadcrumb) }
         return delivery
     } catch {
@@ -269,10 +274,19 @@ case "scenario" where options.word == "install-cost":
     cly_test_probe_mark("after measuring")
     print("install_ns \(elapsed) resident_added_bytes \(residentAfter - residentBefore)")
     if probe { printProbeSteps() }
+case "scenario" where options.word == "capture-error":
+    // A handled error, sent at once: exits 0 once it is delivered, 1 when not within the flush.
+    installRecorder()
+    Cohorly.shared?.captureMessage("demo handled error")
+    exit(await Cohorly.shared?.flush() == true ? 0 : 1)
 case "hang":
     installRecorder()
     HangDemo.run(options.word, options: options)
 case "scenario":
+    // Signalled from outside: none blocked, as a service manager starts a process (the test runner's threads block
+    // some, and a child inherits its parent thread's mask).
+    if options.word == "wait-for-signal" { demo_unblock_all_signals() }
+    if let mode = options.appSigterm { ExitScenario.prepareAppSignalHandling(mode) }  // the app's own, before ours
     installRecorder()
     Scenario.run(options.word, options: options)
 default:

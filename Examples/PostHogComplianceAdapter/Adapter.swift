@@ -4,11 +4,16 @@ import Foundation
 
 /// The adapter's endpoints over one client instance at a time (`/init` makes it, `/reset` drops it).
 final class Adapter: @unchecked Sendable {
+    /// The capture wire the client is driven on (`--wire v1|batch`): with `batch` the client sends to the legacy
+    /// `/batch` endpoint and the adapter declares `capture_v0`, so the harness runs its legacy `capture` suite.
+    let wire: PostHogConfiguration.CaptureEndpoint
     private let lock = NSLock()
     private var client: Cohorly?
     private var directory: URL?
     private let stats = AdapterStats()
     private let flagAnswers = FlagAnswers()
+
+    init(wire: PostHogConfiguration.CaptureEndpoint = .v1) { self.wire = wire }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let body = request.body.isEmpty ? CohorlyValue.object([:]) : CohorlyValue(bytes: request.body)
@@ -16,7 +21,8 @@ final class Adapter: @unchecked Sendable {
         case ("GET", "/health"):
             return Self.json([
                 "sdk_name": "cohorly-swift-linux", "sdk_version": "0.1.0", "adapter_version": "1.0.0",
-                "capabilities": ["capture_v1", "encoding_gzip"], "supports_parallel": false,
+                "capabilities": [wire == .legacyBatch ? "capture_v0" : "capture_v1", "encoding_gzip"],
+                "supports_parallel": false,
             ])
         case ("GET", "/state"): return Self.json(stats.state(pending: lock.withLock { client?.queuedCount } ?? 0))
         case ("POST", "/reset"):
@@ -52,7 +58,7 @@ final class Adapter: @unchecked Sendable {
         reset()
         let posthog: PostHogConfiguration
         do {
-            posthog = try Self.configuration(body)
+            posthog = try Self.configuration(body, wire: wire)
         } catch {
             stats.fail(String(describing: error))
             return Self.failure(String(describing: error))
@@ -75,9 +81,12 @@ final class Adapter: @unchecked Sendable {
         return Self.json(["success": true])
     }
 
-    static func configuration(_ body: [String: CohorlyValue]) throws -> PostHogConfiguration {
+    static func configuration(_ body: [String: CohorlyValue], wire: PostHogConfiguration.CaptureEndpoint = .v1) throws
+        -> PostHogConfiguration
+    {
         var posthog = try PostHogConfiguration(
             host: body["host"]?.stringValue ?? "", apiKey: body["api_key"]?.stringValue ?? "")
+        posthog.captureEndpoint = wire
         if let retries = body["max_retries"]?.intValue { posthog.maxRetries = max(0, retries) }
         if case .bool(let on)? = body["enable_compression"] { posthog.compression = on }
         if case .bool(let on)? = body["disable_geoip"] { posthog.disableGeoIP = on }

@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlyCollector
 import Foundation
 
 /// What `/state` reports: counted from what the client's transport sent and heard, and from its debug log.
@@ -17,6 +18,7 @@ final class AdapterStats: @unchecked Sendable {
     func reset() {
         lock.withLock {
             (capturedCount, sentCount, retries, lastError) = (0, 0, 0, nil)
+            legacyBatches = []
             requests = []
         }
     }
@@ -30,8 +32,13 @@ final class AdapterStats: @unchecked Sendable {
         lock.withLock { lastError = line }
     }
 
+    /// The uuids of the legacy batches sent so far (a batch seen again is a retry: `/batch` has no attempt header).
+    private var legacyBatches: Set<[String]> = []
+
     func record(_ request: TransportRequest, _ response: TransportResponse) {
-        let attempt = request.headers.first { $0.0 == "PostHog-Attempt" }.flatMap { Int($0.1) } ?? 1
+        let legacy = request.url.path.hasSuffix("/batch") ? Self.legacyUUIDs(request) : nil
+        var attempt = request.headers.first { $0.0 == "PostHog-Attempt" }.flatMap { Int($0.1) } ?? 1
+        if let legacy, lock.withLock({ !legacyBatches.insert(legacy).inserted }) { attempt = 2 }
         var entry: [String: CohorlyValue] = ["attempt": .int(attempt), "url": .string(request.url.absoluteString)]
         var delivered = 0
         switch response {
@@ -39,6 +46,8 @@ final class AdapterStats: @unchecked Sendable {
             entry["status"] = .int(status)
             if (200..<300).contains(status), let results = CohorlyValue(bytes: body)?["results"]?.objectValue {
                 delivered = results.values.filter { $0["result"]?.stringValue != "retry" }.count
+            } else if (200..<300).contains(status), let legacy {
+                delivered = legacy.count  // the legacy answer is for the whole batch
             }
         case .failure(let message):
             entry["error"] = .string(message)
@@ -49,6 +58,20 @@ final class AdapterStats: @unchecked Sendable {
             requests.append(.object(entry))
             if requests.count > 1000 { requests.removeFirst() }
         }
+    }
+
+    /// The event uuids of a legacy `/batch` request (its body inflated when gzip-compressed).
+    static func legacyUUIDs(_ request: TransportRequest) -> [String] {
+        var body = request.body
+        if request.headers.contains(where: { $0.0 == "Content-Encoding" && $0.1 == "gzip" }) {
+            var inflated: [UInt8] = []
+            if let stream = try? ZlibStream(.inflate) {
+                try? body.withUnsafeBytes { bytes in try stream.process(bytes) { inflated += $0 } }
+                try? stream.finish { inflated += $0 }
+            }
+            body = inflated
+        }
+        return CohorlyValue(bytes: body)?["batch"]?.arrayValue?.compactMap { $0["uuid"]?.stringValue } ?? []
     }
 
     func state(pending: Int) -> CohorlyValue {

@@ -1,12 +1,15 @@
 // posthog-compliance-adapter: the HTTP adapter PostHog's SDK test harness drives (research/posthog.md part B),
 // wrapped around the real client — its queue, transport and retry code; the adapter never sends to PostHog itself.
 //
-//   posthog-compliance-adapter [--port N] [--bind ADDR]      (PORT from the environment; default 8080, 127.0.0.1)
+//   posthog-compliance-adapter [--port N] [--bind ADDR] [--wire v1|batch]   (PORT from the environment; default
+//   8080, 127.0.0.1, v1; `--wire batch` drives the client on the legacy /batch wire and declares capture_v0)
+import Cohorly
 import CohorlyCollector
 import Foundation
 
 var port = UInt16(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080
 var bind = "127.0.0.1"
+var wire = PostHogConfiguration.CaptureEndpoint.v1
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -16,6 +19,11 @@ while let argument = arguments.popFirst() {
     case "--bind":
         guard let value = arguments.popFirst() else { usage("--bind needs an IPv4 address") }
         bind = value
+    case "--wire":
+        guard let value = arguments.popFirst().flatMap(PostHogConfiguration.CaptureEndpoint.init(rawValue:)) else {
+            usage("--wire needs v1 or batch")
+        }
+        wire = value
     case "-h", "--help": usage(nil)
     default: usage("unknown argument \(argument)")
     }
@@ -24,7 +32,8 @@ while let argument = arguments.popFirst() {
 func usage(_ problem: String?) -> Never {
     if let problem { FileHandle.standardError.write(Data("posthog-compliance-adapter: \(problem)\n".utf8)) }
     let text =
-        "usage: posthog-compliance-adapter [--port N] [--bind ADDR]   (PORT from the environment; default 8080)\n"
+        "usage: posthog-compliance-adapter [--port N] [--bind ADDR] [--wire v1|batch]   (PORT from the environment;"
+        + " default 8080; --wire batch: the legacy /batch endpoint, capture_v0)\n"
     FileHandle.standardError.write(Data(text.utf8))
     exit(problem == nil ? 0 : 2)
 }
@@ -41,7 +50,7 @@ for number in [SIGINT, SIGTERM] {
     source.resume()
     sources.append(source)
 }
-let adapter = Adapter()
+let adapter = Adapter(wire: wire)
 // The collector's Host and Origin rules: a web page can neither reach the adapter through a name it controls nor
 // re-point it (with its key) from another origin.
 let server = PlainHTTPServer(maxBodyBytes: 4 << 20, policy: LoopbackRequestPolicy(bindAddress: bind)) { request in

@@ -2,8 +2,9 @@
 //
 // Order: check the report directory -> load libunwind privately and warm it -> find the Swift fatal-message
 // buffer -> make this process's $insert_id -> build the module table -> give this thread an alternate stack
-// -> install the signal handlers -> install the C++ terminate hook. Every step that can fail comes before
-// the first handler is installed, so a failed install leaves the process as it was.
+// -> install the signal handlers -> install the C++ terminate hook -> reserve the report's disk space (which
+// cannot fail the install: without it the writer sizes the report to the free space). Every step that can fail
+// comes before the first handler is installed, so a failed install leaves the process as it was.
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -106,6 +107,8 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
     cly_test_probe_mark("c: altstack, handlers");
     cly_terminate_install();
     cly_test_probe_mark("c: C++ terminate hook");
+    // The report's disk space, before CohorlyCrash makes the launch marker: on a nearly full disk the crash wins.
+    cly_reserve_make(cly_report_directory);
     installed = true;
     pthread_mutex_unlock(&install_lock);
     return 0;

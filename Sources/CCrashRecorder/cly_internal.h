@@ -221,11 +221,31 @@ bool cly_report_write(const cly_report_input *input);
 /// Appends a one-line recrash marker to the report being written (a fault inside the writer). Signal-safe.
 void cly_report_mark_recrash(int signal_number);
 
+// ---- the report's reserved space (cly_reserve.c) ----
+
+/// Removes the reserves of ended launches in `directory`, then makes this launch's `reserve-<insert id>.space`
+/// with up to CLY_MAX_REPORT_BYTES allocated (halved until it fits, at least CLY_MIN_REPORT_RESERVE). Returns the
+/// bytes reserved (0: none). Normal code (install).
+size_t cly_reserve_make(const char *directory);
+/// Renames this process's reserve to `path` and returns its descriptor (read-write, at offset 0, size 0) with the
+/// bytes allocated in `capacity`; -1 when there is none (not made, already taken, a forked child). Signal-safe.
+int cly_reserve_take(const char *path, size_t *capacity);
+
 // ---- the launch marker (cly_launch_marker.c) ----
 
 /// Removes this launch's marker file (the crash is reported, or deliberately not: opted out), so the next
 /// launch does not take the crash for an abnormal exit. Only in the process that set it. Signal-safe (unlink).
 void cly_launch_marker_clear_for_crash(void);
+
+/// How far a termination signal got (cly_termination.c): the process dies of it now (`ended`), the app's handler
+/// runs (`handling`), or that handler returned and the launch goes on (`handled`).
+typedef enum { CLY_TERMINATION_ENDED, CLY_TERMINATION_HANDLING, CLY_TERMINATION_HANDLED } cly_termination_state;
+/// Writes the termination record (signal, state, sender, time) into this launch's marker, in the region
+/// CLY_LAUNCH_MARKER_ENDING_OFFSET names. Only in the process that set the marker. Signal-safe (open, pwrite, close).
+void cly_launch_marker_record_termination(int signal_number, const siginfo_t *info, cly_termination_state state);
+/// Unlinks this process's symbolication marker (cly_symbolication_marker.c): the launch ends now, not of a death
+/// inside symbolication. Only in the process that set it. Signal-safe (unlink).
+void cly_symbolication_marker_remove_at_end(void);
 
 // ---- this process's crash state and shared configuration (cly_process.c) ----
 

@@ -2,8 +2,10 @@
 // docs/report-format.md), or `cohorly-crash/1` when install chose it (tests of the v1 reader).
 //
 // Runs inside the crash handler, after the stacks are captured. Call order and why each call is safe:
-//   clock_gettime (AS-safe) -> open(O_CREAT|O_EXCL, 0600) (AS-safe) -> write(2) per flushed 8 KiB through
-//   cly_writer (AS-safe) -> close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink (regular files only).
+//   clock_gettime (AS-safe) -> cly_reserve_take: rename(2) of the space reserved at install to the `.tmp` name, else
+//   open(O_CREAT|O_EXCL, 0600) (AS-safe) -> fstatfs (a plain system call: the free space caps the report) ->
+//   write(2) per flushed 8 KiB through cly_writer (AS-safe) -> ftruncate (AS-safe: frees the unused reserve) ->
+//   close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink (regular files only).
 // Sections go in this order, flushed one by one, so a torn file keeps what matters most: header (signal,
 // message), crashed thread, context, other threads, modules, breadcrumbs (cly_breadcrumbs.c: at most
 // CLY_MAX_BREADCRUMB_REPORT_BYTES, room kept for them while the other threads are written). A hard cap
@@ -14,6 +16,7 @@
 #include <fcntl.h>
 #include <stdio.h>  // for the rename(2) prototype only: no stdio stream is used
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "cly_internal.h"
 #include "cly_recorder.h"
@@ -153,6 +156,19 @@ static void prune_reports(void) {
     }
 }
 
+/// The size cap of this report: CLY_MAX_REPORT_BYTES (or the test cap), cut to the `reserved` bytes plus what the
+/// file system still has free (fstatfs, a plain system call), so that on a full disk the report is a smaller
+/// whole one — the header and the crashed thread first — rather than a torn one.
+static size_t room_for_report(int fd, size_t reserved) {
+    struct statfs info;
+    if (syscall(SYS_fstatfs, fd, &info) != 0) return report_limit;
+    uint64_t free_bytes = (uint64_t)info.f_bavail * (uint64_t)info.f_bsize;
+    uint64_t margin = 2 * (uint64_t)info.f_bsize + sizeof write_buffer;  // the directory entry, a partial block
+    uint64_t room = reserved + (free_bytes > margin ? free_bytes - margin : 0);
+    if (room < CLY_MIN_REPORT_RESERVE) room = CLY_MIN_REPORT_RESERVE;  // try: the header may still fit
+    return room < report_limit ? (size_t)room : report_limit;
+}
+
 void cly_report_mark_recrash(int signal_number) {
     int fd = open_report_fd;
     if (fd < 0) return;
@@ -179,12 +195,16 @@ bool cly_report_write(const cly_report_input *input) {
     for (int i = 0; i < input->other_count; i++) find_extra_modules(&input->others[i], table);
     size_t breadcrumb_bytes = cly_breadcrumbs_prepare_for_crash();
 
-    int fd = open(tmp_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    // The space reserved at install (cly_reserve.c), else a new file; the report is sized to what the disk has.
+    size_t reserved = 0;
+    int fd = cly_reserve_take(tmp_path, &reserved);
+    if (fd < 0) fd = open(tmp_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0) return false;
+    size_t limit = room_for_report(fd, reserved);
     open_report_fd = fd;
     cly_writer writer;
     cly_writer *w = &writer;
-    cly_writer_init(w, fd, write_buffer, sizeof write_buffer, report_limit);
+    cly_writer_init(w, fd, write_buffer, sizeof write_buffer, limit);
 
     // Header.
     cly_writer_begin_object(w, NULL);
@@ -223,7 +243,7 @@ bool cly_report_write(const cly_report_input *input) {
     for (int i = 0; table != NULL && i < table->count; i++)
         module_bytes += strlen(table->pool + table->modules[i].path_offset) + 160;
     for (int i = 0; i < extra_count; i++) module_bytes += strlen(extra_paths[i]) + 160;
-    if (module_bytes > report_limit / 2) module_bytes = report_limit / 2;
+    if (module_bytes > limit / 2) module_bytes = limit / 2;
     size_t thread_reserve = CLOSING_RESERVE + module_bytes + breadcrumb_bytes;
     cly_report_write_thread(w, "crashed_thread", input->crashed, true,
                             input->has_registers ? input->registers : NULL, CLOSING_RESERVE, cly_report_format);
@@ -263,6 +283,11 @@ bool cly_report_write(const cly_report_input *input) {
     cly_writer_raw(w, "\n", 1);
     cly_writer_flush(w);
     open_report_fd = -1;
+    // Frees the reserved blocks past the end (growing by one byte first: a cut to the same size frees nothing).
+    if (reserved > 0 && !w->failed) {
+        (void)!ftruncate(fd, (off_t)w->written + 1);
+        (void)!ftruncate(fd, (off_t)w->written);
+    }
     close(fd);
     if (w->failed || rename(tmp_path, final_path) != 0) return false;  // a failed write stays a .tmp
     prune_reports();

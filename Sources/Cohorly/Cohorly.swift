@@ -29,10 +29,13 @@ public final class Cohorly: Sendable {
     let flags: FeatureFlagStore
     let activity = ActivityObservers()
     let persisterFinished = DispatchSemaphore(value: 0)
-    /// Whether the queue is the one on disk (false when it could not be opened and lives in memory).
-    let queueIsPersisted: Bool
+    /// Whether the queue is the one on disk (false when it could not be opened and lives in memory: then an event
+    /// `enqueuePrepared` queued is not durable, and CohorlyCrash keeps the report it came from).
+    package let queueIsPersisted: Bool
     /// Events being made off the caller's thread (Cohorly+LiveEvents.swift): flush and shutdown wait for them.
     let liveEvents = LiveEventReservations()
+    /// Per-client state of other modules (``ClientAttachments``).
+    package let attachments = ClientAttachments()
 
     private static let sharedBox = ClientStateBox.SharedSlot()
 
@@ -55,9 +58,14 @@ public final class Cohorly: Sendable {
     /// Configures the client, makes it `Cohorly.shared` and returns it. Each argument left nil keeps the value in
     /// `options`.
     /// - Parameters:
-    ///   - apiHost: the Cohorly ingestion host (no path). Default `defaultAPIHost` (the hosted service).
-    ///   - token: the project token, sent as the `X-Cohorly-Token` header. Default nil (no header).
-    ///   - storageDirectory: where the queue lives. Default: the state directory (`$XDG_STATE_HOME/cohorly`).
+    ///   - apiHost: the Cohorly ingestion host (no path). Default `COHORLY_HOST` from the environment, else
+    ///     `defaultAPIHost` (the hosted service). A URL that is not `http://` or `https://` with a host name is
+    ///     reported on stderr now (``initialize(host:token:storageDirectory:flushInterval:flushAt:maxQueueSize:debug:loadFeatureFlags:options:)``
+    ///     takes a string and throws instead).
+    ///   - token: the project token, sent as the `X-Cohorly-Token` header. Default `COHORLY_TOKEN` from the
+    ///     environment, else none (no header).
+    ///   - storageDirectory: where the queue lives. Default: this app's directory in the state directory
+    ///     (`$XDG_STATE_HOME/cohorly/queues/<app>`).
     ///   - flushInterval: seconds between automatic flushes. Default 5.
     ///   - flushAt: queued events that trigger a flush. Default 20.
     ///   - maxQueueSize: records kept on disk; the oldest beyond it are dropped. Default 10,000.
@@ -66,14 +74,15 @@ public final class Cohorly: Sendable {
     ///   - options: everything else (retry timings, transport, log handler). Default `.default`.
     @discardableResult
     public static func initialize(
-        apiHost: URL = defaultAPIHost, token: String? = nil, storageDirectory: URL? = nil, flushInterval: Double? = nil,
+        apiHost: URL = environmentHost, token: String? = nil, storageDirectory: URL? = nil,
+        flushInterval: Double? = nil,
         flushAt: Int? = nil, maxQueueSize: Int? = nil, debug: Bool? = nil, loadFeatureFlags: Bool? = nil,
         options: CohorlyOptions = .default
     ) -> Cohorly {
         let options = merged(
             options, storageDirectory: storageDirectory, flushInterval: flushInterval, flushAt: flushAt,
             maxQueueSize: maxQueueSize, debug: debug, loadFeatureFlags: loadFeatureFlags)
-        return makeShared(Cohorly(apiHost: apiHost, token: token, options: options))
+        return makeShared(Cohorly(apiHost: apiHost, token: token ?? environmentToken, options: options))
     }
 
     /// `options` with each non-nil argument of `initialize` applied.
@@ -100,6 +109,9 @@ public final class Cohorly: Sendable {
 
     /// A client that is not registered as `shared` (for apps that talk to several projects, and tests).
     public convenience init(apiHost: URL, token: String? = nil, options: CohorlyOptions = .default) {
+        if let problem = Self.hostProblem(apiHost) {
+            ConfigurationWarnings.write(problem + "; nothing can be sent", options)
+        }
         self.init(apiHost: apiHost, token: token, options: options) { _ in
             CohorlyDestination(apiHost: apiHost, token: token)
         }
@@ -169,9 +181,13 @@ public final class Cohorly: Sendable {
         thread.start()
     }
 
-    /// `$XDG_STATE_HOME/cohorly`, else `$HOME/.local/state/cohorly` (``StateDirectory``).
+    /// `$XDG_STATE_HOME/cohorly/queues/<app>`, else `$HOME/.local/state/cohorly/queues/<app>` (``StateDirectory``),
+    /// `<app>` being the executable's file name as the crash report directory has it: two apps of one user never
+    /// share a queue (and never send each other's events under their own token). A queue an older version kept at
+    /// `cohorly/queue.sqlite`, shared by every app, is left where it is, to the app that wrote it (not sent under
+    /// another app's token).
     static func defaultStorageDirectory() -> URL {
-        URL(fileURLWithPath: StateDirectory.cohorly(), isDirectory: true)
+        URL(fileURLWithPath: StateDirectory.cohorly("queues/" + StateDirectory.appName()), isDirectory: true)
     }
 
     /// Queues an event. Never blocks on I/O; the event is stamped now (time, identity, super properties).

@@ -121,8 +121,43 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
             return .halve(size: max(1, bodies.count / 2), removable: [])
         case .retry(let delay, let reason):
             failures += 1
+            if case .failure(let message) = response, apiHost.scheme?.lowercased() == "https", message.contains("SSL") {
+                // TLS against a server that speaks plain HTTP (a collector on a development machine) fails each time.
+                context.warnOnce(
+                    "tls",
+                    "POST \(request.url.absoluteString) failed: \(message). If the server speaks plain HTTP (`cohorly"
+                        + " serve` does), use http:// in the host. Events stay queued and flush() returns false.")
+            }
             return .keep(removable: [], delay: delay, reason: "\(path): \(reason)")
+        case .misconfigured(let status, let delay):
+            failures += 1
+            let body: [UInt8]
+            if case .http(_, _, let answer) = response { body = answer } else { body = [] }
+            context.warnOnce("\(status)", misconfiguration(status, url: request.url, body: body))
+            return .keep(
+                removable: [], delay: delay,
+                reason: "\(path): HTTP \(status)\(ConfigurationWarnings.saying(body)), a configuration problem")
         }
+    }
+
+    /// What a 401 or 404 from the Cohorly API means, naming the URL, what the server said and the likely fix.
+    func misconfiguration(_ status: Int, url: URL, body: [UInt8]) -> String {
+        var root = "\(apiHost.scheme ?? "https")://\(apiHost.host ?? "")"
+        if let port = apiHost.port { root += ":\(port)" }
+        let path = apiHost.path
+        let hasPath = !path.isEmpty && path != "/"
+        let fix: String
+        switch status {
+        case 404 where hasPath:
+            fix = "the host has a path (\(path)), but the Cohorly endpoints are at the host's root: use \(root)"
+        case 404: fix = "nothing there takes Cohorly events: check the host (COHORLY_HOST)"
+        case _ where hasPath && path.hasPrefix("/api"):
+            fix =
+                "\(path) is the collector's admin API, which needs its admin secret; events go to the host's root: use \(root)"
+        default: fix = "the project token was refused: check the token (COHORLY_TOKEN)"
+        }
+        return "POST \(url.absoluteString) answered \(status)\(ConfigurationWarnings.saying(body)): \(fix). Events stay"
+            + " queued (up to maxQueueSize) and flush() returns false until this is fixed."
     }
 
     private func request(_ route: Route, _ bodies: [String], options: CohorlyOptions) -> TransportRequest {

@@ -26,6 +26,8 @@ final class Delivery: @unchecked Sendable {
     /// Set by `cancelRetries()` (a reset): the batch in flight stops retrying.
     private var cancelled = false
     private var backoffUntil = 0.0
+    /// The configuration problems reported this launch (``warnOnce(_:_:)``).
+    private var warned: Set<String> = []
     private var nextTimerFlush: Double
     // Only touched by the sender thread.
     private var failures = 0
@@ -181,6 +183,13 @@ final class Delivery: @unchecked Sendable {
                 signal.withLock { completeFlushes(failed: true) }
                 return
             }
+            let dropped = store.takeDroppedUnreadable()
+            if dropped > 0 {
+                warnOnce(
+                    "unreadable rows",
+                    "dropped \(dropped) queued record(s) this version cannot send (written by another version of the"
+                        + " SDK sharing the queue); they no longer hold up the others")
+            }
             guard let read else {
                 signal.withLock { completeFlushes(all: true) }
                 return
@@ -239,4 +248,9 @@ extension Delivery: DeliveryContext {
     }
 
     func log(_ message: String) { logLine(message) }
+
+    func warnOnce(_ key: String, _ message: String) {
+        guard signal.withLock({ warned.insert(key).inserted }) else { return log(message) }
+        ConfigurationWarnings.write(message, options)
+    }
 }

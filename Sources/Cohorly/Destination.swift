@@ -64,4 +64,7 @@ protocol DeliveryContext: AnyObject {
     func wait(_ seconds: Double) -> Bool
     /// Writes a debug line (only when `debug` is on).
     func log(_ message: String)
+    /// Reports a configuration problem the server's answer shows (a wrong path, a refused key): once per launch and
+    /// `key`, with or without `debug`, to the log handler or stderr.
+    func warnOnce(_ key: String, _ message: String)
 }

@@ -25,6 +25,18 @@ public struct PostHogConfiguration: Sendable, Equatable {
     public var disableGeoIP: Bool = false
     /// Mark batches as a historical import (`"historical_migration": true`). Default false.
     public var historicalMigration: Bool = false
+    /// Which capture endpoint the client sends to. Default ``CaptureEndpoint/v1``, which falls back to the legacy
+    /// `/batch` endpoint for the rest of the launch when the host answers 404 (a self-hosted PostHog without
+    /// capture V1); ``CaptureEndpoint/legacyBatch`` sends there from the start (an instance known to be old).
+    public var captureEndpoint: CaptureEndpoint = .v1
+
+    /// A PostHog capture endpoint.
+    public enum CaptureEndpoint: String, Sendable, Equatable {
+        /// `POST {host}/i/v1/analytics/events` (capture V1), falling back to `/batch` on a 404.
+        case v1
+        /// `POST {host}/batch` (`{api_key, batch, sent_at}`): the legacy endpoint every self-hosted PostHog has.
+        case legacyBatch = "batch"
+    }
 
     /// A configuration for `host` (must start with `http://` or `https://`) and a non-empty project API key.
     /// - Throws: `PostHogConfigurationError` naming what is wrong.
@@ -58,6 +70,7 @@ public struct PostHogConfiguration: Sendable, Equatable {
             "kind": "posthog", "max_retries": .int(maxRetries), "retry_base_delay": .double(retryBaseDelay),
             "max_retry_delay": .double(maxRetryDelay), "compression": .bool(compression),
             "disable_geoip": .bool(disableGeoIP), "historical_migration": .bool(historicalMigration),
+            "capture_endpoint": .string(captureEndpoint.rawValue),
         ]).jsonString
     }
 
@@ -75,6 +88,8 @@ public struct PostHogConfiguration: Sendable, Equatable {
         compression = flag(object["compression"]) ?? compression
         disableGeoIP = flag(object["disable_geoip"]) ?? disableGeoIP
         historicalMigration = flag(object["historical_migration"]) ?? historicalMigration
+        captureEndpoint =
+            object["capture_endpoint"]?.stringValue.flatMap(CaptureEndpoint.init(rawValue:)) ?? captureEndpoint
     }
 }
 

@@ -11,6 +11,7 @@ import Foundation
 ///   times; events still pending after the last attempt stay queued for the next flush.
 extension PostHogDestination {
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
+        if legacyWire { return deliverLegacy(batch, context: context) }
         var random = FastRandom()
         let items = batch.entries.map { item(for: $0, random: &random) }
         let refused = items.indices.filter { items[$0].problem != nil }
@@ -47,6 +48,15 @@ extension PostHogDestination {
                 context.log("POST /\(Self.path): attempt \(attempt): \(lastReason)")
             case .http(413, _, _) where pending.count > 1:
                 return .halve(size: max(1, pending.count / 2), removable: removable)
+            case .http(404, _, _) where attempt == 1:
+                // A self-hosted PostHog without capture V1: this batch and the rest of the launch go to /batch.
+                context.log(
+                    "POST /\(Self.path): HTTP 404: no capture V1 here; using /\(Self.legacyPath) for this launch")
+                legacyWire = true
+                return deliverLegacy(batch, context: context)
+            case .http(401, _, let body):
+                return misconfigured(
+                    401, path: Self.path, body: body, kept: pending.count, removable: removable, context: context)
             case .http(let status, _, let body):
                 drop(items, pending, because: "HTTP \(status)\(Self.errorTag(body)), not retried", context: context)
                 return .finished(delivered: false)
@@ -66,6 +76,24 @@ extension PostHogDestination {
     }
 
     static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// A 401 (the key refused) or a 404 from the legacy endpoint: the events stay queued, the problem is said once.
+    func misconfigured(
+        _ status: Int, path: String, body: [UInt8], kept: Int, removable: [Int64], context: DeliveryContext
+    ) -> BatchOutcome {
+        let url = configuration.host.appendingPathComponent(path).absoluteString
+        let fix =
+            status == 401
+            ? "the project API key was refused: check the key (phc_…) and the host's region"
+            : "nothing there takes PostHog events: check the host"
+        context.warnOnce(
+            "posthog \(status)",
+            "POST \(url) answered \(status)\(ConfigurationWarnings.saying(body)): \(fix). Events stay queued (up to"
+                + " maxQueueSize) and flush() returns false until this is fixed.")
+        return .keep(
+            removable: removable, delay: configuration.maxRetryDelay,
+            reason: "/\(path): HTTP \(status), a configuration problem; \(kept) event(s) kept")
+    }
 
     /// The request for the items at `indices`.
     func request(

@@ -13,8 +13,14 @@ final class PostHogDestination: Destination, @unchecked Sendable {
     /// The capture path.
     static let path = "i/v1/analytics/events"
 
+    /// Whether batches go to the legacy `/batch` endpoint: from the start when configured so, and for the rest
+    /// of the launch after the host answered V1 with 404 (PostHogDestination+Legacy.swift). Only touched by the
+    /// delivery thread.
+    var legacyWire: Bool
+
     init(configuration: PostHogConfiguration) {
         self.configuration = configuration
+        legacyWire = configuration.captureEndpoint == .legacyBatch
     }
 
     var persistedDescription: String? { configuration.persisted }

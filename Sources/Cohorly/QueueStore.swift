@@ -82,4 +82,10 @@ protocol QueueStore: AnyObject, Sendable {
     func oldestId() throws -> Int64?
     /// A persisted setting.
     func meta(_ key: String) -> String?
+    /// How many unreadable rows (another version's) `nextBatch` removed since the last call.
+    func takeDroppedUnreadable() -> Int
+}
+
+extension QueueStore {
+    func takeDroppedUnreadable() -> Int { 0 }
 }

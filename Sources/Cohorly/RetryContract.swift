@@ -6,8 +6,11 @@ enum DeliveryOutcome: Equatable, Sendable {
     case dropped(String)
     /// 413 with more than one record: halve the batch size and retry at once.
     case halveBatch
-    /// 429, 5xx, 401, timeouts, network errors, unfollowed redirects: keep the batch, wait `delay` seconds.
+    /// 429, 5xx, timeouts, network errors, unfollowed redirects: keep the batch, wait `delay` seconds.
     case retry(delay: Double, reason: String)
+    /// 401 (the token refused) or 404 (nothing at the configured ingestion path): not a verdict on the events but
+    /// on the configuration. Keep the batch, wait `delay` (the longest backoff), and say so once per launch.
+    case misconfigured(status: Int, delay: Double)
 }
 
 enum RetryContract {
@@ -27,8 +30,8 @@ enum RetryContract {
             case 413:
                 return count > 1
                     ? .halveBatch : .dropped("a single record is larger than the server accepts (413)")
-            case 401:
-                return .retry(delay: policy.maxDelay, reason: "HTTP 401: the project token was refused")
+            case 401, 404:
+                return .misconfigured(status: status, delay: policy.maxDelay)
             case 429, 500..<600:
                 let delay =
                     retryAfter.map(policy.delay(retryAfter:)) ?? policy.delay(afterFailures: failures)

@@ -17,6 +17,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let findInsertId: SQLiteStatement
     private var cachedCount: Int
     private var cachedLastId: Int64
+    private var droppedUnreadable = 0
 
     /// Opens or creates the queue database at `path` (`":memory:"` for a non-persistent queue).
     init(path: String) throws {
@@ -139,27 +140,50 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
 
     func nextBatch(maxCount: Int, maxBytes: Int) throws -> QueueBatch? {
         try lock.withLock {
-            var entries: [QueueEntry] = []
-            var bytes = 2
-            var seen = Set<String>()
-            try selectBatch.rows([.int(Int64(max(1, maxCount)))]) { row in
-                guard let json = row.text(3),
-                    let entry = LegacyQueueRows.entry(
-                        id: row.int(0), stored: row.text(1) ?? "", insertId: row.text(2), json: json)
-                else {
-                    // An unreadable row cannot be sent: skip it.
+            // Rows this version cannot read (written by another version sharing the file) can never be sent: they
+            // are removed as they come, counted for the sender to report, and never stand in front of real records.
+            for _ in 0..<1000 {
+                var entries: [QueueEntry] = []
+                var unreadable: [Int64] = []
+                var bytes = 2
+                var seen = Set<String>()
+                try selectBatch.rows([.int(Int64(max(1, maxCount)))]) { row in
+                    guard let json = row.text(3),
+                        let entry = LegacyQueueRows.entry(
+                            id: row.int(0), stored: row.text(1) ?? "", insertId: row.text(2), json: json)
+                    else {
+                        unreadable.append(row.int(0))
+                        return true
+                    }
+                    let size = entry.json.utf8.count + 1
+                    if !entries.isEmpty && bytes + size > maxBytes { return false }
+                    if let insertId = entry.insertId, !seen.insert(insertId).inserted { return false }
+                    entries.append(entry)
+                    bytes += size
                     return true
                 }
-                let size = entry.json.utf8.count + 1
-                if !entries.isEmpty && bytes + size > maxBytes { return false }
-                if let insertId = entry.insertId, !seen.insert(insertId).inserted { return false }
-                entries.append(entry)
-                bytes += size
-                return true
+                if !unreadable.isEmpty {
+                    try db.execute(
+                        "DELETE FROM queue WHERE id IN (\(unreadable.map(String.init).joined(separator: ",")))")
+                    cachedCount = max(0, cachedCount - db.changes)
+                    droppedUnreadable += unreadable.count
+                }
+                if !entries.isEmpty { return QueueBatch(entries: entries) }
+                // Another process sharing the file may have sent records: an empty read is the true count.
+                if unreadable.isEmpty {
+                    cachedCount = 0
+                    return nil
+                }
             }
-            // Another process sharing the file may have sent records: an empty read is the true count.
-            if entries.isEmpty { cachedCount = 0 }
-            return entries.isEmpty ? nil : QueueBatch(entries: entries)
+            return nil
+        }
+    }
+
+    /// Unreadable rows removed since the last call.
+    func takeDroppedUnreadable() -> Int {
+        lock.withLock {
+            defer { droppedUnreadable = 0 }
+            return droppedUnreadable
         }
     }
 

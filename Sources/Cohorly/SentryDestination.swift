@@ -106,6 +106,18 @@ final class SentryDestination: Destination, @unchecked Sendable {
                 case .retry(let delay, let reason):
                     failures += 1
                     return .keep(removable: removable, delay: delay, reason: "POST \(path): \(reason)")
+                case .misconfigured(let status, let delay):
+                    failures += 1
+                    var said = ""
+                    if case .http(_, _, let body) = response { said = ConfigurationWarnings.saying(body) }
+                    context.warnOnce(
+                        "sentry \(status)",
+                        "POST \(path) answered \(status)\(said): "
+                            + (status == 401 ? "the DSN's key was refused" : "no Sentry project there")
+                            + ": check the DSN. Events stay queued (up to maxQueueSize) and flush() returns false"
+                            + " until this is fixed.")
+                    return .keep(
+                        removable: removable, delay: delay, reason: "POST \(path): HTTP \(status), a configuration problem")
                 case .dropped(let reason):
                     context.log("POST \(path): dropped \(planned.label): \(reason)")
                     removable += planned.ids

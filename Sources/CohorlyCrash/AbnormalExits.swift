@@ -16,12 +16,18 @@ import Cohorly
 ///    was stopped after committing it), or a hang report `hang-<insert id>…` (the launch died while hung: that
 ///    report is the event, one death → one event) → the marker is removed, no event.
 ///    A launch whose user was opted out is not reported either.
-/// 4. Otherwise the launch ended abnormally → one fatal `$exception` (``ExceptionEvent/abnormalExit(_:cause:)``),
-///    and the marker is removed once the event is durably queued.
+/// 4. The termination monitor recorded that a termination signal ended the launch — SIGTERM, SIGINT, SIGHUP
+///    (SIGQUIT, SIGUSR1, SIGUSR2) with its default action, or while the app's own handler for it ran → the marker
+///    is removed, no event: a `systemctl stop`, `docker stop` or Ctrl-C is how a launch is meant to end, not an
+///    error to track (an event per deploy per server would bury the real ones).
+/// 5. Otherwise the launch ended abnormally → one fatal `$exception` (``ExceptionEvent/abnormalExit(_:cause:rebooted:)``),
+///    and the marker is removed once the event is durably queued. When the app's handler of a termination
+///    signal had returned (the launch went on) the event says so: it was then killed without exiting, typically
+///    by SIGKILL after a stop timeout.
 ///
 /// Limits: a launch that exec'd a program that has already ended when the next launch looks is taken for a
-/// killed one (call ``CohorlyCrash/prepareForExec()`` before an exec); `_exit()` and death by a signal the app
-/// does not handle (SIGTERM, SIGINT, SIGHUP with their default action) skip the exit hook and count as abnormal.
+/// killed one (call ``CohorlyCrash/prepareForExec()`` before an exec); `_exit()` outside a termination signal's
+/// handler skips the exit hook and counts as abnormal.
 enum AbnormalExits {
     /// Why a launch ended abnormally, as far as Linux can tell.
     enum Cause: String, Equatable, Sendable {
@@ -29,6 +35,9 @@ enum AbnormalExits {
         case oomKill = "oom_kill"
         /// Anything else: killed (SIGKILL, another uncaught signal, `_exit`) or lost power.
         case killedOrLostPower = "killed_or_lost_power"
+        /// The app handled a termination signal and went on, then ended without an exit (SIGKILL after a stop
+        /// timeout, typically).
+        case killedAfterTerminationSignal = "killed_after_termination_signal"
     }
 
     /// What a marker means.
@@ -37,6 +46,8 @@ enum AbnormalExits {
         case running
         /// The launch exec'd another program.
         case execd
+        /// A termination signal ended the launch (no event).
+        case terminated(LaunchRecord.Termination)
         /// A crash or hang report of the launch is its event, or the user was opted out.
         case reported
         /// Not a marker this version can read.
@@ -62,13 +73,13 @@ enum AbnormalExits {
                 defer { close(fd) }
                 switch verdict(fd: fd, names: names) {
                 case .running: continue
-                case .execd, .reported, .unreadable: folder.remove(name)
+                case .execd, .reported, .unreadable, .terminated: folder.remove(name)
                 case .abnormal(let record, let cause, let rebooted):
                     let event = ExceptionEvent.abnormalExit(record, cause: cause, rebooted: rebooted)
                     switch try? cohorly.enqueuePrepared(event) {
                     case .queued, .alreadyQueued:
                         queued += 1
-                        folder.remove(name)
+                        if cohorly.queueIsPersisted { folder.remove(name) }  // else: sent again by the next launch
                     case .discardedOptedOut: folder.remove(name)
                     case nil: continue  // the queue could not be written: try again next launch
                     }
@@ -89,8 +100,11 @@ enum AbnormalExits {
             return .execd
         }
         if record.optedOut || names.contains(where: { isReport($0, of: record.insertId) }) { return .reported }
+        if let termination = record.termination, termination.state != .handled { return .terminated(termination) }
         let oom = record.oomCounters.contains { CgroupMemory.rose(since: $0) == true }
-        return .abnormal(record, oom ? .oomKill : .killedOrLostPower, rebooted: !sameBoot && !bootId.isEmpty)
+        let cause: Cause =
+            oom ? .oomKill : record.termination != nil ? .killedAfterTerminationSignal : .killedOrLostPower
+        return .abnormal(record, cause, rebooted: !sameBoot && !bootId.isEmpty)
     }
 
     /// Whether `name` is a crash report (`<ts>-<pid>-<insert id>.json|.tmp`) or a hang report

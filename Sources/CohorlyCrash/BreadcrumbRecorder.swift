@@ -15,8 +15,9 @@ enum BreadcrumbRecorder {
     /// Bytes of a text value (and of a key) kept in a summary.
     static let summaryTextBytes = 64
 
-    /// Clients whose activity is recorded already (an install twice must not record every track twice).
-    private static let observed = Mutex<[ObjectIdentifier]>([])
+    /// Attached to a client whose activity is recorded already (an install twice must not record every track
+    /// twice): on the client itself, so a new client at a released one's address is observed too.
+    private struct Observed: Sendable {}
 
     /// Keeps the last `count` breadcrumbs (clamped to 0…``Breadcrumb/maxCount``; 0 turns them off).
     static func configure(maxBreadcrumbs count: Int) {
@@ -25,13 +26,7 @@ enum BreadcrumbRecorder {
 
     /// Records `cohorly`'s `track` calls and identity changes from now on (once per client).
     static func observe(_ cohorly: Cohorly) {
-        let id = ObjectIdentifier(cohorly)
-        let first = observed.withLock { ids in
-            guard !ids.contains(id) else { return false }
-            ids.append(id)
-            return true
-        }
-        guard first else { return }
+        guard cohorly.attachments.value(Observed.self, make: { Observed() }).made else { return }
         cohorly.observeActivity { activity in record(activity) }
     }
 

@@ -68,7 +68,7 @@ public enum CohorlyCrash {
         public var discarded = 0
         /// Reports that could not be read (left in place or quarantined, never retried forever).
         public var unreadable = 0
-        /// Reports kept because the queue refused them (retried next launch).
+        /// Reports kept because the queue refused them or lives in memory (retried next launch).
         public var kept = 0
         /// Whether a detached sender was started.
         public var senderStarted = false
@@ -213,8 +213,9 @@ public enum CohorlyCrash {
         return summary
     }
 
-    /// Queues the event of `report` (stored as `file`) and deletes the file once the event is durably queued, or
-    /// once it never can be (too large); a queue that cannot be written keeps the file for the next launch. Counts
+    /// Queues the event of `report` (stored as `file`) and deletes the file once the event is durably queued (in
+    /// the queue on disk), or once it never can be (too large); a queue that cannot be written, or lives in memory,
+    /// keeps the file for the next launch. Counts
     /// the outcome in `summary`. One path for crash reports and died-while-hung reports.
     static func queue(
         _ report: CrashReport, of file: CrashReportStore.ReportFile, from store: CrashReportStore, to cohorly: Cohorly,
@@ -224,7 +225,15 @@ public enum CohorlyCrash {
             var options = options
             if cohorly.isOptedOut { options.symbolicate = false }
             switch try cohorly.enqueuePrepared(event(for: report, file: file, options: options)) {
-            case .queued, .alreadyQueued: summary.queued += 1
+            case .queued, .alreadyQueued:
+                // Durably queued only when the queue is on disk: a queue in memory (its directory could not be
+                // written, a full disk) dies with the process, so the report stays for the next launch (whose
+                // resend the server dedupes by `$insert_id`).
+                guard cohorly.queueIsPersisted else {
+                    summary.kept += 1
+                    return
+                }
+                summary.queued += 1
             case .discardedOptedOut: summary.discarded += 1
             }
             try? store.delete(file)

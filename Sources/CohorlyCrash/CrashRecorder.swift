@@ -49,18 +49,7 @@ public enum CrashRecorder {
 
         /// `name` as one path component: letters, digits, `.`, `_` and `-` kept, anything else `_`; "app" when
         /// nothing usable is left.
-        static func directoryName(for name: String) -> String {
-            let bytes = name.utf8.prefix(128).map { byte -> UInt8 in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                    return byte
-                default: return UInt8(ascii: "_")
-                }
-            }
-            guard bytes.contains(where: { $0 != UInt8(ascii: ".") }) else { return "app" }
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        static func directoryName(for name: String) -> String { StateDirectory.appName(name) }
     }
 
     /// Why ``install(_:)`` failed. The process is left as it was.

@@ -20,15 +20,12 @@ extension ExceptionEvent {
         case .oomKill:
             type = oomKillType
             value = "Killed by the kernel's OOM killer: the memory cgroup's oom_kill counter rose during the launch"
-        case .killedOrLostPower:
+        case .killedOrLostPower, .killedAfterTerminationSignal:
             type = abnormalExitType
-            value =
-                rebooted
-                ? "Lost power or the machine restarted (reboot, …) while the launch ran"
-                : "Killed or lost power (SIGKILL, reboot, …): the launch ended without a normal exit or a crash report"
+            value = abnormalExitValue(record, rebooted: rebooted)
         }
         value += ". No stack trace: the process got no chance to record one."
-        let lastAlive = record.memory?.sampledMs ?? record.startedMs
+        let lastAlive = record.lastAliveMs
         let description = CrashDescription(
             type: type, value: value, mechanism: "abnormal_exit",
             issueName: cause == .oomKill ? "Out of memory (OOM kill)" : "Abnormal exit")
@@ -40,6 +37,12 @@ extension ExceptionEvent {
         exception.executable = record.executable
         properties["$exception_abnormal_exit_cause"] = .string(cause.rawValue)
         if rebooted { properties["$exception_rebooted"] = true }
+        if let termination = record.termination {
+            properties["$exception_termination_signal"] = .string(termination.signalName)
+            if let sender = termination.senderPid {
+                properties["$exception_termination_sender_pid"] = .int(Int(sender))
+            }
+        }
         properties["$exception_pid"] = .int(Int(record.pid))
         properties["$exception_launch_started_ms"] = .int(Int(clamping: record.startedMs))
         if let memory = record.memory {
@@ -52,5 +55,34 @@ extension ExceptionEvent {
         }
         exception.properties = properties
         return Self.record(exception)
+    }
+
+    /// What is known of an abnormal exit that was no OOM kill: whether the machine restarted (the boot id), a
+    /// termination signal the app handled before, and that nothing else was seen — never a guess among them.
+    static func abnormalExitValue(_ record: LaunchRecord, rebooted: Bool) -> String {
+        if rebooted {
+            return "The machine restarted while the launch ran (its boot id changed): a power loss, a reboot or a"
+                + " kernel crash ended it"
+        }
+        let known = !record.bootId.isEmpty && record.bootId == ProcessFacts.bootId()
+        var value =
+            known
+            ? "Ended without a normal exit, a crash report or a termination signal, in the same boot (no power loss"
+                + " or reboot): killed by SIGKILL or another signal the recorder does not catch, or ended by _exit()"
+            : "Ended without a normal exit, a crash report or a termination signal: killed (SIGKILL or another"
+                + " signal the recorder does not catch), ended by _exit(), or the machine lost power"
+        if let termination = record.termination {
+            let sender = termination.senderPid.map { " from pid \($0)" } ?? ""
+            let seconds = Double(Int64(clamping: record.lastAliveMs) - Int64(clamping: termination.ms)) / 1000
+            value =
+                "The app handled \(termination.signalName)\(sender) and went on; the launch then ended without a"
+                + " normal exit or a crash report"
+                + (seconds > 0
+                    ? " (last seen alive \(seconds.formatted(.number.precision(.fractionLength(1)))) s after the signal)"
+                    : "")
+                + ": killed by SIGKILL (a stop timeout, e.g. docker stop's 10 s) or another signal the recorder does not"
+                + " catch, or ended by _exit()"
+        }
+        return value
     }
 }

@@ -12,6 +12,7 @@ import Cohorly
 /// |---|---|---|
 /// | 0 | 4096 | the launch: a JSON object written once, before the file gets its name |
 /// | 4096 | 256 | the last memory sample: `{"rss_bytes":…,"peak_rss_bytes":…,"sampled_ms":…,"opted_out":…}` |
+/// | 4352 | 192 | the termination record, written by the termination monitor (cly_termination.c) in the signal handler: `{"signal":15,"state":"ended","code":0,"sender_pid":…,"sender_uid":…,"ms":…}` (spaces until then) |
 /// | 8192 | 2 × (64 + CLY_MAX_CONTEXT) | two context slots, written alternately |
 ///
 /// A context slot is a 64-byte header `<generation> <length> <FNV-1a 64 of the bytes, hex>` then the context's
@@ -25,6 +26,8 @@ struct LaunchRecord: Equatable, Sendable {
     static let launchBytes = 4096
     static let memoryOffset = 4096
     static let memoryBytes = 256
+    static let endingOffset = Int(CLY_LAUNCH_MARKER_ENDING_OFFSET)
+    static let endingBytes = Int(CLY_LAUNCH_MARKER_ENDING_BYTES)
     static let slotHeaderBytes = 64
     static let slotBytes = slotHeaderBytes + Int(CLY_MAX_CONTEXT)
     static let slotOffsets = [8192, 8192 + slotBytes]
@@ -47,6 +50,61 @@ struct LaunchRecord: Equatable, Sendable {
     var optedOut = false
     /// The crash-time context as the launch last set it (a JSON object), empty when none was readable.
     var context: [String: CohorlyValue] = [:]
+    /// The last termination signal the launch got (nil: none, or the monitor was not installed).
+    var termination: Termination?
+
+    /// The last moment the launch was known alive: its last memory sample or termination signal, else its start.
+    var lastAliveMs: UInt64 { max(memory?.sampledMs ?? startedMs, termination?.ms ?? 0) }
+
+    /// What the termination monitor recorded: a termination signal and how far it got.
+    struct Termination: Equatable, Sendable {
+        /// How far the signal got.
+        enum State: String, Sendable {
+            /// Its action was the default one: the process died of it.
+            case ended
+            /// The app's handler for it was running (it may have ended the launch itself, with `_exit`).
+            case handling
+            /// The app's handler returned: the launch went on after the signal.
+            case handled
+        }
+
+        var signal: Int32
+        var state: State
+        /// `si_code` (0 `SI_USER`: sent with kill; 128 `SI_KERNEL`: a terminal's SIGINT/SIGHUP, …).
+        var code: Int32
+        /// The sender's pid and uid when a process sent it.
+        var senderPid: Int32?
+        var senderUid: UInt32?
+        /// Unix ms when it arrived.
+        var ms: UInt64
+
+        /// `SIGTERM`, `SIGINT`, … (`signal 40` for another number).
+        var signalName: String {
+            switch signal {
+            case SIGTERM: "SIGTERM"
+            case SIGINT: "SIGINT"
+            case SIGHUP: "SIGHUP"
+            case SIGQUIT: "SIGQUIT"
+            case SIGUSR1: "SIGUSR1"
+            case SIGUSR2: "SIGUSR2"
+            default: "signal \(signal)"
+            }
+        }
+
+        /// Reads a record (nil for the spaces of a marker no signal wrote to).
+        init?(json: String) {
+            guard let object = CohorlyValue(json: json)?.objectValue,
+                let signal = object["signal"]?.intValue.flatMap(Int32.init(exactly:)),
+                let state = object["state"]?.stringValue.flatMap(State.init(rawValue:))
+            else { return nil }
+            self.signal = signal
+            self.state = state
+            code = object["code"]?.intValue.flatMap(Int32.init(exactly:)) ?? 0
+            senderPid = object["sender_pid"]?.intValue.flatMap(Int32.init(exactly:))
+            senderUid = object["sender_uid"]?.intValue.flatMap(UInt32.init(exactly:))
+            ms = UInt64(clamping: object["ms"]?.intValue ?? 0)
+        }
+    }
 
     /// A memory sample.
     struct MemorySample: Equatable, Sendable {
@@ -132,6 +190,7 @@ struct LaunchRecord: Equatable, Sendable {
             record.optedOut = memory["opted_out"] == true
         }
         record.context = newestContext(fd) ?? [:]
+        record.termination = Termination(json: text(fd, at: endingOffset, count: endingBytes))
         return record
     }
 

@@ -8,7 +8,8 @@ import Synchronization
 
 /// This launch's marker: a file in the report directory that says "this launch is running" until it ends
 /// normally (the recorder's atexit hook removes it) or in a crash the recorder reported (the crash handler
-/// removes it, cly_launch_marker.c). A marker left behind is an abnormal exit (``AbnormalExits``).
+/// removes it, cly_launch_marker.c). A marker left behind is an abnormal exit (``AbnormalExits``), unless the
+/// termination monitor (cly_termination.c) recorded in it that SIGTERM, SIGINT, SIGHUP… ended the launch.
 ///
 /// The marker is kept up to date cheaply: the crash-time context is written into it whenever the app changes
 /// it (``CrashRecorder/updateContext(_:)``: identity, super properties, flags; one `pwrite`), and the resident
@@ -64,14 +65,18 @@ final class LaunchMarker: Sendable {
         guard fd >= 0 else { return nil }
         fchmod(fd, 0o600)
         let launch = LaunchRecord.padded(Array(record.launchJSON.utf8), to: LaunchRecord.launchBytes)
+        // The termination monitor writes its record in place: the region exists before the file gets its name.
+        let ending = LaunchRecord.padded([], to: LaunchRecord.endingBytes)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, launch.count <= LaunchRecord.launchBytes,
-            write(fd, launch, at: LaunchRecord.launchOffset),
+            write(fd, launch, at: LaunchRecord.launchOffset), write(fd, ending, at: LaunchRecord.endingOffset),
             cly_launch_marker_set(directory + "/" + name) == 0
         else {
             unlinkat(folder.descriptor, staging, 0)
             close(fd)
             return nil
         }
+        // A SIGTERM (SIGINT, SIGHUP…) that ends the launch is recorded in the marker from the moment it has a name.
+        cly_termination_install()
         guard renameat(folder.descriptor, staging, folder.descriptor, name) == 0 else {
             cly_launch_marker_clear()
             unlinkat(folder.descriptor, staging, 0)

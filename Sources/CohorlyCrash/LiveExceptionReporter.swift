@@ -36,16 +36,26 @@ final class LiveExceptionReporter: Sendable {
 
     /// Fills in the modules (the live ones when `exception` has none) and the symbols (unless `options` say
     /// not to), makes the event and fulfils `ticket` with it, off the caller's thread, in submission order.
+    /// The event carries the release and dist of the running launch — the ones its crash would carry (the
+    /// recorder's crash-time context, set by ``CohorlyCrash/install(cohorly:release:dist:version:options:)``) —
+    /// unless the exception's properties set their own.
     func submit(_ exception: LiveException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
         // The breadcrumbs of this moment, copied on the caller's thread (values are made on the queue).
         var exception = exception
         if exception.breadcrumbs == nil { exception.breadcrumbs = BreadcrumbRecorder.snapshot() }
+        Self.addRelease(CrashRecorder.context, to: &exception.properties)
         queue.async { [worker, queue, exception] in
             let event = worker.event(for: exception, options: options)
             ticket.fulfill(event)
             let mark = worker.finishedOne()
             queue.asyncAfter(deadline: .now() + Self.symbolicatorIdleTime) { worker.releaseIfIdle(since: mark) }
         }
+    }
+
+    /// `release` and `dist` of `context` into `properties`, where they are not set already.
+    static func addRelease(_ context: CrashContext, to properties: inout Properties) {
+        if properties["release"] == nil, let release = context.release { properties["release"] = .string(release) }
+        if properties["dist"] == nil, let dist = context.dist { properties["dist"] = .string(dist) }
     }
 
     /// The state of the queue: touched only from it.

@@ -27,6 +27,35 @@ package enum StateDirectory {
         return root
     }
 
+    /// This executable's file name (`/proc/self/exe`, else `argv[0]`) as one path component: letters, digits, `.`,
+    /// `_` and `-` kept, anything else `_`; "app" when nothing usable is left. What the per-app directories (the
+    /// client's default queue, the recorder's default report directory) are named after.
+    package static func appName(_ name: String? = nil) -> String {
+        let bytes = (name ?? executableName()).utf8.prefix(128).map { byte -> UInt8 in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                return byte
+            default: return UInt8(ascii: "_")
+            }
+        }
+        guard bytes.contains(where: { $0 != UInt8(ascii: ".") }) else { return "app" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The file name of this executable (`/proc/self/exe`, a ` (deleted)` suffix removed), else `argv[0]`'s.
+    package static func executableName() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { readlink("/proc/self/exe", $0, buffer.count - 1) } ?? -1
+        }
+        var path = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        if path.hasSuffix(" (deleted)") { path.removeLast(" (deleted)".count) }
+        if path.isEmpty { path = CommandLine.arguments.first ?? "" }
+        let name = path.split(separator: "/").last.map(String.init) ?? ""
+        return name.isEmpty ? "app" : name
+    }
+
     /// The home directory the password database gives the current user (what `~` means without `HOME`).
     private static func passwordFileHome() -> String? {
         var entry = passwd()

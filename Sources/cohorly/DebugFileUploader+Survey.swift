@@ -16,13 +16,15 @@ extension DebugFileUploader {
     static func survey(_ paths: [String]) -> [Surveyed] {
         let found = discover(paths)
         var surveyed = found.skipped.map { Surveyed(result: $0, info: nil) }
-        for path in found.files {
-            var result = FileResult(path: path, status: .skipped)
+        for (path, root) in found.files {
+            var result = FileResult(path: path, status: .skipped, root: root)
             let info: ObjectInfo
             do {
                 info = try ObjectInfo(path: path)
             } catch {
-                // An unreadable ELF file is of no use to a symbolicator either: skipped, with the reason.
+                // A malformed ELF file is of no use to a symbolicator either: skipped, with the reason. One that
+                // cannot be read (an I/O error, no permission) is a failure: it may well be the debug file needed.
+                if case .cannotOpen = error { result.status = .failed }
                 result.reason = "\(error)"
                 surveyed.append(Surveyed(result: result, info: nil))
                 continue

@@ -33,6 +33,8 @@ struct DebugFileUploader {
         var size: Int64 = 0
         var bytesSent: Int64 = 0
         var reason: String?
+        /// Which of the named PATHs it was found under (its index).
+        var root = 0
     }
 
     let host: String
@@ -50,53 +52,6 @@ struct DebugFileUploader {
     /// An error that stops the whole run (the collector can't be reached or refused the check).
     struct Failure: Error, CustomStringConvertible {
         let description: String
-    }
-
-    // MARK: - Discovery
-
-    /// ELF files under `paths` (directories walked recursively, symlinks to files followed, each file once),
-    /// in a stable order. Non-ELF files found in directories are ignored; named ones are reported as skipped.
-    static func discover(_ paths: [String]) -> (files: [String], skipped: [FileResult]) {
-        var seen: Set<String> = []
-        var files: [String] = []
-        var skipped: [FileResult] = []
-        func consider(_ path: String, named: Bool) {
-            let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-            var info = stat()
-            guard stat(resolved, &info) == 0 else {
-                if named { skipped.append(FileResult(path: path, status: .failed, reason: "no such file")) }
-                return
-            }
-            guard info.st_mode & S_IFMT == S_IFREG else {  // a FIFO, socket or device: never opened
-                if named { skipped.append(FileResult(path: path, status: .failed, reason: "not a regular file")) }
-                return
-            }
-            guard isELF(resolved) else {
-                if named { skipped.append(FileResult(path: path, status: .skipped, reason: "not an ELF file")) }
-                return
-            }
-            if seen.insert(resolved).inserted { files.append(path) }
-        }
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                skipped.append(FileResult(path: path, status: .failed, reason: "no such file or directory"))
-                continue
-            }
-            if isDirectory.boolValue {
-                let entries = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
-                for entry in entries.sorted() { consider(path + "/" + entry, named: false) }
-            } else {
-                consider(path, named: true)
-            }
-        }
-        return (files, skipped)
-    }
-
-    private static func isELF(_ path: String) -> Bool {
-        guard let file = try? RegularFile(path: path) else { return false }
-        var magic = [UInt8](repeating: 0, count: 4)
-        return pread(file.descriptor, &magic, 4, 0) == 4 && magic == [0x7f, 0x45, 0x4c, 0x46]
     }
 
     /// What `path` should be stored as: a debug companion is `debuginfo`; a binary is `executable`, and also

@@ -9,12 +9,13 @@ enum DebugFilesUploadCommand: Command {
     static let words = ["debug-files", "upload"]
     static let summary = "Upload executables and debug files to a collector, PostHog or Sentry (only what it lacks)."
     static let help = """
-        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--json]
-               cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--force] [--json]
+        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--allow-empty] [--json]
+               cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--force] [--allow-empty] [--json]
                cohorly debug-files upload PATH… --to sentry [--url URL] [--org ORG] [--project P] [--auth-token-file F] [--max-wait S] [--json]
 
-        Finds ELF files under the PATHs (directories recursively), skips what has neither debug info nor
-        symbols (or no GNU build id), asks the collector which build ids / contents it already has, and uploads
+        Finds ELF files under the PATHs (directories recursively, a symlinked directory named on the command line
+        too; symlinks inside are not followed), skips what has neither debug info nor symbols (or no GNU build
+        id; `.o` files are summed up in one line), asks the collector which build ids / contents it already has, and uploads
         only the missing ones: deflate-compressed, streamed (any size, bounded memory). A separate debug file is
         stored as `debuginfo`; a binary as `executable`, and also as `debuginfo` when it still has DWARF (its
         bytes are sent once). Both files of one build id are kept. Connection errors and 5xx answers are
@@ -30,6 +31,8 @@ enum DebugFilesUploadCommand: Command {
                             --to posthog: replace a symbol set stored under the same debug id.
           --dry-run         Find, check and hash the files and list what would be uploaded; send nothing
                             (the collector is not contacted; --release is not needed).
+          --allow-empty     Succeed when a PATH holds nothing to upload (by default that is an error: a
+                            pipeline pointed at the wrong directory would ship without symbols).
           --json            Print a JSON summary (counts, bytes sent, one object per file).
           --to posthog      Upload to PostHog error tracking instead, as symbol sets: the same files that carry
                             DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
@@ -51,7 +54,8 @@ enum DebugFilesUploadCommand: Command {
         POSTHOG_CLI_PROJECT_ID, POSTHOG_CLI_API_KEY, SENTRY_URL, SENTRY_ORG, SENTRY_PROJECT, SENTRY_AUTH_TOKEN.
 
         EXIT STATUS: 0 everything needed is on the collector, 1 something that should have been uploaded was
-        not (or the collector could not be reached), 2 usage error.
+        not (a file that cannot be read, the collector could not be reached), or a PATH held nothing to upload
+        (without --allow-empty), 2 usage error.
         """
 
     /// The options only `--to sentry` takes.
@@ -61,7 +65,7 @@ enum DebugFilesUploadCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--force", "--dry-run"],
+                arguments, flags: ["--json", "--force", "--dry-run", "--allow-empty"],
                 options: Set(["--release", "--host", "--to", "--project-id"]).union(SecretOption.options).union(
                     SecretOption.postHog.options
                 ).union(sentryOptions))
@@ -129,13 +133,7 @@ enum DebugFilesUploadCommand: Command {
         for file in run.files where file.status == .failed && run.fatal == nil {
             Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
         }
-        if json {
-            Console.out(JSON.render(run.json))
-        } else {
-            for file in run.files { Console.out(run.line(file)) }
-            Console.out(run.summary)
-        }
-        return run.succeeded ? .success : .failure
+        return run.finish(paths: parsed.positionals, json: json, allowEmpty: parsed.flags.contains("--allow-empty"))
     }
 }
 

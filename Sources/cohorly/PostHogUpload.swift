@@ -51,13 +51,9 @@ enum PostHogUpload {
         for file in run.files where file.status == .failed {
             Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
         }
-        if parsed.flags.contains("--json") {
-            Console.out(JSON.render(run.json))
-        } else {
-            for file in run.files { Console.out(run.line(file)) }
-            Console.out(run.summary)
-        }
-        return run.succeeded ? .success : .failure
+        return run.finish(
+            paths: parsed.positionals, json: parsed.flags.contains("--json"),
+            allowEmpty: parsed.flags.contains("--allow-empty"))
     }
 
     /// One file that will be packed: its place in the run and its debug id.

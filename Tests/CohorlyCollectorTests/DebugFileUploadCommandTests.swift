@@ -100,14 +100,41 @@ import Testing
         try SplitProgram.run(
             "/opt/swift/usr/bin/clang", ["-g", "-Wl,--build-id=none", source, "-o", directory + "/no-build-id"])
         try Data("hello".utf8).write(to: URL(fileURLWithPath: directory + "/notes.txt"))
-        let run = try await Self.upload(
-            [directory, directory + "/notes.txt", "--release", "r", "--host", collector.baseURL.absoluteString])
+        let arguments = [
+            directory, directory + "/notes.txt", "--release", "r", "--host", collector.baseURL.absoluteString,
+        ]
+        let run = try await Self.upload(arguments + ["--allow-empty"])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("(not an ELF file)"))
         #expect(run.output.contains("(no GNU build id)"))
-        #expect(run.output.contains("(relocatable file)"))
+        // Object files are summed up in one line, not listed one by one.
+        #expect(!run.output.contains("main.o"), "\(run.output)")
+        #expect(run.output.contains("  skipped         1 relocatable object file (.o"), "\(run.output)")
         #expect(run.output.hasSuffix("0 uploaded (0 bytes sent), 0 already present, 3 skipped\n"), "\(run.output)")
         #expect(try collector.debugFiles.list().isEmpty)
+
+        // Without --allow-empty, a PATH with nothing to upload fails and says so, for each such PATH.
+        let empty = try await Self.upload(arguments)
+        #expect(empty.status == 1)
+        #expect(empty.error.contains("cohorly: nothing to upload under \(directory): "), "\(empty.error)")
+        #expect(empty.error.contains("cohorly: nothing to upload under \(directory)/notes.txt: "), "\(empty.error)")
+    }
+
+    @Test func aSymlinkedDirectoryNamedOnTheCommandLineIsWalked() async throws {
+        let program = try SplitProgram.get()
+        let collector = try startCollector()
+        let directory = try Self.releaseDirectory(program)
+        // SwiftPM's `.build/release` is a symlink to `.build/<triple>/release`; a link back up inside is not followed.
+        let link = SplitProgram.scratch("release-link") + "/release"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/bin/up", withDestinationPath: "..")
+        let run = try await Self.upload([link, "--release", "r", "--host", collector.baseURL.absoluteString, "--json"])
+        #expect(run.status == 0, "\(run.error)")
+        let summary = try #require(CohorlyValue(json: run.output), "\(run.output)")
+        #expect(summary["uploaded"] == 2)
+        let paths = summary["files"]?.arrayValue?.compactMap { $0["path"]?.stringValue } ?? []
+        #expect(paths.sorted() == [link + "/bin/prog", link + "/prog.debug"])
+        #expect(collector.debugFiles.debugFile(buildId: program.buildId, kind: .debuginfo) != nil)
     }
 
     @Test func retriesTransientFailuresThenGivesUp() async throws {

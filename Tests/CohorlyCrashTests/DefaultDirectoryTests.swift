@@ -35,13 +35,18 @@ struct DefaultDirectoryTests {
         let crashed = try await crash(environment: ["HOME": home.path])
         #expect(crashed.terminationReason == .uncaughtSignal && crashed.terminationStatus == SIGSEGV)
         let state = home.appendingPathComponent(".local/state/cohorly")
-        #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("queue.sqlite").path))
+        // Per app, as the reports are: another app of this user never sends this one's events.
+        #expect(
+            FileManager.default.fileExists(atPath: state.appendingPathComponent("queues/CrashDemo/queue.sqlite").path))
+        #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent("queue.sqlite").path))
         #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)
 
         let xdg = root.appendingPathComponent("xdg")
         let again = try await crash(environment: ["HOME": home.path, "XDG_STATE_HOME": xdg.path])
         #expect(again.terminationStatus == SIGSEGV)
-        #expect(FileManager.default.fileExists(atPath: xdg.appendingPathComponent("cohorly/queue.sqlite").path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: xdg.appendingPathComponent("cohorly/queues/CrashDemo/queue.sqlite").path))
         #expect(reports(in: xdg.appendingPathComponent("cohorly/crashes/CrashDemo")).count == 1)
         #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)  // the HOME tree is untouched
     }

@@ -12,10 +12,10 @@ import Testing
         let process = Process()
         let url: URL
 
-        init() async throws {
+        init(_ arguments: [String] = []) async throws {
             let directory = DurabilityTests.testApp.deletingLastPathComponent()
             process.executableURL = directory.appendingPathComponent("posthog-compliance-adapter")
-            process.arguments = ["--port", "0"]
+            process.arguments = ["--port", "0"] + arguments
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -110,6 +110,37 @@ import Testing
         #expect(state?["total_events_sent"] == 2)
         #expect(state?["total_retries"] == 2)
         #expect(state?["pending_events"] == 0)
+    }
+
+    @Test func theLegacyWireDeclaresCaptureV0AndDrivesTheClientOnBatch() async throws {
+        let mock = try MockPostHog()
+        defer { mock.stop() }
+        let adapter = try await RunningAdapter(["--wire", "batch"])
+        defer { adapter.stop() }
+        let (_, health) = await adapter.call("health")
+        #expect(health?["capabilities"]?.arrayValue?.contains("capture_v0") == true)
+        #expect(health?["capabilities"]?.arrayValue?.contains("capture_v1") == false)
+        _ = await adapter.call(
+            "init",
+            [
+                "api_key": "phc_adapter", "host": .string(mock.url.absoluteString), "flush_at": 10,
+                "flush_interval_ms": 600_000, "max_retries": 3, "enable_compression": true,
+            ])
+        mock.then(.status(502), .ok)
+        let (_, captured) = await adapter.call(
+            "capture", ["distinct_id": "u1", "event": "legacy", "properties": ["k": "v"]])
+        let (_, flushed) = await adapter.call("flush")
+        #expect(flushed?["events_flushed"] == 1)
+        #expect(mock.requests.map(\.path) == ["/batch", "/batch"])
+        #expect(mock.requests.allSatisfy { $0.header("Content-Encoding") == "gzip" })
+        #expect(mock.requests.first?.body?["api_key"] == "phc_adapter")
+        #expect(mock.requests.allSatisfy { $0.uuids == [captured?["uuid"]?.stringValue ?? "?"] })
+        let event = try #require(mock.requests.first?.batch.first)
+        #expect(event["properties"]?["k"] == "v")
+        #expect(event["properties"]?["$lib"] != nil)
+        let (_, state) = await adapter.call("state")
+        #expect(state?["total_events_sent"] == 1)
+        #expect(state?["total_retries"] == 1)
     }
 
     @Test func resetStopsInFlightRetriesAtOnce() async throws {

@@ -4,7 +4,8 @@ import Testing
 
 @testable import Cohorly
 
-/// A wrong project token is not silent: the debug log says 401 and that the events are kept, and a detached
+/// A wrong project token is not silent: the debug log says 401 and that the events are kept (and, without debug,
+/// one line per launch: ConfigurationProblemTests), and a detached
 /// sender stops trying for this launch.
 struct RefusedTokenTests {
     @Test func theDebugLogSays401AndThatTheEventsAreKept() async throws {
@@ -17,7 +18,7 @@ struct RefusedTokenTests {
         #expect(await client.flush() == false)
         let refused = recorder.lines.filter { $0.contains("401") }
         #expect(
-            refused.contains { $0.contains("HTTP 401: the project token was refused; 3 record(s) kept") },
+            refused.contains { $0.contains("/track: HTTP 401") && $0.contains("3 record(s) kept") },
             "\(recorder.lines)")
         #expect(!recorder.lines.contains { $0.contains("wrong-token") })
         #expect(client.queuedCount == 3)

@@ -130,7 +130,8 @@ import Testing
         client.track("e")
         #expect(await client.flush() == false)
         #expect(client.queuedCount == 1)
-        #expect(recorder.retryDelays == [0.4])
+        // A configuration problem: kept, waiting the longest backoff.
+        #expect(recorder.attempts.map(\.outcome) == [.misconfigured(status: 401, delay: 0.4)])
         #expect(recorder.lines.allSatisfy { !$0.contains("wrong-token") })
     }
 

@@ -75,6 +75,31 @@ import Testing
         #expect(result.stderr == "cohorly: \(path): cannot open: Permission denied\n")
     }
 
+    /// An unreadable debug file is an error that names it, named or found in a directory (run as `nobody`, as
+    /// above; the directories are open to it, the file is not).
+    @Test(
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func anUnreadableDebugFileFailsTheUpload() throws {
+        let directory = NSTemporaryDirectory() + "cohorly-unreadable-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/bin", withIntermediateDirectories: true)
+        let file = directory + "/bin/prog.debug"
+        try FileManager.default.copyItem(atPath: "/bin/true", toPath: file)
+        chmod(directory, 0o755)
+        chmod(directory + "/bin", 0o755)
+        chmod(file, 0o600)
+        for path in [directory, file] {
+            let result = try CLI.run(
+                [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", CLI.path, "debug-files", "upload", path,
+                    "--dry-run", "--allow-empty",
+                ],
+                executable: "/usr/bin/setpriv")
+            #expect(result.status == 1, "\(result.stdout)")
+            #expect(result.stderr.contains("cohorly: \(file): cannot read: Permission denied"), "\(result.stderr)")
+        }
+    }
+
     @Test func findByCodeIdAndDebugId() throws {
         let fixtures = try CLIFixtures.get()
         let info = try ObjectInfo(path: fixtures.path("shop"))

@@ -53,6 +53,17 @@ int demo_unwind_threads_in_handlers(demo_handler_unwinds *result);
 /// thread, so everything the recorder does for the crash on that thread runs armed. Returns 0 or -1.
 int demo_arm_guard_for_crash(void);
 
+/// Installs an app's SIGTERM handler (sigaction, SA_RESTART) that counts the signal and writes a line to stdout.
+/// Returns 0 or -1.
+int demo_install_sigterm_handler(void);
+/// How many SIGTERMs that handler saw.
+int demo_sigterm_count(void);
+/// Unblocks every signal on the calling thread: a process started from a thread that blocks signals (a
+/// libdispatch worker of the test runner) inherits its mask; a service manager starts one with none blocked.
+void demo_unblock_all_signals(void);
+/// Whether SIGTERM's action is SIG_IGN (1), not (0), or unreadable (-1).
+int demo_sigterm_is_ignored(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,9 @@
 #define CLY_MAX_TYPE_NAME 512
 /// Hard size cap of one report file. Frames and modules are dropped first; the JSON is always closed.
 #define CLY_MAX_REPORT_BYTES (512 * 1024)
+/// The smallest report space reserved at install when the disk cannot give CLY_MAX_REPORT_BYTES (enough for the
+/// header and the crashed thread's first frames).
+#define CLY_MIN_REPORT_RESERVE (4 * 1024)
 /// Modules in the prepared module table (plus CLY_MAX_EXTRA_MODULES found at crash time).
 #define CLY_MAX_MODULES 512
 /// Modules found at crash time by `_dl_find_object` (loaded after the last table refresh).
