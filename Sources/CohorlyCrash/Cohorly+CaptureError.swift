@@ -55,63 +55,47 @@ extension CohorlyCrash {
 enum HandledErrors {
     /// One client's settings and rate limiter.
     private struct Entry {
-        weak var client: Cohorly?
-        var options: HandledErrorOptions
+        var options: HandledErrorOptions = .default
         /// ``CohorlyCrash/Options/events`` from install, used when ``HandledErrorOptions/events`` is nil.
         var installedEvents: ExceptionEventOptions?
-        var limiter: HandledErrorRateLimiter
-        var now: @Sendable () -> ContinuousClock.Instant
+        var limiter = HandledErrorRateLimiter(
+            limit: HandledErrorOptions.default.maxPerFingerprint, window: HandledErrorOptions.default.window)
+        var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     }
 
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    /// The entry lives in the client's attachments: it dies with the client, so a new client made at a released
+    /// one's address starts from the defaults (a table keyed by address would hand it the old one's settings).
+    private final class Settings: Sendable {
+        let entry = Mutex(Entry())
+    }
+
+    private static func settings(of client: Cohorly) -> Settings {
+        client.attachments.value(Settings.self, make: { Settings() }).value
+    }
 
     /// Sets `client`'s options (the limiter starts over when its limit or window changed). `events` are the
     /// install's event options.
     static func configure(_ client: Cohorly, options: HandledErrorOptions, events: ExceptionEventOptions?) {
-        entries.withLock { entries in
-            entries = entries.filter { $0.value.client != nil }
-            var entry = entry(of: client, in: entries)
+        settings(of: client).entry.withLock { entry in
             if entry.options.maxPerFingerprint != options.maxPerFingerprint || entry.options.window != options.window {
                 entry.limiter = HandledErrorRateLimiter(limit: options.maxPerFingerprint, window: options.window)
             }
             entry.options = options
             if let events { entry.installedEvents = events }
-            entries[ObjectIdentifier(client)] = entry
         }
     }
 
     /// Replaces the clock of `client`'s rate limiter (tests move time by hand).
     package static func setClock(_ now: @escaping @Sendable () -> ContinuousClock.Instant, for client: Cohorly) {
-        entries.withLock { entries in
-            var entry = entry(of: client, in: entries)
-            entry.now = now
-            entries[ObjectIdentifier(client)] = entry
-        }
-    }
-
-    /// `client`'s entry, or a new one. An entry under its identifier may be a released client's whose memory
-    /// the new one reuses: that entry (its options, clock and counts) is not this client's.
-    private static func entry(of client: Cohorly, in entries: [ObjectIdentifier: Entry]) -> Entry {
-        entries[ObjectIdentifier(client)].flatMap { $0.client === client ? $0 : nil } ?? makeEntry(client)
-    }
-
-    private static func makeEntry(_ client: Cohorly) -> Entry {
-        Entry(
-            client: client, options: .default, installedEvents: nil,
-            limiter: HandledErrorRateLimiter(
-                limit: HandledErrorOptions.default.maxPerFingerprint, window: HandledErrorOptions.default.window),
-            now: { ContinuousClock.now })
+        settings(of: client).entry.withLock { $0.now = now }
     }
 
     /// The rate limiter's answer for `fingerprint` and the event options, for `client`.
     private static func admit(_ fingerprint: String, client: Cohorly) -> (
         HandledErrorRateLimiter.Decision, ExceptionEventOptions
     ) {
-        entries.withLock { entries in
-            let key = ObjectIdentifier(client)
-            var entry = entry(of: client, in: entries)
+        settings(of: client).entry.withLock { entry in
             let decision = entry.limiter.admit(fingerprint, now: entry.now())
-            entries[key] = entry
             return (decision, entry.options.events ?? entry.installedEvents ?? .default)
         }
     }
@@ -119,10 +103,7 @@ enum HandledErrors {
     /// The event options of `client`'s live exceptions: ``HandledErrorOptions/events``, else install's
     /// ``CohorlyCrash/Options/events``, else the defaults.
     static func eventOptions(for client: Cohorly) -> ExceptionEventOptions {
-        entries.withLock { entries in
-            guard let entry = entries[ObjectIdentifier(client)], entry.client === client else { return .default }
-            return entry.options.events ?? entry.installedEvents ?? .default
-        }
+        settings(of: client).entry.withLock { $0.options.events ?? $0.installedEvents ?? .default }
     }
 
     /// `type` and `value` of an error: its type's full name without the `(unknown context at $…)` part a
