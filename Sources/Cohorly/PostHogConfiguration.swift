@@ -41,12 +41,15 @@ public struct PostHogConfiguration: Sendable, Equatable {
     /// A configuration for `host` (must start with `http://` or `https://`) and a non-empty project API key.
     /// - Throws: `PostHogConfigurationError` naming what is wrong.
     public init(host: String, apiKey: String) throws(PostHogConfigurationError) {
-        let trimmed = host.trimmingCharacters(in: .whitespaces)
-        guard let url = URL(string: trimmed), let scheme = url.scheme?.lowercased(),
-            trimmed.lowercased().hasPrefix(scheme + "://")
-        else { throw .hostWithoutScheme(host) }
-        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(host) }
-        guard let name = url.host, !name.isEmpty else { throw .hostWithoutScheme(host) }
+        let url: URL
+        do {
+            url = try Cohorly.validatedHost(host)  // the one host check, worded for PostHog below
+        } catch {
+            switch error {
+            case .hostWithoutScheme: throw .hostWithoutScheme(host)
+            case .unsupportedScheme: throw .unsupportedScheme(host)
+            }
+        }
         let key = apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw .emptyAPIKey }
         self.host = url

@@ -42,7 +42,7 @@ public enum CrashRecorder {
         public static func defaultReportDirectory(
             environment: [String: String]? = nil, executableName: String? = nil
         ) -> URL {
-            let app = directoryName(for: executableName ?? SystemFiles.executableName())
+            let app = directoryName(for: executableName ?? StateDirectory.executableName())
             return URL(
                 fileURLWithPath: StateDirectory.cohorly("crashes/" + app, environment: environment), isDirectory: true)
         }

@@ -16,12 +16,7 @@ struct BreadcrumbClientStateTests {
         var addresses: Set<ObjectIdentifier> = []
         var reused = 0
         for index in 0..<40 {
-            var options = CohorlyOptions()
-            options.storageDirectory = root.appendingPathComponent("q\(index)")
-            options.flushInterval = 3600
-            options.loadFeatureFlags = false
-            options.logHandler = { _ in }
-            let client = Cohorly(apiHost: URL(fileURLWithPath: "/"), token: "t", options: options)
+            let client = makeIdleClient(in: root, index: index)
             if !addresses.insert(ObjectIdentifier(client)).inserted { reused += 1 }
             BreadcrumbRecorder.observe(client)
             BreadcrumbRecorder.observe(client)  // twice: still one breadcrumb per track
