@@ -40,6 +40,11 @@ public final class Collector: Sendable {
         let faults = self.faults
         let maxBody = configuration.maxBodyBytes
         let rateLimiter = configuration.rateLimit.map(RateLimiter.init)
+        store.issues.configure(
+            enabled: configuration.groupsIssues,
+            symbolicator: IssueRegrouping.symbolicatorFactory(
+                CrashQueries(
+                    store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)))
         let router = Router(
             ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
             rateLimiter: rateLimiter)

@@ -64,6 +64,10 @@ public struct CollectorConfiguration: Sendable {
     /// Default none.
     public var extraDebugFileDirectories: [String] = []
 
+    /// Whether `$exception` events are grouped into issues as they arrive (docs/issues.md). Default true; off
+    /// (`cohorly serve --no-issues`) only to measure what grouping costs.
+    public var groupsIssues = true
+
     /// The defaults.
     public init() {}
 

@@ -74,6 +74,8 @@ public final class CollectorStore: @unchecked Sendable {
     /// The read connection (nil in memory: reads then share `db` under `lock`).
     private let reader: SQLiteDatabase?
     private let readLock = NSLock()
+    /// How `$exception` events are grouped into issues as they are inserted (IssueStore.swift).
+    let issues = IssueGrouping()
 
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
@@ -99,6 +101,7 @@ public final class CollectorStore: @unchecked Sendable {
             """
         )
         try db.execute(Self.flagsSchema)
+        try db.execute(Self.issuesSchema)
         reader = try directory.map { directory in
             let reader = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
             try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
@@ -128,20 +131,27 @@ public final class CollectorStore: @unchecked Sendable {
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
+    /// Each new `$exception` is filed under its issue in the same transaction (IssueWriter.swift).
     func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
-        try lock.withLock {
+        let occurrences = issues.occurrences(for: events)
+        return try lock.withLock {
             let statement = try db.prepare(
                 "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
             )
+            let writer = occurrences.contains { $0 != nil } ? try IssueWriter(db) : nil
             return try db.transaction {
                 var inserted = 0
-                for event in events {
+                for (event, occurrence) in zip(events, occurrences) {
                     try statement.run([
                         .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
                         event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON),
                         .int(receivedAt),
                     ])
-                    inserted += db.changes
+                    let new = db.changes
+                    inserted += new
+                    if new > 0, let occurrence, let writer {
+                        try writer.record(occurrence, eventId: db.lastInsertRowID, arrival: receivedAt)
+                    }
                 }
                 return inserted
             }

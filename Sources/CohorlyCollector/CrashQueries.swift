@@ -97,14 +97,21 @@ struct CrashQueries: Sendable {
     /// `GET /api/crashes/<insert_id>` (or a unique prefix of it): nil when there is no such crash; throws
     /// ``AmbiguousPrefix`` when several crashes match the prefix.
     func show(insertId: String) throws -> JSONValue? {
-        guard let event = try event(insertId: insertId), let insertId = event.insertId else { return nil }
+        guard let event = try event(insertId: insertId), event.insertId != nil else { return nil }
+        return show(event)
+    }
+
+    /// The answer of `GET /api/crashes/<insert_id>` for the stored `$exception` event `event` (also the latest
+    /// occurrence in `GET /api/issues/<id>`).
+    func show(_ event: StoredEvent) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
         let input = Self.input(from: properties)
         let buildIds = input.images.compactMap { DebugId.buildId(hex: $0.buildId) }
         let crash = CrashSymbolicator.symbolicate(input, locator: locator(for: buildIds))
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
-            "insert_id": .string(insertId), "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
+            "insert_id": event.insertId.map(JSONValue.string) ?? .null, "time": .int(Int(event.time)),
+            "distinct_id": .string(event.distinctId),
             "release": properties["release"] ?? .null, "dist": properties["dist"] ?? .null,
             "os": properties["$os_distribution"] ?? properties["$os"] ?? .null,
             "os_version": properties["$os_version"] ?? .null, "arch": properties["$arch"] ?? .null,

@@ -42,11 +42,12 @@ extension Router {
         do {
             // Replacing a stored file with other bytes needs the secret and an explicit force.
             let force = request.header(DebugFileHeader.replace) == "1" || request.query["force"] == "1"
-            return try DebugFileUpload(
+            let upload = try DebugFileUpload(
                 store: debugFiles, buildId: buildId, kind: kind, request: request,
                 limits: .init(
                     maxBytes: configuration.maxUploadBytes, mayReplace: configuration.adminToken != nil && force,
                     reserve: configuration.diskReserveBytes))
+            return RegroupingUpload(upload, buildId: buildId, store: store)  // IssueRegrouping.swift
         } catch {
             return RejectedUpload(.error(error.status, error.description))
         }

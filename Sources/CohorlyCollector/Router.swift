@@ -51,6 +51,7 @@ struct Router: Sendable {
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
         if let answer = try flags(request) { return answer }  // FlagRoutes.swift
+        if let answer = try issueRoute(request) { return answer }  // IssueRoutes.swift
         switch (request.method, request.path) {
         case ("GET", "/api/events"): return try events(request)
         case ("GET", "/api/crashes"):

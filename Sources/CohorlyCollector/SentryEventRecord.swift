@@ -48,6 +48,7 @@ enum SentryEventRecord {
             properties["$exception_level"] = .string(level)
             addException(exceptions, threads: values(event["threads"]) ?? [], to: &properties)
             properties["$debug_images"] = event["debug_meta"]?["images"]
+            properties["$exception_fingerprint"] = fingerprint(event["fingerprint"])
             if let crumbs = values(event["breadcrumbs"]) {
                 properties["$exception_breadcrumbs"] = .array(crumbs.map(breadcrumb))
             }

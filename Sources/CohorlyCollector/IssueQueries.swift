@@ -1,0 +1,158 @@
+import CohorlySQLite
+
+/// The read side of issues (like ``CrashQueries`` for occurrences): lists, one issue, its counts per day and per
+/// release, its occurrences and its transitions. Reads run on the store's read connection: they never wait for
+/// ingestion. Times in answers are unix seconds.
+struct IssueQueries: Sendable {
+    let store: CollectorStore
+
+    static let columns = """
+        id, fingerprint, title, subtitle, level, mechanism, state, resolved_in_release, muted_until, muted_for,
+        first_seen, last_seen, occurrences, users, first_release, last_release, latest_event_id
+        """
+
+    /// Up to `limit` issues matching `filter`, in `sort` order (descending; ties newest id first).
+    func list(_ filter: IssueFilter, sort: IssueSort, limit: Int) throws -> [IssueSummary] {
+        var clauses: [String] = []
+        var values: [SQLiteStatement.Value] = []
+        if let state = filter.state {
+            clauses.append("state = ?")
+            values.append(.text(state.rawValue))
+        }
+        if let level = filter.level {
+            clauses.append("level = ?")
+            values.append(.text(level))
+        }
+        if let release = filter.release {
+            clauses.append("id IN (SELECT issue_id FROM issue_releases WHERE release = ?)")
+            values.append(.text(release))
+        }
+        if let since = filter.since {
+            clauses.append("last_seen >= ?")
+            values.append(.int(since.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : since * 1000))
+        }
+        let filterSQL = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        let order: String
+        switch sort {
+        case .lastSeen: order = "last_seen DESC, id DESC"
+        case .occurrences: order = "occurrences DESC, last_seen DESC, id DESC"
+        case .users: order = "users DESC, last_seen DESC, id DESC"
+        }
+        values.append(.int(Int64(max(0, limit))))
+        return try store.reading { db in
+            var result: [IssueSummary] = []
+            try db.prepare("SELECT \(Self.columns) FROM issues\(filterSQL) ORDER BY \(order) LIMIT ?").rows(values) {
+                result.append(Self.summary($0))
+                return true
+            }
+            return result
+        }
+    }
+
+    /// The issue `id` (nil: none).
+    func issue(id: Int64) throws -> IssueSummary? {
+        try store.reading { db in
+            var found: IssueSummary?
+            try db.prepare("SELECT \(Self.columns) FROM issues WHERE id = ?").rows([.int(id)]) {
+                found = Self.summary($0)
+                return false
+            }
+            return found
+        }
+    }
+
+    /// Occurrences per UTC day for the `days` days ending with `now`'s (unix seconds), oldest first; `id` nil:
+    /// of every issue.
+    func occurrencesPerDay(id: Int64?, days: Int, now: Int64) throws -> [Int] {
+        guard days > 0 else { return [] }
+        let today = now / 86_400
+        let first = today - Int64(days - 1)
+        var counts = Array(repeating: 0, count: days)
+        var sql = "SELECT time / 86400000 AS day, COUNT(*) FROM issue_occurrences WHERE time >= ? AND time < ?"
+        var values: [SQLiteStatement.Value] = [.int(first * 86_400_000), .int((today + 1) * 86_400_000)]
+        if let id {
+            sql += " AND issue_id = ?"
+            values.append(.int(id))
+        }
+        try store.reading { db in
+            try db.prepare(sql + " GROUP BY day").rows(values) { row in
+                let index = Int(row.int(0) - first)
+                if counts.indices.contains(index) { counts[index] = Int(row.int(1)) }
+                return true
+            }
+        }
+        return counts
+    }
+
+    /// Occurrences of the issue per release, the most first (occurrences without a release are not counted).
+    func occurrencesPerRelease(id: Int64) throws -> [(release: String, count: Int)] {
+        try store.reading { db in
+            var result: [(release: String, count: Int)] = []
+            try db.prepare(
+                """
+                SELECT r.release, r.count FROM issue_releases r LEFT JOIN issue_release_order o ON o.name = r.release
+                WHERE r.issue_id = ? AND r.count > 0 ORDER BY o.rank
+                """
+            ).rows([.int(id)]) { row in
+                result.append((row.text(0) ?? "", Int(row.int(1))))
+                return true
+            }
+            return result
+        }
+    }
+
+    /// The issue's occurrences (``StoredEvent/id``s), newest crash time first; `before` (an event id of the
+    /// issue) continues a list after that occurrence.
+    func occurrenceIds(id: Int64, limit: Int, before: Int64?) throws -> [Int64] {
+        var sql = "SELECT event_id FROM issue_occurrences WHERE issue_id = ?"
+        var values: [SQLiteStatement.Value] = [.int(id)]
+        if let before {
+            sql += " AND (time, event_id) < ((SELECT time FROM issue_occurrences WHERE event_id = ?), ?)"
+            values += [.int(before), .int(before)]
+        }
+        values.append(.int(Int64(max(0, limit))))
+        return try store.reading { db in
+            var result: [Int64] = []
+            try db.prepare(sql + " ORDER BY time DESC, event_id DESC LIMIT ?").rows(values) { row in
+                result.append(row.int(0))
+                return true
+            }
+            return result
+        }
+    }
+
+    /// The issue's state changes, oldest first.
+    func transitions(id: Int64) throws -> [IssueTransition] {
+        try store.reading { db in
+            var result: [IssueTransition] = []
+            try db.prepare(
+                "SELECT from_state, to_state, time, release, note FROM issue_transitions WHERE issue_id = ? ORDER BY id"
+            ).rows([.int(id)]) { row in
+                result.append(
+                    IssueTransition(
+                        from: row.text(0).flatMap(IssueState.init(rawValue:)) ?? .open,
+                        to: row.text(1).flatMap(IssueState.init(rawValue:)) ?? .open, time: row.int(2),
+                        release: row.text(3), note: row.text(4)))
+                return true
+            }
+            return result
+        }
+    }
+
+    /// A row of ``columns``.
+    static func summary(_ row: SQLiteStatement) -> IssueSummary {
+        IssueSummary(
+            id: row.int(0), fingerprint: row.text(1) ?? "", title: row.text(2) ?? "", subtitle: row.text(3) ?? "",
+            level: row.text(4) ?? "", mechanism: row.text(5) ?? "",
+            state: row.text(6).flatMap(IssueState.init(rawValue:)) ?? .open, resolvedInRelease: row.text(7),
+            mutedUntil: row.optionalInt(8), mutedForOccurrences: row.optionalInt(9).map { Int(clamping: $0) },
+            firstSeen: Self.seconds(row.int(10)), lastSeen: Self.seconds(row.int(11)),
+            occurrences: Int(clamping: row.int(12)), users: Int(clamping: row.int(13)), firstRelease: row.text(14),
+            lastRelease: row.text(15), latestEventId: row.int(16))
+    }
+
+    /// Unix ms → s, rounded down (a time before 1970 too).
+    static func seconds(_ milliseconds: Int64) -> Int64 {
+        milliseconds / 1000 - (milliseconds % 1000 < 0 ? 1 : 0)
+    }
+}

@@ -1,0 +1,100 @@
+import CohorlyCrashModel
+import CohorlySQLite
+import CohorlySymbols
+import Foundation
+
+/// The issue tables beside the events, written in the same transaction as the events they group (so an event is
+/// never stored without its issue, nor an issue counted for an event a rolled-back batch dropped):
+///
+/// - `issues`: one row per fingerprint with its counters (kept as occurrences arrive, so a list reads 1,000 rows,
+///   not 100,000), its state and the mute's end. Times in unix milliseconds (crash time, not arrival).
+/// - `issue_occurrences`: event id → issue, with the crash time, distinct id and release (per-day and per-release
+///   counts, the occurrence list, and what regrouping moves).
+/// - `issue_users`, `issue_releases`: distinct users and occurrences per release of each issue.
+/// - `issue_release_order`: every release in the order the collector first saw it (ReleaseOrder.swift).
+/// - `issue_raw`: occurrences with in-app frames keyed by module offset, by build id (IssueRegrouping.swift).
+/// - `issue_transitions`: every state change with its time (unix seconds), release and note.
+extension CollectorStore {
+    static let issuesSchema = """
+        CREATE TABLE IF NOT EXISTS issues(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL UNIQUE, title TEXT NOT NULL,
+            subtitle TEXT NOT NULL, level TEXT NOT NULL, mechanism TEXT NOT NULL, state TEXT NOT NULL,
+            resolved_in_release TEXT, resolved_at INTEGER, muted_until INTEGER, muted_for INTEGER,
+            first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, occurrences INTEGER NOT NULL,
+            users INTEGER NOT NULL, first_release TEXT, last_release TEXT, latest_event_id INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS issues_last_seen ON issues(last_seen);
+        CREATE TABLE IF NOT EXISTS issue_occurrences(
+            event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
+            distinct_id TEXT NOT NULL, release TEXT);
+        CREATE INDEX IF NOT EXISTS issue_occurrences_issue ON issue_occurrences(issue_id, time);
+        CREATE INDEX IF NOT EXISTS issue_occurrences_time ON issue_occurrences(time);
+        CREATE TABLE IF NOT EXISTS issue_users(
+            issue_id INTEGER NOT NULL, distinct_id TEXT NOT NULL, PRIMARY KEY(issue_id, distinct_id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS issue_releases(
+            issue_id INTEGER NOT NULL, release TEXT NOT NULL, count INTEGER NOT NULL,
+            PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS issue_release_order(rank INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE);
+        CREATE TABLE IF NOT EXISTS issue_raw(
+            build_id TEXT NOT NULL, event_id INTEGER NOT NULL, PRIMARY KEY(build_id, event_id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS issue_transitions(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, issue_id INTEGER NOT NULL, from_state TEXT NOT NULL,
+            to_state TEXT NOT NULL, time INTEGER NOT NULL, release TEXT, note TEXT);
+        CREATE INDEX IF NOT EXISTS issue_transitions_issue ON issue_transitions(issue_id);
+        """
+}
+
+/// One `$exception` about to be stored, with its issue key.
+struct IssueOccurrence: Sendable {
+    var key: IssueKey
+    /// Its `release` property.
+    var release: String?
+    /// Crash time, unix ms.
+    var time: Int64
+    var distinctId: String
+}
+
+/// How the store groups: on (the default) or off (`cohorly serve --no-issues`, the benchmark's baseline), and how
+/// frames the device left raw are looked up at ingestion (set by ``Collector``: the uploaded debug files).
+final class IssueGrouping: @unchecked Sendable {
+    private let lock = NSLock()
+    private var on = true
+    private var makeSymbolicator: (@Sendable (CapturedException, [String]) -> ImageSymbolicator?)?
+
+    /// Sets both (before the server starts).
+    func configure(enabled: Bool, symbolicator: (@Sendable (CapturedException, [String]) -> ImageSymbolicator?)?) {
+        lock.withLock {
+            on = enabled
+            makeSymbolicator = symbolicator
+        }
+    }
+
+    var enabled: Bool { lock.withLock { on } }
+
+    /// A symbolicator for the raw in-app frames of `exception` (their build ids `buildIds`); nil when none is
+    /// raw or no debug file is at hand for them.
+    func symbolicator(for exception: CapturedException, buildIds: [String]) -> ImageSymbolicator? {
+        guard !buildIds.isEmpty else { return nil }
+        return lock.withLock { makeSymbolicator }?(exception, buildIds)
+    }
+
+    /// The occurrence each event stands for (nil: not an `$exception`, or grouping is off). Runs before the
+    /// store's lock is taken: parsing and any symbolication never hold up other writers.
+    func occurrences(for events: [CollectorStore.NewEvent]) -> [IssueOccurrence?] {
+        guard enabled, events.contains(where: { $0.event == "$exception" }) else {
+            return Array(repeating: nil, count: events.count)
+        }
+        return events.map { event in
+            guard event.event == "$exception", let properties = JSONValue(json: event.propertiesJSON) else {
+                return nil
+            }
+            let exception = CapturedException(exceptionEvent: properties)
+            let custom = properties["$exception_fingerprint"]
+            var key = IssueKey(exception, custom: custom)
+            if let symbolicator = symbolicator(for: exception, buildIds: key.rawBuildIds) {
+                key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
+            }
+            return IssueOccurrence(
+                key: key, release: properties["release"]?.stringValue, time: event.time, distinctId: event.distinctId)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Cohorly
+import CohorlyCrash
+import Foundation
+import Testing
+
+@testable import CohorlyCollector
+
+/// Issues from real crashes (issue 27 items 1 and 2): CrashDemo crashes made into their `$exception` events on
+/// the device, sent to a collector over loopback, grouped and tracked through their states.
+@Suite struct IssueGroupingTests {
+    /// Real crash events, made once: two launches of one crash site, one of another.
+    static let crashes = CrashEvents()
+
+    @Test func theSameCrashTwiceIsOneIssueAndAnotherCrashIsAnother() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        #expect(collector.track(events.index1, insertId: "i1", distinctId: "alice", release: "1.0.0") == 200)
+        #expect(collector.track(events.index2, insertId: "i2", distinctId: "bob", release: "1.1.0") == 200)
+        #expect(collector.track(events.null, insertId: "n1", distinctId: "alice", release: "1.0.0") == 200)
+        // Sent again (same insert id): deduplicated, not another occurrence.
+        #expect(collector.track(events.index1, insertId: "i1", distinctId: "alice", release: "1.0.0") == 200)
+        let issues = try collector.list()
+        #expect(issues.count == 2, "\(issues)")
+        let index = try #require(issues.first { $0["occurrences"] == 2 }, "\(issues)")
+        let null = try #require(issues.first { $0["occurrences"] == 1 }, "\(issues)")
+        #expect(index["users"] == 2)
+        #expect(null["users"] == 1)
+        #expect(index["first_release"] == "1.0.0")
+        #expect(index["last_release"] == "1.1.0")
+        #expect(index["state"] == "open")
+        #expect(index["level"] == "fatal")
+        #expect(index["title"] != null["title"] || index["subtitle"] != null["subtitle"])
+        #expect(index["subtitle"]?.stringValue?.contains("crashIndexOutOfRange") == true || index["subtitle"] != "")
+        // The page of one issue: counts per release and the latest occurrence symbolicated.
+        let shown = try #require(collector.get("/api/issues/\(index["id"]?.intValue ?? 0)"))
+        #expect(shown["per_release"] == [["release": "1.0.0", "count": 1], ["release": "1.1.0", "count": 1]])
+        let frames = shown["latest"]?["crash"]?["threads"]?.arrayValue?.first?["frames"]?.arrayValue ?? []
+        let names = frames.compactMap { $0["symbols"]?.arrayValue?.last?["function"]?.stringValue }
+        #expect(names.contains { $0.contains("crashIndexOutOfRange") }, "\(names)")
+        #expect(shown["latest"]?["insert_id"] == "i2")
+    }
+
+    @Test func aCallerSuppliedFingerprintWins() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        var index = events.index1
+        index["$exception_fingerprint"] = "checkout-declined"
+        var null = events.null
+        null["$exception_fingerprint"] = "checkout-declined"
+        #expect(collector.track(index, insertId: "f1") == 200)
+        #expect(collector.track(null, insertId: "f2") == 200)
+        #expect(collector.track(events.index2, insertId: "f3") == 200)
+        let issues = try collector.list()
+        #expect(issues.count == 2, "\(issues)")
+        let custom = try #require(issues.first { $0["fingerprint"] == "checkout-declined" }, "\(issues)")
+        #expect(custom["occurrences"] == 2)
+    }
+
+    @Test func resolvedInAReleaseRegressesOnlyFromALaterOne() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        #expect(collector.track(events.index1, insertId: "r1", release: "1.9.0") == 200)
+        let id = try #require(try collector.list().first?["id"]?.intValue)
+        #expect(collector.post("/api/issues/\(id)/resolve", ["in_release": "1.9.0"]) == 200)
+        // Same release, and an earlier one: stays resolved.
+        #expect(collector.track(events.index2, insertId: "r2", release: "1.9.0") == 200)
+        #expect(collector.track(events.index2, insertId: "r3", release: "1.8.5") == 200)
+        #expect(try collector.issue(id)["state"] == "resolved")
+        // 1.10.0 comes after 1.9.0 as a version (not as text).
+        #expect(collector.track(events.index2, insertId: "r4", release: "1.10.0") == 200)
+        let issue = try collector.issue(id)
+        #expect(issue["state"] == "regressed")
+        let transitions = try #require(collector.get("/api/issues/\(id)")?["transitions"]?.arrayValue)
+        #expect(
+            transitions.map { "\($0["from"]?.stringValue ?? "")>\($0["to"]?.stringValue ?? "")" }
+                == ["open>resolved", "resolved>regressed"])
+        #expect(transitions.last?["release"] == "1.10.0")
+        #expect(transitions.allSatisfy { ($0["time"]?.intValue ?? 0) > 1_700_000_000 })
+    }
+
+    @Test func releasesThatAreNotVersionsCompareByArrival() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        #expect(collector.track(events.null, insertId: "a1", release: "nightly-b7f3") == 200)
+        let id = try #require(try collector.list().first?["id"]?.intValue)
+        // A release no occurrence had yet counts from the resolve.
+        #expect(collector.post("/api/issues/\(id)/resolve", ["in_release": "nightly-0c21"]) == 200)
+        #expect(collector.track(events.null, insertId: "a2", release: "nightly-b7f3") == 200)
+        #expect(try collector.issue(id)["state"] == "resolved", "nightly-b7f3 arrived before the resolved one")
+        #expect(collector.track(events.null, insertId: "a3", release: "nightly-01aa") == 200)
+        #expect(try collector.issue(id)["state"] == "regressed", "nightly-01aa arrived after it")
+    }
+
+    @Test func aMuteForTwoOccurrencesEndsWithTheSecond() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        #expect(collector.track(events.null, insertId: "m1") == 200)
+        let id = try #require(try collector.list().first?["id"]?.intValue)
+        #expect(collector.post("/api/issues/\(id)/mute", ["occurrences": 2]) == 200)
+        #expect(collector.track(events.null, insertId: "m2") == 200)
+        let muted = try collector.issue(id)
+        #expect(muted["state"] == "muted")
+        #expect(muted["muted_for_occurrences"] == 1)
+        #expect(collector.track(events.null, insertId: "m3") == 200)
+        #expect(try collector.issue(id)["state"] == "open")
+        #expect(collector.post("/api/issues/\(id)/mute", [:]) == 400)
+        #expect(collector.post("/api/issues/999999/reopen", [:]) == 404)
+    }
+
+    @Test func uploadingTheBinaryMovesRawOccurrencesIntoTheirIssue() async throws {
+        let events = try await Self.crashes.events()
+        let collector = try IssueCollector()
+        #expect(collector.track(events.index1, insertId: "s1") == 200)
+        #expect(collector.track(events.rawIndex, insertId: "s2") == 200)
+        // Raw frames are keyed by module offset: a different key until the collector can name them.
+        #expect(try collector.list().count == 2)
+        let executable = try #require(events.executable)
+        let upload = sendTo(
+            collector.collector, "PUT", "/api/debug-files/\(executable.buildId)/executable?release=1.0.0",
+            body: try Array(Data(contentsOf: URL(fileURLWithPath: executable.path))))
+        #expect(upload.status == 201, "\(upload.text)")
+        let issues = try collector.list()
+        #expect(issues.count == 1, "\(issues)")
+        #expect(issues.first?["occurrences"] == 2)
+        // A raw occurrence arriving now is named at once.
+        #expect(collector.track(events.rawIndex, insertId: "s3") == 200)
+        #expect(try collector.list().map { $0["occurrences"] } == [3])
+    }
+}
