@@ -71,17 +71,30 @@ let package = Package(
         .target(
             name: "Cohorly",
             dependencies: [
-                "CCurl", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles", "CohorlyCrashModel",
+                "CohorlyHTTPClient", "CSQLite", "CohorlyCompression", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles",
+                "CohorlyCrashModel",
             ]),
-        // The local collector (ingestion side): libmicrohttpd server, SQLite storage, fault injection.
-        // zlib: compressed debug-file uploads (deflated by the CLI, inflated by the collector while streaming).
+        // Small pieces below the client, the collector and the CLI (docs/internals.md "Module map"): they import
+        // none of Cohorly, CohorlyCollector or CohorlyCrash (ModuleMapTests checks it).
+        // The HTTP client: the `Transport` seam and libcurl's transport (re-exported by Cohorly).
+        .target(name: "CohorlyHTTPClient", dependencies: ["CCurl"]),
+        // A small HTTP/1.1 server on libmicrohttpd (the collector's, the compliance adapter's, the test mocks'):
+        // header deadline, connection cap, Host/Origin policy, request log.
+        .target(name: "CohorlyHTTPServer", dependencies: ["CMicroHTTPD", "CohorlyJSON"]),
+        // zlib streams (compressed uploads deflated by the CLI, inflated by the collector) and one-shot gzip.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "CohorlyCompression", dependencies: ["CZlib"]),
+        // Digests from libraries: SHA-1/256/512 from libcrypto (loaded on first use), CRC-32 from zlib.
+        .target(name: "CohorlyDigests", dependencies: ["CCrypto", "CZlib"]),
+        // The collector's HTTP API contract, shared by the collector and the CLI: flag definitions, debug-file
+        // kinds, query limits.
+        .target(name: "CohorlyCollectorAPI", dependencies: ["CohorlyJSON"]),
+        // The local collector (ingestion side): routes, SQLite storage, fault injection, on CohorlyHTTPServer.
         .target(
             name: "CohorlyCollector",
             dependencies: [
-                "CMicroHTTPD", "CSQLite", "CZlib", "CohorlyJSON", "CohorlySQLite", "CohorlySymbols",
-                "CohorlyCrashModel", "CohorlyFiles",
-                "CCrypto",
+                "CohorlyHTTPServer", "CohorlyCollectorAPI", "CohorlyCompression", "CohorlyDigests", "CSQLite",
+                "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyCrashModel", "CohorlyFiles", "CCrypto",
             ]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, stdc++).
@@ -93,21 +106,22 @@ let package = Package(
         ),
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(
-            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel"],
+            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests"],
             linkerSettings: [.linkedLibrary("stdc++")]),
         // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
         // (`debug-files upload --to posthog`). Loaded with dlopen on first use like libcurl: linked, they cost
         // every CLI start about 1.2 million cycles in the dynamic loader (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
         .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
-        // The CLI: parsing and printing on top of the libraries. It depends on `cohorly-symbolicate` only so that
-        // building `cohorly` builds it too (it is not linked): `symbolicate --exe` execs it when it sits beside.
+        // The CLI: parsing and printing on top of the libraries; CohorlyCollector only for `cohorly serve`. It
+        // depends on `cohorly-symbolicate` only so that building `cohorly` builds it too (it is not linked):
+        // `symbolicate --exe` execs it when it sits beside.
         .executableTarget(
             name: "cohorly",
             dependencies: [
-                "CohorlyCollector", "Cohorly", "CohorlySymbols", "CohorlyCrashModel", "CohorlyCommandLine", "CCurl",
-                "CZlib", "CZstd",
-                "CCrypto", "cohorly-symbolicate",
+                "CohorlyCollector", "CohorlyCollectorAPI", "CohorlyHTTPClient", "CohorlyCompression", "CohorlyDigests",
+                "CohorlyJSON", "CohorlySymbols", "CohorlyCrashModel", "CohorlyCommandLine", "CCurl", "CZstd",
+                "cohorly-symbolicate",
             ]),
         // Argument parsing, console output and `symbolicate --exe`, without Foundation (imports: CohorlySymbols and
         // the C library only), shared by `cohorly` and the lean `cohorly-symbolicate`, which links nothing else:
@@ -127,17 +141,26 @@ let package = Package(
             name: "CohorlyCrashBench", dependencies: ["CohorlyCrash", "Cohorly"], path: "Tests/CohorlyCrashBench"),
         // PostHog's SDK test harness drives this HTTP adapter around the client (research/posthog.md part B).
         .executableTarget(
-            name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyCollector"],
+            name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyHTTPServer", "CohorlyCompression"],
             path: "Examples/PostHogComplianceAdapter"),
         // Waits for the tests that do not hold a thread of the test process's small cooperative pool.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         .testTarget(
             name: "CohorlyTests",
-            dependencies: ["Cohorly", "CohorlyCollector", "CohorlyTestApp", "PostHogComplianceAdapter", "TestWaiting"]),
+            dependencies: [
+                "Cohorly", "CohorlyCollector", "CohorlyHTTPServer", "CohorlyCompression", "CohorlyTestApp",
+                "PostHogComplianceAdapter", "TestWaiting",
+            ]),
         .testTarget(
             name: "CohorlyCollectorTests",
-            dependencies: ["CohorlyCollector", "Cohorly", "cohorly", "CZstd", "CCrypto", "TestWaiting"]),
+            dependencies: [
+                "CohorlyCollector", "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
+                "TestWaiting",
+            ]),
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
+        .testTarget(name: "CohorlyDigestsTests", dependencies: ["CohorlyDigests"]),
+        // Reads Package.swift and the sources: imports flow one way (docs/internals.md "Module map").
+        .testTarget(name: "ModuleMapTests"),
         .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),

@@ -1,5 +1,5 @@
 import Cohorly
-import CohorlyCollector
+import CohorlyHTTPServer
 import Foundation
 
 /// The adapter's endpoints over one client instance at a time (`/init` makes it, `/reset` drops it).

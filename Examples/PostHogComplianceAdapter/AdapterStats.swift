@@ -1,5 +1,6 @@
 import Cohorly
-import CohorlyCollector
+import CohorlyCompression
+import CohorlyHTTPServer
 import Foundation
 
 /// What `/state` reports: counted from what the client's transport sent and heard, and from its debug log.

@@ -4,7 +4,7 @@
 //   posthog-compliance-adapter [--port N] [--bind ADDR] [--wire v1|batch]   (PORT from the environment; default
 //   8080, 127.0.0.1, v1; `--wire batch` drives the client on the legacy /batch wire and declares capture_v0)
 import Cohorly
-import CohorlyCollector
+import CohorlyHTTPServer
 import Foundation
 
 var port = UInt16(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080

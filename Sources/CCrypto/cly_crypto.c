@@ -1,12 +1,15 @@
 #include "cly_crypto.h"
 
 #include <openssl/evp.h>
+#include <string.h>
 
 #include "cly_library_loader.h"
 
-enum { DIGEST, SHA512, SHA1, CONTEXT_NEW, CONTEXT_FREE, DIGEST_INIT, DIGEST_UPDATE, DIGEST_FINAL, SYMBOL_COUNT };
+enum {
+    DIGEST, SHA512, SHA1, SHA256, CONTEXT_NEW, CONTEXT_FREE, DIGEST_INIT, DIGEST_UPDATE, DIGEST_FINAL, SYMBOL_COUNT
+};
 static const char *const names[SYMBOL_COUNT] = {
-    "EVP_Digest",      "EVP_sha512",        "EVP_sha1",         "EVP_MD_CTX_new",
+    "EVP_Digest",      "EVP_sha512",      "EVP_sha1",         "EVP_sha256",       "EVP_MD_CTX_new",
     "EVP_MD_CTX_free", "EVP_DigestInit_ex", "EVP_DigestUpdate", "EVP_DigestFinal_ex",
 };
 static void *slots[SYMBOL_COUNT];
@@ -33,11 +36,18 @@ int cly_crypto_sha1(const void *data, size_t size, unsigned char digest[20]) {
     return digest_with(SHA1, data, size, digest, 20);
 }
 
-void *cly_crypto_sha1_begin(void) {
+void *cly_crypto_digest_begin(int algorithm) {
+    int slot;
+    switch (algorithm) {
+    case CLY_DIGEST_SHA1: slot = SHA1; break;
+    case CLY_DIGEST_SHA256: slot = SHA256; break;
+    case CLY_DIGEST_SHA512: slot = SHA512; break;
+    default: return NULL;
+    }
     if (!ready()) return NULL;
     EVP_MD_CTX *context = ((EVP_MD_CTX * (*)(void)) slots[CONTEXT_NEW])();
     if (!context) return NULL;
-    const EVP_MD *md = ((const EVP_MD *(*)(void))slots[SHA1])();
+    const EVP_MD *md = ((const EVP_MD *(*)(void))slots[slot])();
     if (((int (*)(EVP_MD_CTX *, const EVP_MD *, ENGINE *))slots[DIGEST_INIT])(context, md, NULL) != 1) {
         ((void (*)(EVP_MD_CTX *))slots[CONTEXT_FREE])(context);
         return NULL;
@@ -45,19 +55,22 @@ void *cly_crypto_sha1_begin(void) {
     return context;
 }
 
-int cly_crypto_sha1_update(void *context, const void *data, size_t size) {
+int cly_crypto_digest_update(void *context, const void *data, size_t size) {
     if (!context) return 0;
     return ((int (*)(EVP_MD_CTX *, const void *, size_t))slots[DIGEST_UPDATE])(context, data, size) == 1;
 }
 
-int cly_crypto_sha1_end(void *context, unsigned char digest[20]) {
+int cly_crypto_digest_end(void *context, unsigned char *digest, size_t size) {
     if (!context) return 0;
     int done = 0;
     if (digest) {
+        // Written to a buffer of the largest size first: `digest` may be shorter than the algorithm's output.
+        unsigned char out[EVP_MAX_MD_SIZE];
         unsigned int length = 0;
-        done = ((int (*)(EVP_MD_CTX *, unsigned char *, unsigned int *))slots[DIGEST_FINAL])(context, digest, &length)
+        done = ((int (*)(EVP_MD_CTX *, unsigned char *, unsigned int *))slots[DIGEST_FINAL])(context, out, &length)
                    == 1
-               && length == 20;
+               && length == size;
+        if (done) memcpy(digest, out, size);
     }
     ((void (*)(EVP_MD_CTX *))slots[CONTEXT_FREE])(context);
     return done;

@@ -1,3 +1,6 @@
 // `CohorlyValue` and `Properties` live in CohorlyJSON (shared with the collector); users of the client see them
 // through `import Cohorly`.
 @_exported import CohorlyJSON
+// The HTTP client (`Transport`, `CurlTransport`) lives in CohorlyHTTPClient, which the CLI uses without the
+// analytics client; users of the client see it through `import Cohorly`.
+@_exported import CohorlyHTTPClient

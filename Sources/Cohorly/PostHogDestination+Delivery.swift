@@ -1,3 +1,4 @@
+import CohorlyCompression
 import Foundation
 
 /// Capture V1 delivery of one batch (research/posthog.md part A §1.3–1.4):

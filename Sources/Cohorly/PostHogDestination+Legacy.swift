@@ -1,3 +1,4 @@
+import CohorlyCompression
 import Foundation
 
 /// The legacy capture wire, `POST {host}/batch` (research/posthog.md part A2): for a self-hosted PostHog without

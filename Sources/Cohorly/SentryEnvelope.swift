@@ -1,3 +1,4 @@
+import CohorlyCompression
 import Foundation
 
 /// One Sentry envelope (research/sentry.md "Envelope framing"): a header line of compact JSON (`event_id` when an

@@ -57,12 +57,17 @@ public final class Collector: Sendable {
     /// Starts listening; returns the port (the chosen one when configured with 0).
     @discardableResult
     public func start() throws -> UInt16 {
-        let port = try server.start(
-            address: configuration.bindAddress, port: configuration.port,
-            memoryLimit: configuration.connectionMemoryLimit,
-            timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient,
-            headerDeadline: configuration.headerDeadline, minimumBodyRate: configuration.minimumBodyRate,
-            maxConnections: configuration.effectiveMaxConnections)
+        let port: UInt16
+        do {
+            port = try server.start(
+                address: configuration.bindAddress, port: configuration.port,
+                memoryLimit: configuration.connectionMemoryLimit,
+                timeout: configuration.connectionTimeout, perClient: configuration.connectionsPerClient,
+                headerDeadline: configuration.headerDeadline, minimumBodyRate: configuration.minimumBodyRate,
+                maxConnections: configuration.effectiveMaxConnections)
+        } catch let failure as HTTPServerError {
+            throw CollectorError(failure)
+        }
         portBox.set(port)
         return port
     }
@@ -106,5 +111,43 @@ public final class Collector: Sendable {
         private var port: UInt16 = 0
         func set(_ value: UInt16) { lock.withLock { port = value } }
         func get() -> UInt16 { lock.withLock { port } }
+    }
+}
+
+/// Why the collector could not start.
+public enum CollectorError: Error, Sendable, CustomStringConvertible {
+    /// The bind address is not an IPv4 address.
+    case invalidAddress(String)
+    /// libmicrohttpd could not listen (port in use, no permission).
+    case cannotListen(address: String, port: UInt16)
+    /// libmicrohttpd could not be loaded (the reason names the library and what is wrong).
+    case libraryUnavailable(String)
+    /// The admin secret is empty (it would protect nothing).
+    case emptySecret
+    /// Another collector holds the data directory (or its lock file cannot be opened).
+    case dataDirectoryInUse(directory: String, reason: String)
+    /// The data directory, or something in it, is not this user's alone (DataDirectoryCheck.swift).
+    case unsafeDataDirectory(directory: String, reason: String)
+
+    /// The server's reason, as the collector's.
+    init(_ failure: HTTPServerError) {
+        switch failure {
+        case .invalidAddress(let address): self = .invalidAddress(address)
+        case .cannotListen(let address, let port): self = .cannotListen(address: address, port: port)
+        case .libraryUnavailable(let reason): self = .libraryUnavailable(reason)
+        }
+    }
+
+    /// A readable reason.
+    public var description: String {
+        switch self {
+        case .invalidAddress(let address): return "invalid IPv4 bind address \(address)"
+        case .cannotListen(let address, let port): return "cannot listen on \(address):\(port)"
+        case .libraryUnavailable(let reason): return reason
+        case .emptySecret: return "the admin secret is empty"
+        case .dataDirectoryInUse(let directory, let reason): return "data directory \(directory): \(reason)"
+        case .unsafeDataDirectory(let directory, let reason):
+            return "data directory \(directory) is not safe to use: \(reason)"
+        }
     }
 }

@@ -109,15 +109,8 @@ public struct CollectorConfiguration: Sendable {
         }
     }
 
-    /// Which requests a collector logs.
-    public enum RequestLogLevel: Sendable {
-        /// None.
-        case none
-        /// Those answered with status 400 or more, or dropped without an answer.
-        case refused
-        /// Every request.
-        case all
-    }
+    /// Which requests a collector logs (the HTTP server's levels).
+    public typealias RequestLogLevel = CohorlyHTTPServer.RequestLogLevel
 
     /// `maxConnections`, at most the open-file limit less 64 descriptors for files and the database.
     var effectiveMaxConnections: Int {

@@ -125,15 +125,3 @@ extension Router {
         }
     }
 }
-
-/// An upload refused from its headers: `answer` is sent at once and the body is never read (nil: the connection
-/// is dropped without an answer).
-final class RejectedUpload: RequestBodySink {
-    let answer: HTTPResponse?
-
-    init(_ answer: HTTPResponse?) { self.answer = answer }
-
-    func append(_ bytes: UnsafeRawBufferPointer) -> Bool { false }
-
-    func finish(_ request: HTTPRequest) -> HTTPResponse? { answer }
-}

@@ -3,14 +3,6 @@ import CohorlySQLite
 import CohorlySymbols
 import Foundation
 
-/// What a stored debug file is for, as the debuginfod protocol names it.
-public enum DebugFileKind: String, Sendable, CaseIterable {
-    /// A file with DWARF debug info (a separate debug file, or an unstripped binary).
-    case debuginfo
-    /// The binary with code (executable or shared library): unwind info and symbols.
-    case executable
-}
-
 /// One stored (build id, kind) with the content it points at.
 public struct StoredDebugFile: Sendable, Hashable {
     /// The GNU build id, lowercase hex.

@@ -1,3 +1,5 @@
+import CohorlyCompression
+import CohorlyDigests
 import Foundation
 
 /// One `PUT /api/debug-files/<build_id>/<kind>` in progress: inflates the body while it arrives (when the
@@ -38,7 +40,7 @@ final class DebugFileUpload: RequestBodySink {
     private let temporary: URL
     private var receivedAtFailure: Int64 = 0
     private var fd: Int32
-    private let hash = SHA256()
+    private let hash = Digest(.sha256)
     private var inflater: ZlibStream?
     private var written: Int64 = 0
     /// Bytes it may write before the free-space floor (read again every `recheckBytes`); nil when unknown.
@@ -147,7 +149,12 @@ final class DebugFileUpload: RequestBodySink {
         if failure == nil, let expectedSize, written != expectedSize {
             fail(400, "incomplete body: received \(written) bytes, \(DebugFileHeader.size) says \(expectedSize)")
         }
-        let sha = hash.finalizeHex()
+        var sha = ""
+        do {
+            sha = try hash.finalizeHex()
+        } catch {
+            fail(500, error.description)
+        }
         if failure == nil, let expectedSHA, expectedSHA != sha {
             fail(400, "checksum mismatch: the body's SHA-256 is \(sha), \(DebugFileHeader.sha256) says \(expectedSHA)")
         }

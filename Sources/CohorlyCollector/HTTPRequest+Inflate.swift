@@ -1,3 +1,4 @@
+import CohorlyCompression
 import Foundation
 
 /// Why a request body could not be decoded.

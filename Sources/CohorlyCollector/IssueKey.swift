@@ -1,4 +1,5 @@
 import CohorlyCrashModel
+import CohorlyDigests
 import CohorlySymbols
 
 /// What decides the issue of one `$exception` occurrence, and what the issue shows about it.
@@ -104,9 +105,8 @@ struct IssueKey: Sendable, Hashable {
         path.split(separator: "/").last.map(String.init) ?? path
     }
 
+    /// SHA-256 of `text`, lowercase hex (libcrypto); without libcrypto the text itself, which groups the same.
     static func sha256(_ text: String) -> String {
-        let hash = SHA256()
-        hash.update(Array(text.utf8))
-        return hash.finalizeHex()
+        (try? Digest.hex(.sha256, Array(text.utf8))) ?? text
     }
 }

@@ -22,11 +22,3 @@ extension HTTPRequest {
         query[name] == nil ? nil : try integer(name, in: range, absent: 0)
     }
 }
-
-/// The ranges the read API accepts (the CLI checks its `--limit` against them too).
-public enum QueryLimits {
-    /// `limit=` on every list route: 0...100,000.
-    public static let limit = 0...100_000
-    /// `after=` (a row id).
-    static let rowId = 0...Int(Int64.max)
-}

@@ -1,3 +1,5 @@
+import CohorlyDigests
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -76,7 +78,7 @@ public final class DebugFileLocator {
             else { continue }
             if let buildId, info.buildId != buildId { continue }
             // Without a build id, a debuglink target must match the CRC the binary recorded.
-            if buildId == nil, let crc = candidate.crc, CRC32.file(candidate.path) != crc { continue }
+            if buildId == nil, let crc = candidate.crc, Self.crc32(ofFile: candidate.path) != crc { continue }
             let found = Found(path: candidate.path, info: info, source: candidate.source)
             if info.hasDebugInfo && !info.problems.contains(.zstdSections) { return found }
             if fallback == nil && (info.hasSymtab || info.hasDynsym) { fallback = found }
@@ -195,5 +197,22 @@ public final class DebugFileLocator {
         }
         scanned = map
         return map
+    }
+}
+
+extension DebugFileLocator {
+    /// The CRC-32 of a whole file (a `.gnu_debuglink` check), or nil when it cannot be read.
+    static func crc32(ofFile path: String) -> UInt32? {
+        guard let file = try? RegularFile(path: path) else { return nil }
+        var crc: UInt32 = 0
+        do {
+            try file.forEachChunk(size: 1 << 16) { chunk in
+                crc = CRC32.update(crc, chunk)
+                return true
+            }
+        } catch {
+            return nil
+        }
+        return crc
     }
 }

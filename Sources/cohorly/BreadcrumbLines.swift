@@ -1,4 +1,4 @@
-import Cohorly
+import CohorlyJSON
 import CohorlySymbols
 
 /// The breadcrumbs section `cohorly crashes show` prints under the crash, one line each, oldest first:

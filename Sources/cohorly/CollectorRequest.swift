@@ -1,6 +1,7 @@
+import CohorlyCollectorAPI
 import CohorlyCommandLine
-import Cohorly
-import CohorlyCollector
+import CohorlyHTTPClient
+import CohorlyJSON
 import CohorlySymbols
 import Foundation
 

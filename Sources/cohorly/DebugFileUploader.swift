@@ -1,6 +1,8 @@
 import CCurl
-import Cohorly
-import CohorlyCollector
+import CohorlyCollectorAPI
+import CohorlyDigests
+import CohorlyHTTPClient
+import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
@@ -70,7 +72,7 @@ struct DebugFileUploader {
 
     /// SHA-256 and size of a file, read in 1 MiB pieces.
     static func hash(_ path: String) throws -> (sha256: String, size: Int64) {
-        let hash = SHA256()
+        let hash = Digest(.sha256)
         var size: Int64 = 0
         do {
             try RegularFile(path: path).forEachChunk { chunk in
@@ -81,7 +83,11 @@ struct DebugFileUploader {
         } catch {
             throw Failure(description: error.description)
         }
-        return (hash.finalizeHex(), size)
+        do {
+            return (try hash.finalizeHex(), size)
+        } catch {
+            throw Failure(description: error.description)
+        }
     }
 
     // MARK: - Talking to the collector

@@ -1,5 +1,5 @@
+import CohorlyCollectorAPI
 import CohorlyCommandLine
-import CohorlyCollector
 import CohorlySymbols
 import Foundation
 

@@ -1,6 +1,6 @@
+import CohorlyCollectorAPI
 import CohorlyCommandLine
-import Cohorly
-import CohorlyCollector
+import CohorlyJSON
 import CohorlySymbols
 import Foundation
 

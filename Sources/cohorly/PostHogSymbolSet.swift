@@ -1,7 +1,6 @@
-import CCrypto
-import CZlib
 import CZstd
-import CohorlyCollector
+import CohorlyCompression
+import CohorlyDigests
 import CohorlySymbols
 
 /// One ELF file packed as a PostHog symbol set (research/posthog.md part C2, PostHog's
@@ -54,13 +53,11 @@ struct PostHogSymbolSet {
 
     /// SHA-512 of `bytes` (libcrypto), lowercase hex.
     static func sha512Hex(_ bytes: [UInt8]) throws(DebugFileUploader.Failure) -> String {
-        var digest = [UInt8](repeating: 0, count: 64)
-        let done = bytes.withUnsafeBytes { cly_crypto_sha512($0.baseAddress, $0.count, &digest) }
-        guard done == 1 else {
-            throw .init(
-                description: "SHA-512 failed: \(cly_crypto_load_error().map { String(cString: $0) } ?? "libcrypto")")
+        do {
+            return try Digest.hex(.sha512, bytes)
+        } catch {
+            throw .init(description: error.description)
         }
-        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// A ZIP archive (PKWARE APPNOTE 4.3: local header, data, central directory, end record) holding the file
@@ -80,7 +77,7 @@ struct PostHogSymbolSet {
         }
         guard file.size <= largestInput else { throw failure("larger than 1 GiB") }
         var data: [UInt8] = []
-        var crc = crc32(0, nil, 0)
+        var crc: UInt32 = 0
         var size: Int64 = 0
         var problem: String?
         do {
@@ -90,7 +87,7 @@ struct PostHogSymbolSet {
                     problem = "larger than 1 GiB"
                     return false
                 }
-                crc = crc32(crc, piece.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(piece.count))
+                crc = CRC32.update(crc, piece)
                 do {
                     try deflater.process(piece) { data.append(contentsOf: $0) }
                 } catch {
@@ -108,7 +105,7 @@ struct PostHogSymbolSet {
         } catch {
             throw failure("deflate: \(error)")
         }
-        let crc32Value = UInt32(truncatingIfNeeded: crc)
+        let crc32Value = crc
         let compressed = UInt32(truncatingIfNeeded: data.count)
         let uncompressed = UInt32(truncatingIfNeeded: size)
         var archive: [UInt8] = []

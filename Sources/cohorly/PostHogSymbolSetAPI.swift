@@ -1,4 +1,5 @@
-import Cohorly
+import CohorlyHTTPClient
+import CohorlyJSON
 import Foundation
 
 /// PostHog's symbol-set API (research/posthog.md part C2, posthog-cli `api/symbol_sets.rs`): the three calls of

@@ -1,5 +1,5 @@
-import Cohorly
-import CohorlyCollector
+import CohorlyHTTPClient
+import CohorlyJSON
 import Foundation
 
 /// Sentry's chunk-upload API for debug files (research/sentry.md "Debug-file upload", sentry-cli's

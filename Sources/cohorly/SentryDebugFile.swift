@@ -1,3 +1,4 @@
+import CohorlyDigests
 import CohorlySymbols
 import Foundation
 
@@ -31,8 +32,8 @@ struct SentryDebugFile {
         } catch {
             throw .init(description: "\(error)")
         }
-        let whole = try SHA1Stream()
-        var chunk = try SHA1Stream()
+        let whole = Digest(.sha1)
+        var chunk = Digest(.sha1)
         var inChunk = 0
         var hashes: [String] = []
         var total: Int64 = 0
@@ -49,8 +50,8 @@ struct SentryDebugFile {
                     rest = UnsafeRawBufferPointer(rebasing: rest[take...])
                     guard inChunk == chunkSize else { continue }
                     do throws(DebugFileUploader.Failure) {
-                        hashes.append(try chunk.finalizeHex())
-                        chunk = try SHA1Stream()
+                        hashes.append(try Self.hex(chunk))
+                        chunk = Digest(.sha1)
                     } catch {
                         failure = error
                         return false
@@ -63,9 +64,9 @@ struct SentryDebugFile {
             throw .init(description: "\(error)")
         }
         if let failure { throw failure }
-        if inChunk > 0 || hashes.isEmpty { hashes.append(try chunk.finalizeHex()) }
+        if inChunk > 0 || hashes.isEmpty { hashes.append(try Self.hex(chunk)) }
         size = total
-        checksum = try whole.finalizeHex()
+        checksum = try Self.hex(whole)
         chunks = hashes
     }
 
@@ -89,12 +90,21 @@ struct SentryDebugFile {
             guard got > 0 else { throw .init(description: "\(path): changed while it was uploaded (short read)") }
             done += got
         }
-        let stream = try SHA1Stream()
-        bytes.withUnsafeBytes { stream.update($0) }
-        let hash = try stream.finalizeHex()
+        let stream = Digest(.sha1)
+        stream.update(bytes)
+        let hash = try Self.hex(stream)
         guard index < chunks.count, hash == chunks[index] else {
             throw .init(description: "\(path): changed while it was uploaded (chunk \(index) differs)")
         }
         return bytes
+    }
+
+    /// `digest` finalized (lowercase hex), its failure said as the upload's.
+    private static func hex(_ digest: Digest) throws(DebugFileUploader.Failure) -> String {
+        do {
+            return try digest.finalizeHex()
+        } catch {
+            throw .init(description: error.description)
+        }
     }
 }

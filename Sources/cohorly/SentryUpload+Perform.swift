@@ -1,4 +1,4 @@
-import CohorlyCollector
+import CohorlyCompression
 import Foundation
 
 extension SentryUpload {

@@ -1,4 +1,3 @@
-import CohorlyCollector
 import CohorlyCommandLine
 import CohorlySymbols
 import Foundation

@@ -1,5 +1,5 @@
 import CCurl
-import CohorlyCollector
+import CohorlyCompression
 import CohorlySymbols
 import Foundation
 

@@ -1,4 +1,3 @@
-import CohorlyCollector
 import CohorlyCrashModel
 import CohorlySymbols
 

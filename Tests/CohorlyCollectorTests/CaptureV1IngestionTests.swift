@@ -1,4 +1,5 @@
 import CohorlyCollector
+import CohorlyCompression
 import Foundation
 import Testing
 

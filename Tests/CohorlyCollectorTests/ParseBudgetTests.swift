@@ -1,3 +1,4 @@
+import CohorlyCompression
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import CCrypto
 import Cohorly
+import CohorlyCompression
 import Foundation
 
 @testable import CohorlyCollector

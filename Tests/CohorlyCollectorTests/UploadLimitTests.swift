@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlyCompression
 import Foundation
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
 
 @testable import Cohorly
-import CohorlyCollector
+import CohorlyCompression
+import CohorlyHTTPServer
 
 /// A mock PostHog capture V1 server over loopback (libmicrohttpd, the collector's `HTTPServer`): records every
 /// request (gzip bodies inflated) and answers from a script, then `200` with an `ok` result per event. Flags

@@ -1,4 +1,5 @@
-import CohorlyCollector
+import CohorlyCompression
+import CohorlyHTTPServer
 import Foundation
 import TestWaiting
 

@@ -1,7 +1,8 @@
 import CZlib
 
 /// A zlib stream that turns input pieces into output pieces of at most `chunkSize` bytes, so compressed
-/// uploads are inflated (collector) or deflated (CLI) while they stream, in bounded memory.
+/// uploads are inflated (collector) or deflated (CLI) while they stream, in bounded memory; request bodies are
+/// gzipped in one go (`gzip(_:level:)`, `Gzip.compress`).
 package final class ZlibStream {
     /// Which way the bytes go.
     package enum Mode {

@@ -30,5 +30,5 @@ extension HeaderDeadline {
     }
 
     /// Open connections not being evicted (tests).
-    var openConnections: Int { condition.withLock { addresses.count - evicted.count } }
+    package var openConnections: Int { condition.withLock { addresses.count - evicted.count } }
 }

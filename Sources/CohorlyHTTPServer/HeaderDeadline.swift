@@ -16,7 +16,7 @@ import Foundation
 ///
 /// It also admits connections at the cap (HeaderDeadline+Admission.swift): it knows every open connection's client
 /// address (`opened`).
-final class HeaderDeadline: @unchecked Sendable {
+package final class HeaderDeadline: @unchecked Sendable {
     private let seconds: Double
     private let minimumBodyRate: Double
     /// Open connections it admits at most (0: no cap).

@@ -7,10 +7,10 @@ import Foundation
 /// body is then never read). The handler returns nil to drop the connection without an answer. Routes the
 /// `streamer` claims (it sees the request without its body) get their body piece by piece instead (uploads to
 /// disk, any size). Every answer goes through the request log.
-final class HTTPServer: @unchecked Sendable {
-    typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse?
-    typealias Screener = @Sendable (HTTPRequest, _ port: UInt16) -> HTTPResponse?
-    typealias Streamer = @Sendable (HTTPRequest) -> (any RequestBodySink)?
+package final class HTTPServer: @unchecked Sendable {
+    package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse?
+    package typealias Screener = @Sendable (HTTPRequest, _ port: UInt16) -> HTTPResponse?
+    package typealias Streamer = @Sendable (HTTPRequest) -> (any RequestBodySink)?
 
     let handler: Handler
     let screener: Screener?
@@ -21,9 +21,9 @@ final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private var listeningPort: UInt16 = 0
     /// The request-header deadline, when `start` was given one.
-    private(set) var headerDeadline: HeaderDeadline?
+    package private(set) var headerDeadline: HeaderDeadline?
 
-    init(
+    package init(
         maxBodyBytes: Int, log: RequestLog = RequestLog(level: .none, handler: nil), screener: Screener? = nil,
         streamer: Streamer? = nil, handler: @escaping Handler
     ) {
@@ -35,7 +35,7 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// The port it listens on (0 before `start` returned).
-    var port: UInt16 { lock.withLock { listeningPort } }
+    package var port: UInt16 { lock.withLock { listeningPort } }
 
     deinit { stop() }
 
@@ -44,7 +44,7 @@ final class HTTPServer: @unchecked Sendable {
     /// body then averages under `minimumBodyRate` bytes per second past the same time (0: bodies not watched);
     /// `maxConnections` caps open connections (0: libmicrohttpd's 1,020), evicting one only waiting for headers
     /// to admit a new one at the cap (HeaderDeadline+Admission.swift).
-    func start(
+    package func start(
         address: String, port: UInt16, memoryLimit: Int, timeout: UInt32, perClient: UInt32,
         headerDeadline seconds: Double = 0, minimumBodyRate: Double = 0, maxConnections: Int = 0
     ) throws -> UInt16 {
@@ -52,7 +52,7 @@ final class HTTPServer: @unchecked Sendable {
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_port = port.bigEndian
         guard inet_pton(AF_INET, address, &socketAddress.sin_addr) == 1 else {
-            throw CollectorError.invalidAddress(address)
+            throw HTTPServerError.invalidAddress(address)
         }
         let context = Unmanaged.passUnretained(self).toOpaque()
         // Connections evicted at the cap close within moments; libmicrohttpd's own limit leaves room for them.
@@ -70,8 +70,8 @@ final class HTTPServer: @unchecked Sendable {
         }
         guard let started else {
             headerDeadline?.stop()
-            if let reason = cly_mhd_load_error() { throw CollectorError.libraryUnavailable(String(cString: reason)) }
-            throw CollectorError.cannotListen(address: address, port: port)
+            if let reason = cly_mhd_load_error() { throw HTTPServerError.libraryUnavailable(String(cString: reason)) }
+            throw HTTPServerError.cannotListen(address: address, port: port)
         }
         let bound = cly_mhd_port(started)
         lock.withLock {
@@ -82,7 +82,7 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// Stops accepting, closes connections and joins the server threads.
-    func stop() {
+    package func stop() {
         let running = lock.withLock {
             let current = daemon
             daemon = nil
@@ -93,20 +93,14 @@ final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// Why the collector could not start.
-public enum CollectorError: Error, Sendable, CustomStringConvertible {
+/// Why the server could not start.
+public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// The bind address is not an IPv4 address.
     case invalidAddress(String)
     /// libmicrohttpd could not listen (port in use, no permission).
     case cannotListen(address: String, port: UInt16)
     /// libmicrohttpd could not be loaded (the reason names the library and what is wrong).
     case libraryUnavailable(String)
-    /// The admin secret is empty (it would protect nothing).
-    case emptySecret
-    /// Another collector holds the data directory (or its lock file cannot be opened).
-    case dataDirectoryInUse(directory: String, reason: String)
-    /// The data directory, or something in it, is not this user's alone (DataDirectoryCheck.swift).
-    case unsafeDataDirectory(directory: String, reason: String)
 
     /// A readable reason.
     public var description: String {
@@ -114,21 +108,8 @@ public enum CollectorError: Error, Sendable, CustomStringConvertible {
         case .invalidAddress(let address): return "invalid IPv4 bind address \(address)"
         case .cannotListen(let address, let port): return "cannot listen on \(address):\(port)"
         case .libraryUnavailable(let reason): return reason
-        case .emptySecret: return "the admin secret is empty"
-        case .dataDirectoryInUse(let directory, let reason): return "data directory \(directory): \(reason)"
-        case .unsafeDataDirectory(let directory, let reason):
-            return "data directory \(directory) is not safe to use: \(reason)"
         }
     }
-}
-
-/// Receives one request body piece by piece, on the connection's thread, then answers.
-protocol RequestBodySink: AnyObject {
-    /// The next piece of the body (as sent: still compressed when the client compressed it). False drops the
-    /// connection at once, without an answer (a body far past any limit).
-    func append(_ bytes: UnsafeRawBufferPointer) -> Bool
-    /// The whole body arrived; `request` has an empty body. Nil drops the connection without an answer.
-    func finish(_ request: HTTPRequest) -> HTTPResponse?
 }
 
 /// The body collected so far for one request (or the sink it streams to).

@@ -3,9 +3,15 @@ import Foundation
 /// The request log: one line per request (or per refused one), `<status> <METHOD> <path> from <address>: <reason>`.
 /// Only the method, the path (never the query), the client address and the refusal's message are written, with
 /// control characters escaped: never a header, so never a credential.
-struct RequestLog: Sendable {
-    let level: CollectorConfiguration.RequestLogLevel
+package struct RequestLog: Sendable {
+    let level: RequestLogLevel
     let handler: (@Sendable (String) -> Void)?
+
+    /// A log at `level`, writing each line to `handler` (nil: standard error).
+    package init(level: RequestLogLevel, handler: (@Sendable (String) -> Void)?) {
+        self.level = level
+        self.handler = handler
+    }
 
     /// Logs `request` answered with `answer` (nil: dropped without an answer) when the level asks for it.
     func record(_ request: HTTPRequest, _ answer: HTTPResponse?) {
@@ -26,7 +32,7 @@ struct RequestLog: Sendable {
     }
 
     /// `text` cut at `limit` characters, control characters as `\u{…}`.
-    static func clean(_ text: String, _ limit: Int) -> String {
+    package static func clean(_ text: String, _ limit: Int) -> String {
         var result = ""
         for scalar in text.unicodeScalars.prefix(limit) {
             if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
@@ -37,4 +43,14 @@ struct RequestLog: Sendable {
         }
         return text.unicodeScalars.count > limit ? result + "…" : result
     }
+}
+
+/// Which requests a server logs.
+public enum RequestLogLevel: Sendable {
+    /// None.
+    case none
+    /// Those answered with status 400 or more, or dropped without an answer.
+    case refused
+    /// Every request.
+    case all
 }

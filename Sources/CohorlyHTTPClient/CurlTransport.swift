@@ -25,7 +25,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     public func send(_ request: TransportRequest) -> TransportResponse { exchange(request).response }
 
     /// ``send(_:)``, also returning the answer's headers (names lowercased; the last hop's).
-    func exchange(_ request: TransportRequest) -> (response: TransportResponse, headers: [String: String]) {
+    package func exchange(_ request: TransportRequest) -> (response: TransportResponse, headers: [String: String]) {
         guard let handle = takeHandle() else {
             // libcurl missing or broken: a transport failure, so the events stay queued for a later try.
             return (.failure(cly_curl_load_error().map { String(cString: $0) } ?? "curl_easy_init failed"), [:])
@@ -45,7 +45,7 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     }
 
     /// True when both URLs share scheme, host and (default-filled) port.
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
         return a.scheme?.lowercased() == b.scheme?.lowercased()
             && a.host?.lowercased() == b.host?.lowercased()

@@ -5,7 +5,7 @@ extension HTTPRequest {
     /// request-*`) spell whole requests: `METHOD /path?query HTTP/1.1`, header lines, an empty line, the body
     /// (line ends `\r\n` or `\n`; query values are not percent-decoded). Nil when the bytes do not start with a
     /// request line.
-    init?(raw bytes: [UInt8]) {
+    package init?(raw bytes: [UInt8]) {
         let newline = UInt8(ascii: "\n")
         var lines: [String] = []
         var start = 0

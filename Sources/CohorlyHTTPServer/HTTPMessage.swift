@@ -1,3 +1,5 @@
+import CohorlyJSON
+
 /// A request as the server read it.
 public struct HTTPRequest: Sendable {
     /// `GET`, `POST`, …
@@ -43,9 +45,9 @@ public struct HTTPResponse: Sendable {
     /// The body.
     public var body: [UInt8]
     /// A file whose contents are the body, streamed by the server instead of `body` (nil: use `body`).
-    var bodyFile: String?
+    package var bodyFile: String?
     /// Why the request was refused (an error answer's message), for the request log.
-    var reason: String?
+    package var reason: String?
 
     /// A response value (JSON content type unless `headers` says otherwise).
     public init(
@@ -57,7 +59,7 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A JSON response.
-    static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = [])
+    package static func json(_ status: Int, _ value: CohorlyValue, headers: [(String, String)] = [])
         -> HTTPResponse
     {
         HTTPResponse(
@@ -66,7 +68,7 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The file at `path` as an `application/octet-stream` body, streamed from disk.
-    static func file(_ path: String, headers: [(String, String)] = []) -> HTTPResponse {
+    package static func file(_ path: String, headers: [(String, String)] = []) -> HTTPResponse {
         var response = HTTPResponse(
             status: 200, headers: [("Content-Type", "application/octet-stream")] + headers, body: [])
         response.bodyFile = path
@@ -74,7 +76,7 @@ public struct HTTPResponse: Sendable {
     }
 
     /// `{"status":0,"error":message}`.
-    static func error(_ status: Int, _ message: String, headers: [(String, String)] = [])
+    package static func error(_ status: Int, _ message: String, headers: [(String, String)] = [])
         -> HTTPResponse
     {
         var response = json(status, ["status": 0, "error": .string(message)], headers: headers)
