@@ -60,6 +60,7 @@ extension ExceptionRecord.Frame {
         if let module { frame["module"] = .string(module) }
         if resolved {
             if let function { frame["function"] = .string(function) }
+            if let symbol { frame["symbol"] = .string(symbol) }
             if let filename { frame["filename"] = .string(filename) }
             if line > 0 { frame["lineno"] = .int(line) }
             if column > 0 { frame["colno"] = .int(column) }

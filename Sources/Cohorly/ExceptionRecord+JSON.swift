@@ -45,6 +45,7 @@ extension ExceptionRecord.Frame {
         object["imageAddress"] = imageAddress.map { .string($0) }
         object["imagePath"] = imagePath.map { .string($0) }
         object["function"] = function.map { .string($0) }
+        object["symbol"] = symbol.map { .string($0) }
         object["filename"] = filename.map { .string($0) }
         object["language"] = language.map { .string($0) }
         object["kind"] = kind.map { .string($0) }
@@ -56,7 +57,8 @@ extension ExceptionRecord.Frame {
         self.init(
             instructionAddress: address, imageAddress: value["imageAddress"]?.stringValue,
             imagePath: value["imagePath"]?.stringValue, inApp: value["inApp"] == true,
-            function: value["function"]?.stringValue, filename: value["filename"]?.stringValue,
+            function: value["function"]?.stringValue, symbol: value["symbol"]?.stringValue,
+            filename: value["filename"]?.stringValue,
             line: value["line"]?.intValue ?? 0, column: value["column"]?.intValue ?? 0,
             language: value["language"]?.stringValue, resolved: value["resolved"] == true,
             inlined: value["inlined"] == true, kind: value["kind"]?.stringValue)

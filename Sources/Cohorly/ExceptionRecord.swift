@@ -16,6 +16,9 @@ public struct ExceptionRecord: Sendable, Hashable {
         public var inApp: Bool
         /// The function, when symbolicated on the device.
         public var function: String?
+        /// The Swift linkage (mangled) name ``function`` was demangled from, when it was one: a reader prints
+        /// either naming style from it (`crash(on:_:)` or the full name). Sent as `symbol`, Sentry's name for it.
+        public var symbol: String?
         /// The source file, when symbolicated on the device.
         public var filename: String?
         /// The line (0: unknown).
@@ -35,7 +38,7 @@ public struct ExceptionRecord: Sendable, Hashable {
         /// A frame with these parts.
         public init(
             instructionAddress: String, imageAddress: String? = nil, imagePath: String? = nil, inApp: Bool = false,
-            function: String? = nil, filename: String? = nil, line: Int = 0, column: Int = 0,
+            function: String? = nil, symbol: String? = nil, filename: String? = nil, line: Int = 0, column: Int = 0,
             language: String? = nil, resolved: Bool = false, inlined: Bool = false, kind: String? = nil
         ) {
             self.instructionAddress = instructionAddress
@@ -43,6 +46,7 @@ public struct ExceptionRecord: Sendable, Hashable {
             self.imagePath = imagePath
             self.inApp = inApp
             self.function = function
+            self.symbol = symbol
             self.filename = filename
             self.line = line
             self.column = column

@@ -210,7 +210,8 @@ package enum SymbolicateExecutable {
         private func simplified(_ raw: Int32, _ text: TextTable.View) -> [UInt8]? {
             guard names == .simplified, raw >= 0 else { return nil }
             if let known = simplifiedNames[raw] { return known }
-            let name = Demangler.simplified(String(decoding: text[raw], as: UTF8.self)).map { Array($0.utf8) }
+            let rawName = String(decoding: text[raw], as: UTF8.self)
+            let name = Demangler.name(function: nil, rawFunction: rawName, style: .simplified).map { Array($0.utf8) }
             simplifiedNames[raw] = name ?? []
             return name
         }

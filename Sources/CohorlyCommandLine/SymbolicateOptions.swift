@@ -15,7 +15,8 @@ package struct SymbolicateOptions {
     package var debugDirs: [String]
     /// `--json`.
     package var json: Bool
-    /// `--full-names` / `--simplified`; nil when neither was given (each mode has its own default).
+    /// `--no-sugar` (or `--full-names`) / `--simplified`; nil when neither was given (each mode has its own
+    /// default).
     package var names: Demangler.Style?
     /// `--no-async`: the raw physical stacks, without the async callers.
     package var noAsync: Bool = false
@@ -23,15 +24,13 @@ package struct SymbolicateOptions {
     /// Parses and checks `arguments` (those after `symbolicate`).
     package static func parse(_ arguments: [String]) throws(UsageError) -> SymbolicateOptions {
         let parsed = try ParsedArguments.parse(
-            arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
+            arguments, flags: NamingFlags.all.union(["--json", "--no-async"]),
             options: ["--exe", "--debug-dir"])
         let debugDirs = parsed.options["--debug-dir"] ?? []
         if let missing = DirectoryArguments.firstMissing(debugDirs) {
             throw UsageError(reason: "--debug-dir \(missing): no such directory")
         }
-        if parsed.flags.contains("--full-names") && parsed.flags.contains("--simplified") {
-            throw UsageError(reason: "--full-names and --simplified exclude each other")
-        }
+        let names = try NamingFlags.style(parsed)
         var executable: String?
         if let executables = parsed.options["--exe"] {
             guard executables.count == 1, let only = executables.first else {
@@ -39,8 +38,6 @@ package struct SymbolicateOptions {
             }
             executable = only
         }
-        let names: Demangler.Style? =
-            parsed.flags.contains("--full-names") ? .full : parsed.flags.contains("--simplified") ? .simplified : nil
         return SymbolicateOptions(
             executable: executable, positionals: parsed.positionals, debugDirs: debugDirs,
             json: parsed.flags.contains("--json"), names: names, noAsync: parsed.flags.contains("--no-async"))
@@ -57,12 +54,13 @@ package struct SymbolicateOptions {
 
     /// The usage block of `cohorly symbolicate --help` (and `cohorly-symbolicate --help`).
     package static let help = """
-        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--full-names] [--no-async] [--json]
+        USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--no-sugar] [--no-async] [--json]
                cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
 
         With a crash report (format cohorly-crash/1 or /2; `-` reads it from standard input): prints the crash
         reason, then every thread's frames as `#N 0xADDR module function at file:line:col`, inlined frames
-        indented under their frame, names simplified as the Swift backtracer prints them (`crash(on:_:)`).
+        indented under their frame, every name simplified as the Swift backtracer prints it (`crash(on:_:)`), a
+        file only where a line is known (not a compile unit's name: `crtstuff.c`, `Swift.o`).
         Debug files are looked for next to each module, via .gnu_debuglink, in --debug-dir directories, in
         /usr/lib/debug and on the servers in DEBUGINFOD_URLS. Modules left unsymbolicated are listed.
 
@@ -79,9 +77,11 @@ package struct SymbolicateOptions {
         OPTIONS:
           --exe FILE        Symbolicate addresses of this ELF file instead of a report.
           --debug-dir DIR   Also look for debug files here (recursive; repeatable; must exist).
-          --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`) in text output;
-                            the default for --exe, and always in --json (`function`; `raw_function` mangled).
-          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`); the default for a report.
+          --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`, as swift-demangle
+                            --no-sugar prints them) for every frame of the text; the default for --exe, and
+                            always in --json (`function`; `raw_function` mangled). --full-names is the same.
+          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`, as swift-demangle --simplified);
+                            the default for a report.
           --no-async        The raw physical stacks: without the `[async]` callers a crash in async code lists
                             after the frame they continue from, and with the executor's frames it folds.
           --json            Print JSON instead of text.

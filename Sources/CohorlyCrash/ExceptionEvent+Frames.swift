@@ -53,11 +53,18 @@ extension ExceptionEvent {
                 frame.imageAddress = Address(images[image].base).description
                 frame.imagePath = images[image].path
             }
-            if let symbol, symbol.function != nil || symbol.file != nil {
+            if let symbol, symbol.function != nil || symbol.sourceLocation != nil {
                 frame.function = symbol.function
-                frame.filename = symbol.file
-                frame.line = max(0, symbol.line)
-                frame.column = max(0, symbol.column)
+                // The mangled name only for Swift: a reader makes either naming style from it (a C or C++ name
+                // reads the same in both).
+                if let raw = symbol.rawFunction, Demangler.isSwiftMangled(raw) { frame.symbol = raw }
+                // A file only where the line table places the address (not a compile unit's or an STT_FILE
+                // symbol's name with line 0: `crtstuff.c`, `Swift.o`).
+                if symbol.sourceLocation != nil {
+                    frame.filename = symbol.file
+                    frame.line = max(0, symbol.line)
+                    frame.column = max(0, symbol.column)
+                }
                 frame.language = Self.language(of: symbol)
                 frame.resolved = true
             }
@@ -72,7 +79,9 @@ extension ExceptionEvent {
             }
             if raw.hasPrefix("_Z") { return "cpp" }
             if CrashReason.runtimeFailure(symbol.function) != nil { return "swift" }
-            guard let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
+            guard symbol.sourceLocation != nil, let file = symbol.file, let dot = file.lastIndex(of: ".") else {
+                return nil
+            }
             switch file[file.index(after: dot)...] {
             case "swift": return "swift"
             case "cpp", "cc", "cxx", "hpp", "hh", "hxx": return "cpp"

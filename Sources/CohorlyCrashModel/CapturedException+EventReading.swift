@@ -12,7 +12,8 @@ extension CapturedException {
     /// Reads PostHog's native shape (research/posthog.md part C): `$exception_list[0]` with `type`, `value`,
     /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`, the frame's
     /// kind under ``frameKindKey``; `inline: true` frames repeat their physical frame's address and are folded
-    /// under it; the `function`, `filename`, `lineno` and `colno` the device resolved are kept as symbols),
+    /// under it; the `function`, `filename`, `lineno` and `colno` the device resolved are kept as symbols, with
+    /// the mangled `symbol` as the raw function),
     /// `$exception_threads`, and `$debug_images` (`code_file`, `code_id`, `image_addr`, `image_size`). Frames of
     /// kind `async_resume` are the thread's async callers, after the physical frame they continue from. A frame
     /// without a kind (events of older SDKs) follows the old positional rule: the innermost exact, the others
@@ -131,7 +132,9 @@ extension CapturedException {
         guard function != nil || file != nil else { return nil }
         let line = frame["lineno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         let column = frame["colno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
-        return FrameSymbol(function: function, file: file, line: line, column: column, inlined: inlined)
+        return FrameSymbol(
+            function: function, rawFunction: frame["symbol"]?.stringValue, file: file, line: line, column: column,
+            inlined: inlined)
     }
 
     /// A `0x…` hex string (PostHog's form of every address); nil for anything else.

@@ -42,11 +42,11 @@ public enum CrashSymbolicator {
         // resolved needs no debug file here.
         let frames = threads.flatMap { $0.frames + ($0.asyncFrames ?? []) }
         let raw = Set(frames.filter(\.symbols.isEmpty).compactMap(\.module))
-        let withoutLines = raw.union(
-            frames.filter { !$0.symbols.isEmpty && $0.symbols.allSatisfy { $0.file == nil } }.compactMap(\.module))
+        let lineless = frames.filter { !$0.symbols.isEmpty && $0.symbols.allSatisfy { $0.sourceLocation == nil } }
+        let withoutLines = raw.union(lineless.compactMap(\.module))
         return SymbolicatedCrash(
             reason: description.summary, reasonSource: description.source, signal: signal,
-            mechanism: description.mechanism,
+            mechanism: description.mechanism, handled: exception.handled,
             executable: exception.executable, complete: exception.complete, threads: threads,
             unsymbolicatedModules: missing.filter { raw.contains($0.path) },
             modulesWithoutDebugInfo: withoutDebugInfo.filter { withoutLines.contains($0.path) })

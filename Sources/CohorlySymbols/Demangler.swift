@@ -7,14 +7,16 @@ import CDwarf
 /// Turns linkage names into readable ones: Swift via the runtime's `swift_demangle`, C++ via `__cxa_demangle`.
 /// ``simplified(_:)`` gives the Swift backtracer's shorter form.
 public enum Demangler {
-    /// How names are printed: ``full`` (`CrashDemo.crash(on: Swift.String, _: () -> ()) -> Swift.Never`, the
-    /// default of JSON output and `symbolicate --exe`) or ``simplified`` (`crash(on:_:)`, as the Swift runtime's
-    /// backtracer prints it).
+    /// How names are printed: ``simplified`` (`crash(on:_:)`, as the Swift runtime's backtracer prints it: the
+    /// default of every printed stack) or ``full`` (`CrashDemo.crash(on: Swift.String, _: () -> ()) -> Swift.Never`,
+    /// `--no-sugar`; the form JSON output and events carry in `function`). One style holds for every frame of a
+    /// stack: it is made from each frame's linkage name, wherever the frame was resolved.
     public enum Style: Sendable {
-        /// Every module, argument and result type.
+        /// Every module, argument and result type, no sugar (`Swift.Optional<Swift.Int>`): the runtime's
+        /// `swift_demangle`, as `swift-demangle --no-sugar` prints it.
         case full
         /// The runtime's simplified options: no module names, no argument types, sugared types (`Int?`, `[A]`),
-        /// `specialized` for generic specializations.
+        /// `specialized` for generic specializations — `swift-demangle --simplified`.
         case simplified
     }
 
@@ -28,12 +30,21 @@ public enum Demangler {
     }
 
     /// A frame's name in `style`: `function` (the full readable name) or, simplified, the simplified form of
-    /// `rawFunction` (the linkage name) when it has one.
+    /// `rawFunction` (the linkage name) when it has one. A C or C++ name reads the same in both styles (the
+    /// backtracer prints C++ as `__cxa_demangle` does). A closure of top-level code, whose simplified form names
+    /// no context (`closure #1 in `), is given its module from the full name (`closure #1 in CrashDemo`).
     public static func name(function: String?, rawFunction: String?, style: Style) -> String? {
-        guard style == .simplified, let rawFunction, let simplified = simplified(rawFunction),
-            !simplified.hasSuffix(" in ")  // a closure of top-level code: the simplified form names no context
-        else { return function }
-        return simplified
+        guard let rawFunction, isSwiftMangled(rawFunction) else { return function }
+        guard style == .simplified, let simplified = simplified(rawFunction) else {
+            return function ?? demangle(rawFunction)
+        }
+        guard simplified.hasSuffix(" in ") else { return simplified }
+        let full = function ?? demangle(rawFunction)
+        let parts = full.split(separator: " in ", omittingEmptySubsequences: false)
+        guard parts.count > 1, let context = parts.last, !context.isEmpty, !context.contains(" ") else {
+            return simplified + "top-level code"
+        }
+        return simplified + context
     }
 
     /// The readable form of `name`, or `name` unchanged when it is not a Swift or Itanium C++ mangled name.

@@ -20,7 +20,7 @@ extension SymbolicatedCrash {
         if !below.isEmpty {
             let names = below.compactMap { frame -> String? in
                 guard let symbol = frame.symbols.last else { return nil }
-                return Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: .simplified)
+                return Self.name(symbol, options)
             }
             var line = "    … \(below.count) executor frame" + (below.count == 1 ? "" : "s")
             if !names.isEmpty { line += ": " + TerminalText.escaped(Self.uniqueInOrder(names).joined(separator: ", ")) }

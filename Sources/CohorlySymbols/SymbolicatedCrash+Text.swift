@@ -1,8 +1,8 @@
 extension SymbolicatedCrash {
     /// How ``text(header:options:)`` prints a crash.
     public struct TextOptions: Sendable {
-        /// How function names are printed (default ``Demangler/Style/simplified``, as the Swift backtracer
-        /// prints them).
+        /// How function names are printed, the same for every frame (default ``Demangler/Style/simplified``, as
+        /// the Swift backtracer prints them; ``Demangler/Style/full`` for `--no-sugar`).
         public var names: Demangler.Style
         /// The advice printed when some frames stay raw or without lines (default: nil, no advice), e.g. which
         /// option or command adds the missing debug files.
@@ -32,12 +32,18 @@ extension SymbolicatedCrash {
             || symbol.function == "(anonymous namespace)::terminate_hook()"
     }
 
+    /// Whether this was captured while the app lived on, not a crash: a hang (whether or not the process died
+    /// in it, the hung thread did not crash) or a handled error. Its text says `Captured:` and `Thread N
+    /// captured`, where a crash says `Crash:` and `Thread N crashed`.
+    public var isCapture: Bool { mechanism == "hang" || handled == true }
+
     /// The crash printed like a Swift backtrace: reason first, then each thread, `#N 0xADDR module function at
     /// file:line:col`, inlined frames indented under their frame, and lines naming the modules left raw or
     /// without lines. `header` lines (release, user, time…) go right after the reason. Text that came from the
-    /// crashed process or its files (reason, header, names, paths) has its control characters escaped.
+    /// crashed process or its files (reason, header, names, paths) has its control characters escaped. Every
+    /// name is in `options.names`; a file is printed only with its line (`FrameSymbol.sourceLocation`).
     public func text(header: [String] = [], options: TextOptions = TextOptions()) -> String {
-        var lines: [String] = ["Crash: \(TerminalText.escaped(reason))"]
+        var lines: [String] = ["\(isCapture ? "Captured" : "Crash"): \(TerminalText.escaped(reason))"]
         lines += header.map(TerminalText.escaped)
         if let signal {
             var text =
@@ -54,7 +60,7 @@ extension SymbolicatedCrash {
             lines.append("")
             var title = "Thread \(thread.tid.map(String.init) ?? "?")"
             if let name = thread.name, !name.isEmpty { title += " \"\(TerminalText.escaped(name))\"" }
-            if thread.crashed { title += " crashed" }
+            if thread.crashed { title += isCapture ? " captured" : " crashed" }
             lines.append(title + ":")
             if thread.frames.isEmpty { lines.append("  (no frames: the thread did not answer)") }
             var frames = thread.frames[...]
@@ -136,14 +142,15 @@ extension SymbolicatedCrash {
         return lines
     }
 
+    /// The symbol's function name in the style of `options`.
+    static func name(_ symbol: Symbol, _ options: TextOptions) -> String? {
+        Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: options.names)
+    }
+
     private static func describe(_ symbol: Symbol, _ options: TextOptions) -> String {
-        let name = Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: options.names)
-        var text = TerminalText.escaped(name ?? "??")
+        var text = TerminalText.escaped(name(symbol, options) ?? "??")
         if let offset = symbol.symbolOffset { text += " + \(offset)" }
-        if let file = symbol.file {
-            text += " at \(TerminalText.escaped(file))"
-            if symbol.line > 0 { text += ":\(symbol.line)" + (symbol.column > 0 ? ":\(symbol.column)" : "") }
-        }
+        if let location = symbol.sourceLocation { text += " at \(TerminalText.escaped(location))" }
         return text
     }
 }

@@ -12,6 +12,8 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
     public var signal: Signal?
     /// How the crash was caught.
     public var mechanism: String?
+    /// Whether the app handled it (a captured error: true; a crash report: false); nil from an older collector.
+    public var handled: Bool? = nil
     /// The crashed executable.
     public var executable: String?
     /// False for a salvaged report.
@@ -108,7 +110,7 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case reason, signal, mechanism, executable, complete, threads
+        case reason, signal, mechanism, handled, executable, complete, threads
         case reasonSource = "reason_source"
         case unsymbolicatedModules = "unsymbolicated_modules"
         case modulesWithoutDebugInfo = "modules_without_debug_info"

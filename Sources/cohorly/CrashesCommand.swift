@@ -6,7 +6,7 @@ import Foundation
 /// `cohorly crashes list`: the crashes a collector holds, newest crash time first.
 enum CrashesListCommand: Command {
     static let words = ["crashes", "list"]
-    static let summary = "List the crashes a collector received."
+    static let summary = "List the crashes, hangs and handled errors a collector received."
     static let help = """
         USAGE: cohorly crashes list [--host URL] [--limit N] [--level LEVEL] [--flag KEY[=VALUE]]
                                     [--auth-token-file F] [--json]
@@ -69,7 +69,7 @@ enum CrashesListCommand: Command {
                 [
                     "TIME (UTC)".padded(24), "LEVEL".padded(5), "MECHANISM".padded(13), "RELEASE".padded(20),
                     "DISTINCT ID".padded(36), "INSERT ID".padded(36),
-                    "THREAD".padded(16), "CRASH",
+                    "THREAD".padded(16), "REASON",
                 ]
                 .joined(separator: " "))
             for crash in list.crashes {
@@ -140,19 +140,22 @@ enum CrashesListCommand: Command {
 /// `cohorly crashes show ID`: one crash, symbolicated by the collector, printed like a Swift backtrace.
 enum CrashesShowCommand: Command {
     static let words = ["crashes", "show"]
-    static let summary = "Show one crash, symbolicated, like a Swift backtrace."
+    static let summary = "Show one crash, hang or handled error, symbolicated, like a Swift backtrace."
     static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--json]
+        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--no-sugar] [--no-async] [--json]
 
         The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
         the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
-        the signal), then every thread, names simplified as the Swift backtracer prints them; modules whose
-        debug file is missing stay raw and are named at the end. INSERT_ID may be a unique prefix of the id.
+        the signal), then every thread, names simplified as the Swift backtracer prints them (frames the device
+        resolved and frames the collector resolved alike); modules whose debug file is missing stay raw and are
+        named at the end. A hang or a handled error says `Captured:` and `Thread N captured`, a crash `Crash:`
+        and `Thread N crashed`. INSERT_ID may be a unique prefix of the id.
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --full-names      Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json.
+          --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json
+                            (--full-names is the same).
           --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
           --no-async        The raw physical stacks: without the `[async]` callers of a crash in async code, and
                             with the executor's frames below them (folded into one line by default).
@@ -166,13 +169,19 @@ enum CrashesShowCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
+                arguments, flags: NamingFlags.all.union(["--json", "--no-async"]),
                 options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
         }
         guard parsed.positionals.count == 1, let id = parsed.positionals.first, !id.isEmpty else {
             return Console.usageError("expected one INSERT_ID (or a prefix of one)", command: "crashes show")
+        }
+        let names: Demangler.Style
+        do {
+            names = try NamingFlags.style(parsed) ?? .simplified
+        } catch {
+            return Console.usageError(error.reason, command: "crashes show")
         }
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
         return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {
@@ -195,7 +204,6 @@ enum CrashesShowCommand: Command {
             if let os = shown.os {
                 header.append("OS: \(escaped(os)) \(escaped(shown.osVersion ?? "")) \(escaped(shown.arch ?? ""))")
             }
-            let names: Demangler.Style = parsed.flags.contains("--full-names") ? .full : .simplified
             let options = SymbolicatedCrash.TextOptions(
                 names: names, missingDebugFilesAdvice: advice,
                 showsAsyncCallers: !parsed.flags.contains("--no-async"))

@@ -41,6 +41,11 @@ enum SessionsListCommand: Command {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
             }
+            guard !sessions.isEmpty else {
+                // Not a bare header, like the other lists.
+                print("no sessions stored")
+                return .success
+            }
             print(
                 [
                     "STARTED".padded(26), "STATUS".padded(9), "ERRORS".padded(7), "DURATION".padded(9),

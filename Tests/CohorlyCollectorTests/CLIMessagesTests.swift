@@ -125,6 +125,9 @@ import Testing
         let events = try await Self.run(["events", "list", "--host", host])
         #expect(events.status == 0, "\(events.error)")
         #expect(events.output == "no events match\n")
+        let sessions = try await Self.run(["sessions", "list", "--host", host])
+        #expect(sessions.status == 0, "\(sessions.error)")
+        #expect(sessions.output == "no sessions stored\n")
         // With one event the table is back.
         #expect(send(collector, "/track", body: event("Opened")).status == 200)
         let one = try await Self.run(["events", "list", "--host", host])
