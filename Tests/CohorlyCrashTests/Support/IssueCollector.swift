@@ -28,10 +28,10 @@ actor CrashEvents {
     }
 
     private static func make() async throws -> Events {
-        async let index1 = crash(["crash", "index-out-of-range"], "issues-index-1")
+        // The first index crash before the second: their crash times order the issue's first and last release.
+        let first = try await crash(["crash", "index-out-of-range"], "issues-index-1")
         async let index2 = crash(["crash", "index-out-of-range"], "issues-index-2")
         async let null = crash(["crash", "null-write"], "issues-null")
-        let first = try await index1
         let module = first.report.modules.first { $0.path == first.report.executable }
         return Events(
             index1: first.symbolicated, index2: try await index2.symbolicated, null: try await null.symbolicated,
