@@ -48,12 +48,14 @@ import Testing
         let mock = try MockSentry()
         defer { mock.stop() }
         let directory = temporaryDirectory()
-        let started = Int64(Date().timeIntervalSince1970 * 1000)
         try await launch(mock, directory: directory, end: "wait")
+        // The kill came after the killed launch's session started (it ends only sessions that began before it):
+        // its time is taken once the launch is over, not guessed from before it started.
+        let killed = Int64(Date().timeIntervalSince1970 * 1000)
         let next = try makeSentryClient(mock, directory: directory)
         defer { next.shutdown() }
         // CohorlyCrash's launch marker finds the kill and queues the abnormal-exit event (here: by hand).
-        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: started + 500))
+        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: killed))
         #expect(await next.flush())
         let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
         #expect(envelope.items.map { $0.header["type"] } == ["event", "session"])
@@ -65,7 +67,7 @@ import Testing
         let refused = try await relayErrors(mock.events)
         #expect(refused == [], "\(refused)")
         // The previous session ends once: a second fatal event carries none.
-        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: started + 600))
+        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: killed + 100))
         #expect(await next.flush())
         #expect(mock.envelopes.last?.sessions.isEmpty == true)
     }
@@ -74,12 +76,14 @@ import Testing
         let mock = try MockSentry()
         defer { mock.stop() }
         let directory = temporaryDirectory()
-        let started = Int64(Date().timeIntervalSince1970 * 1000)
         let crashed = try makeSentryClient(mock, directory: directory)
+        // The crash happens in that launch, after its session started (a time guessed from before the client was
+        // made would fall before the session when making it takes long, and end no session).
+        let crashTime = Int64(Date().timeIntervalSince1970 * 1000)
         crashed.shutdown()  // a launch that ended without a normal exit: its session stays open
         let next = try makeSentryClient(mock, directory: directory)
         defer { next.shutdown() }
-        _ = try next.enqueuePrepared(SentryRecords.crash(at: started + 100))
+        _ = try next.enqueuePrepared(SentryRecords.crash(at: crashTime))
         #expect(await next.flush())
         let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
         #expect(envelope.items.map { $0.header["type"] } == ["event", "session"])
