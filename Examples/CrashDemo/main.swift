@@ -120,10 +120,11 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             cohorly = Cohorly.initialize(
                 posthog: try PostHogConfiguration(host: host, apiKey: token), storageDirectory: storage)
         } else if environment["COHORLY_DESTINATION"] == "sentry" {
-            // Sentry envelopes to the DSN (COHORLY_SENTRY_DSN), release health included.
-            cohorly = Cohorly.initialize(
-                sentry: try SentryConfiguration(dsn: environment["COHORLY_SENTRY_DSN"] ?? ""), storageDirectory: storage
-            )
+            // Sentry envelopes to the DSN (COHORLY_SENTRY_DSN), release health included: the sessions count for
+            // the release the crashes carry.
+            var sentry = try SentryConfiguration(dsn: environment["COHORLY_SENTRY_DSN"] ?? "")
+            sentry.release = CohorlyCrash.defaultRelease(version: options.version)
+            cohorly = Cohorly.initialize(sentry: sentry, storageDirectory: storage)
         } else {
             cohorly = Cohorly.initialize(
                 apiHost: URL(string: host) ?? URL(fileURLWithPath: "/"), token: token, storageDirectory: storage)

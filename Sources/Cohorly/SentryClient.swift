@@ -32,8 +32,12 @@ extension Cohorly {
         let session = SentrySession(
             did: currentDistinctId, release: sentry.sessionRelease, environment: sentry.environment,
             startedMs: Int64(Date().timeIntervalSince1970 * 1000))
-        let previous = store.meta(SentrySession.openKey)
-        state.mutate { _ in destination.sessions.start(session, previous: previous).map { .store($0) } }
+        let open = store.meta(SentrySession.openKey)
+        state.mutate { _ in
+            destination.sessions.start(session, open: open, meta: store.meta, atMs: session.startedMs).map {
+                .store($0)
+            }
+        }
         // On disk before the app goes on: a launch that crashes or is killed at once still has its session.
         state.waitUntilPersisted(timeout: 2)
     }
@@ -48,6 +52,41 @@ extension Cohorly {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         state.mutate { _ in sentry.sessions.exit(atMs: now).map { .store($0) } }
         state.waitUntilPersisted(timeout: 2)
+    }
+
+    /// Called by a crash monitor (CohorlyCrash) once it watches this launch, which it knows as `launchId` (the
+    /// insert id of the launch's crash report and abnormal-exit event): the next launch's monitor then tells how
+    /// the launch ended. Without one, the next launch takes a launch that did not exit normally for `abnormal`.
+    /// Nothing for other destinations.
+    package func crashMonitorStarted(launchId: String) {
+        guard let sentry = destination as? SentryDestination else { return }
+        state.mutate { _ in sentry.sessions.monitored(by: launchId).map { .store($0) } }
+    }
+
+    /// Called by this launch's crash monitor: an earlier launch, `launchId`, ended without crashing at `timeMs`
+    /// (a termination signal ended it, or it exec'd another program), so its session ends `exited`.
+    package func previousLaunchExited(launchId: String, atMs timeMs: Int64) {
+        applySessionEnd { sessions, meta in sessions.previousExited(launchId: launchId, atMs: timeMs, meta: meta) }
+    }
+
+    /// Called by this launch's crash monitor once it has looked at how the earlier launches ended: each session
+    /// still waiting for a verdict ends `abnormal` unless `pending(launchId)` says an event still to come ends it
+    /// (a crash or hang report of that launch) or that launch still runs.
+    package func previousLaunchesExamined(pending: (String) -> Bool) {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        applySessionEnd { sessions, meta in sessions.previousExamined(pending: pending, atMs: now, meta: meta) }
+    }
+
+    /// Commits the changes `end` makes to the previous launch's session (as `enqueuePrepared` commits a prepared
+    /// record: on disk when this returns, unless the queue could not be written; then the next launch decides).
+    private func applySessionEnd(
+        _ end: (SentrySessions, (String) -> String?) -> [QueueOperation]
+    ) {
+        guard let sentry = destination as? SentryDestination, sentry.configuration.sessions, !isOptedOut else { return }
+        waitUntilPersisted()
+        let operations = end(sentry.sessions, store.meta)
+        guard !operations.isEmpty, (try? store.apply(operations, limit: options.maxQueueSize)) != nil else { return }
+        delivery.notifyQueued()
     }
 
     /// At a normal exit, ends the shared client's Sentry session (registered after `commitAtExit`, so it runs

@@ -6,6 +6,12 @@ import Foundation
 /// as JSON), so none is lost to a kill; the open session is kept in the queue's settings so that the next launch
 /// — or the detached crash sender — can end it. Updates are queued as prepared records: `reset()` (a new user)
 /// keeps them, as it keeps crash reports.
+///
+/// How a later launch ends a session left open: when a crash monitor (CohorlyCrash) watched the launch
+/// (``launchId``), the session waits for the monitor's verdict — `crashed` with the crash event, `abnormal` with
+/// the abnormal-exit event, `exited` for a termination signal or an exec, `abnormal` when the monitor finds
+/// nothing of the launch; else, when the next launch starts, `abnormal`: nothing could have seen how it ended
+/// (kill -9, OOM, power loss, a crash).
 struct SentrySession: Codable, Equatable {
     /// The session id (a UUID).
     var sid: String
@@ -17,11 +23,34 @@ struct SentrySession: Codable, Equatable {
     var errors: Int
     var release: String
     var environment: String
+    /// The crash monitor's name for the launch (CohorlyCrash's launch insert id, which its crash report and
+    /// abnormal-exit event carry) when one watches it; nil when nothing does.
+    var launchId: String?
 
     /// The settings key of the launch's open session.
     static let openKey = "sentry_session"
-    /// The settings key of the previous launch's session, open when that launch ended without a normal exit.
+    /// The settings key of the previous launch's session in earlier versions (one, without a launch id): ended by
+    /// the first fatal event after its start.
     static let previousKey = "sentry_previous_session"
+    /// The settings key of the launch ids whose sessions wait for their monitor's verdict (a JSON array, written
+    /// only when a launch starts). Each session is kept under ``waitingKey(_:)``, which is what counts: an end
+    /// removes that key alone, so a process ending one never rewrites what another is adding.
+    static let waitingIndexKey = "sentry_waiting"
+    /// At most this many sessions wait; beyond, the oldest ends `abnormal`.
+    static let maxWaiting = 16
+
+    /// The settings key of the session of launch `launchId` while it waits.
+    static func waitingKey(_ launchId: String) -> String { "sentry_waiting." + launchId.lowercased() }
+
+    /// The launch ids the index names.
+    static func waitingIds(_ meta: (String) -> String?) -> [String] {
+        CohorlyValue(json: meta(waitingIndexKey) ?? "")?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// The sessions waiting for a verdict, oldest first.
+    static func waiting(_ meta: (String) -> String?) -> [SentrySession] {
+        waitingIds(meta).compactMap { SentrySession(json: meta(waitingKey($0))) }
+    }
 
     init(did: String, release: String, environment: String, startedMs: Int64) {
         sid = UUIDv4.make()
@@ -46,39 +75,107 @@ struct SentrySession: Codable, Equatable {
     }
 
     /// The session item's payload for an update with `status` at `timeMs` (`initial`: the first update).
-    func update(status: String, atMs timeMs: Int64, initial: Bool) -> CohorlyValue {
+    /// `observed` false: the end was not seen, only found at `timeMs` (the next launch), so the update has no
+    /// `duration` (Sentry's duration metric counts exited sessions only).
+    func update(status: String, atMs timeMs: Int64, initial: Bool, observed: Bool = true) -> CohorlyValue {
         let errors = status == "crashed" ? max(1, self.errors) : self.errors
-        return [
+        var payload: [String: CohorlyValue] = [
             "sid": .string(sid), "did": .string(did), "init": .bool(initial),
             "started": .string(RFC3339.format(milliseconds: startedMs)),
-            "timestamp": .string(RFC3339.format(milliseconds: max(timeMs, startedMs))),
-            "duration": .double(Double(max(0, timeMs - startedMs)) / 1000), "status": .string(status),
+            "timestamp": .string(RFC3339.format(milliseconds: max(timeMs, startedMs))), "status": .string(status),
             "errors": .int(errors), "attrs": ["release": .string(release), "environment": .string(environment)],
         ]
+        if observed { payload["duration"] = .double(Double(max(0, timeMs - startedMs)) / 1000) }
+        return .object(payload)
+    }
+
+    /// The queue record of an update.
+    func record(status: String, atMs timeMs: Int64, initial: Bool, observed: Bool = true) -> QueueOperation {
+        .append(
+            .session, insertId: nil,
+            json: update(status: status, atMs: timeMs, initial: initial, observed: observed).jsonString, prepared: true)
     }
 }
 
-/// The sessions of one Sentry destination: this launch's (when the app started one) and the previous launch's,
-/// which the first fatal event of that launch ends.
+/// The sessions of one Sentry destination: this launch's (when the app started one) and those of earlier launches
+/// waiting for their monitor's verdict.
 final class SentrySessions: @unchecked Sendable {
     private let lock = NSLock()
     private var current: SentrySession?
     /// The record property that carries the session update sent in a fatal event's envelope.
     static let property = "$sentry_session"
 
-    /// Starts this launch's session: queues its `ok` update and keeps it (and the previous launch's, if it never
-    /// ended) in the settings, in one transaction.
-    func start(_ session: SentrySession, previous: String?) -> [QueueOperation] {
+    /// Starts this launch's session: queues its `ok` update and keeps it in the settings, in one transaction
+    /// with what becomes of the session the previous launch left open (`open`, the settings' open session): when a
+    /// crash monitor watched that launch, it waits for a verdict (``previousExited(launchId:atMs:meta:)``,
+    /// ``previousExamined(pending:atMs:meta:)`` or the fatal event, in ``willQueue(_:meta:)``), else it ends
+    /// `abnormal` now. `meta` reads the settings.
+    func start(_ session: SentrySession, open: String?, meta: (String) -> String?, atMs timeMs: Int64)
+        -> [QueueOperation]
+    {
         lock.withLock { current = session }
-        var operations: [QueueOperation] = [
-            .append(
-                .session, insertId: nil,
-                json: session.update(status: "ok", atMs: session.startedMs, initial: true).jsonString,
-                prepared: true),
+        var operations: [QueueOperation] = []
+        if let open = SentrySession(json: open) {
+            if let launchId = open.launchId {
+                // The index, without the sessions that have ended since, and this one.
+                var ids = SentrySession.waitingIds(meta).filter { meta(SentrySession.waitingKey($0)) != nil }
+                if !ids.contains(launchId.lowercased()) { ids.append(launchId.lowercased()) }
+                while ids.count > SentrySession.maxWaiting {
+                    let oldest = ids.removeFirst()
+                    if let session = SentrySession(json: meta(SentrySession.waitingKey(oldest))) {
+                        operations += end(session, status: "abnormal", atMs: timeMs, observed: false)
+                    }
+                }
+                operations += [
+                    .setMeta(SentrySession.waitingKey(launchId), open.json),
+                    .setMeta(SentrySession.waitingIndexKey, CohorlyValue.array(ids.map { .string($0) }).jsonString),
+                ]
+            } else {
+                operations.append(open.record(status: "abnormal", atMs: timeMs, initial: false, observed: false))
+            }
+        }
+        operations += [
+            session.record(status: "ok", atMs: session.startedMs, initial: true),
             .setMeta(SentrySession.openKey, session.json),
         ]
-        if let previous { operations.append(.setMeta(SentrySession.previousKey, previous)) }
         return operations
+    }
+
+    /// The update that ends the waiting `session`, and its removal from the settings.
+    private func end(_ session: SentrySession, status: String, atMs timeMs: Int64, observed: Bool = true)
+        -> [QueueOperation]
+    {
+        [session.record(status: status, atMs: timeMs, initial: false, observed: observed), removal(of: session)]
+    }
+
+    private func removal(of session: SentrySession) -> QueueOperation {
+        .setMeta(session.launchId.map(SentrySession.waitingKey) ?? SentrySession.previousKey, nil)
+    }
+
+    /// A crash monitor watches this launch and knows it as `launchId`: a later launch's monitor tells how it ended.
+    func monitored(by launchId: String) -> [QueueOperation] {
+        lock.withLock {
+            current?.launchId = launchId
+            return current.map { [.setMeta(SentrySession.openKey, $0.json)] } ?? []
+        }
+    }
+
+    /// An earlier launch, known to its monitor as `launchId`, ended without a crash at `timeMs` (a termination
+    /// signal, an exec): its session, if waiting, ends `exited`.
+    func previousExited(launchId: String, atMs timeMs: Int64, meta: (String) -> String?) -> [QueueOperation] {
+        guard let session = SentrySession(json: meta(SentrySession.waitingKey(launchId))) else { return [] }
+        return end(session, status: "exited", atMs: timeMs)
+    }
+
+    /// This launch's monitor has looked at the earlier launches: each waiting session ends `abnormal` at `timeMs`
+    /// unless `pending(launchId)` — an event still to come ends it (its crash or hang report is there), or the
+    /// launch still runs.
+    func previousExamined(pending: (String) -> Bool, atMs timeMs: Int64, meta: (String) -> String?)
+        -> [QueueOperation]
+    {
+        SentrySession.waiting(meta).filter { session in session.launchId.map { !pending($0) } ?? false }.flatMap {
+            end($0, status: "abnormal", atMs: timeMs, observed: false)
+        }
     }
 
     /// Ends this launch's session as `exited` (nothing when it has none).
@@ -89,16 +186,11 @@ final class SentrySessions: @unchecked Sendable {
                 return current
             })
         else { return [] }
-        return [
-            .append(
-                .session, insertId: nil,
-                json: session.update(status: "exited", atMs: timeMs, initial: false).jsonString, prepared: true),
-            .setMeta(SentrySession.openKey, nil),
-        ]
+        return [session.record(status: "exited", atMs: timeMs, initial: false), .setMeta(SentrySession.openKey, nil)]
     }
 
-    /// What queuing `record` changes: a handled error counts in this launch's session; the previous launch's
-    /// fatal event (crash, abnormal exit) ends that launch's session, carried in the record for its envelope.
+    /// What queuing `record` changes: a handled error counts in this launch's session; an earlier launch's fatal
+    /// event (crash, abnormal exit) ends that launch's waiting session, carried in the record for its envelope.
     func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] {
         if record.level == "error", let mechanism = record.exceptions.first?.mechanism, mechanism.handled {
             // Messages never count (research/sentry.md "Sessions").
@@ -109,13 +201,17 @@ final class SentrySessions: @unchecked Sendable {
                 return current.map { [.setMeta(SentrySession.openKey, $0.json)] } ?? []
             }
         }
-        guard record.level == "fatal", record.properties[Self.property] == nil,
-            let previous = SentrySession(json: meta(SentrySession.previousKey)),
-            record.timestampMs >= previous.startedMs
-        else { return [] }
+        guard record.level == "fatal", record.properties[Self.property] == nil else { return [] }
+        let waiting =
+            SentrySession(json: meta(SentrySession.waitingKey(record.insertId)))
+            ?? SentrySession(json: meta(SentrySession.previousKey)).flatMap {
+                $0.launchId == nil && record.timestampMs >= $0.startedMs ? $0 : nil
+            }
+        guard let session = waiting else { return [] }
         let abnormal = record.exceptions.first?.mechanism.type == "abnormal_exit"
-        record.properties[Self.property] = previous.update(
+        // The update travels in the event's envelope, not on its own.
+        record.properties[Self.property] = session.update(
             status: abnormal ? "abnormal" : "crashed", atMs: record.timestampMs, initial: false)
-        return [.setMeta(SentrySession.previousKey, nil)]
+        return [removal(of: session)]
     }
 }

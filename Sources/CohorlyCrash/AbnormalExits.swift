@@ -45,9 +45,9 @@ enum AbnormalExits {
         /// The launch still runs.
         case running
         /// The launch exec'd another program.
-        case execd
+        case execd(LaunchRecord)
         /// A termination signal ended the launch (no event).
-        case terminated(LaunchRecord.Termination)
+        case terminated(LaunchRecord, LaunchRecord.Termination)
         /// A crash or hang report of the launch is its event, or the user was opted out.
         case reported
         /// Not a marker this version can read.
@@ -73,7 +73,12 @@ enum AbnormalExits {
                 defer { close(fd) }
                 switch verdict(fd: fd, names: names) {
                 case .running: continue
-                case .execd, .reported, .unreadable, .terminated: folder.remove(name)
+                case .execd(let record), .terminated(let record, _):
+                    // Not an abnormal end: the launch's release-health session (Sentry) ends `exited`.
+                    cohorly.previousLaunchExited(
+                        launchId: record.insertId, atMs: Int64(clamping: record.lastAliveMs))
+                    folder.remove(name)
+                case .reported, .unreadable: folder.remove(name)
                 case .abnormal(let record, let cause, let rebooted):
                     let event = ExceptionEvent.abnormalExit(record, cause: cause, rebooted: rebooted)
                     switch try? cohorly.enqueuePrepared(event) {
@@ -97,14 +102,29 @@ enum AbnormalExits {
         let bootId = ProcessFacts.bootId()
         let sameBoot = !record.bootId.isEmpty && record.bootId == bootId
         if sameBoot, record.startTicks != 0, ProcessFacts.startTicks(of: record.pid) == record.startTicks {
-            return .execd
+            return .execd(record)
         }
         if record.optedOut || names.contains(where: { isReport($0, of: record.insertId) }) { return .reported }
-        if let termination = record.termination, termination.state != .handled { return .terminated(termination) }
+        if let termination = record.termination, termination.state != .handled {
+            return .terminated(record, termination)
+        }
         let oom = record.oomCounters.contains { CgroupMemory.rose(since: $0) == true }
         let cause: Cause =
             oom ? .oomKill : record.termination != nil ? .killedAfterTerminationSignal : .killedOrLostPower
         return .abnormal(record, cause, rebooted: !sameBoot && !bootId.isEmpty)
+    }
+
+    /// Whether an event still to come tells how an earlier launch ended — a crash or hang report of it is in
+    /// `directory` — or the launch still runs (its marker is there, after ``report(directory:to:)``), asked by
+    /// launch id of the directory as it is now. Taken before the client reads its waiting sessions: a report
+    /// queued (and deleted) in between has ended its session by then.
+    static func pendingEnds(directory: String) -> (String) -> Bool {
+        guard let folder = ReportDirectory(path: directory) else { return { _ in true } }  // cannot tell: wait
+        let names = folder.names()
+        return { launchId in
+            let marker = LaunchRecord.fileName(insertId: launchId)
+            return names.contains { $0 == marker || isReport($0, of: launchId) }
+        }
     }
 
     /// Whether `name` is a crash report (`<ts>-<pid>-<insert id>.json|.tmp`) or a hang report

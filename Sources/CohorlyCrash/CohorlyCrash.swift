@@ -116,6 +116,8 @@ public enum CohorlyCrash {
             reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
             context: context)
         try CrashRecorder.install(recorderOptions)
+        // Release health (Sentry): the next launch learns how this one ended from its report or marker.
+        cohorly.crashMonitorStarted(launchId: CrashRecorder.pendingInsertId)
         // Marked on the caller's thread: a launch killed right after install is still found by the next one.
         if options.abnormalExits.enabled {
             LaunchMarker.start(
@@ -151,6 +153,8 @@ public enum CohorlyCrash {
             let abnormalExits =
                 options.abnormalExits.enabled
                 ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0
+            // Earlier launches' sessions, unless their crash (or hang) event is still to come, ended unseen.
+            cohorly.previousLaunchesExamined(pending: AbnormalExits.pendingEnds(directory: store.directory.path))
             let files = store.pendingReports()
             let hangReports = HangReportFile.leftovers(in: store.directory)
             // The detached sender starts before the reports are turned into events (symbolication takes a

@@ -97,7 +97,7 @@ public enum CrashReason {
             return CrashDescription(
                 type: type, value: value, mechanism: "swift_fatal", issueName: issue, source: "message")
         }
-        if let given = facts.given, given.mechanism != "signal" { return given }
+        if let given = facts.given, !isBareSignal(given.mechanism) { return given }
         if let failure = crashSite.lazy.compactMap(runtimeFailure).first {
             let type = "Swift runtime failure: \(failure)"
             return CrashDescription(
@@ -119,8 +119,12 @@ public enum CrashReason {
     /// than the signal is known (a symbolicator can skip looking the crash site up otherwise).
     public static func needsCrashSite(_ facts: Facts) -> Bool {
         facts.hang == nil && facts.cxx == nil && (facts.message ?? "").isEmpty
-            && (facts.given == nil || facts.given?.mechanism == "signal")
+            && (facts.given == nil || facts.given.map { isBareSignal($0.mechanism) } == true)
     }
+
+    /// Whether an event's mechanism says no more than "a signal": `signal`, or Sentry's `signalhandler` (the
+    /// mechanism of a signal caught by an SDK, which names only the signal).
+    static func isBareSignal(_ mechanism: String) -> Bool { mechanism == "signal" || mechanism == "signalhandler" }
 
     /// The exception type of every hang event: PostHog groups hangs by it and the in-app frames of the hung
     /// thread.

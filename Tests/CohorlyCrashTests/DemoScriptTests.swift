@@ -10,9 +10,10 @@ struct DemoScriptTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// `posthog`: `scripts/demo --posthog`, the crashes sent through the PostHog destination (capture V1).
-    @Test(arguments: [false, true])
-    func theDemoExitsZeroAndShowsAllSixCrashesSymbolicated(posthog: Bool) async throws {
+    /// `--posthog`: the crashes sent through the PostHog destination (capture V1); `--sentry`: through the Sentry
+    /// destination (envelopes), with the release-health sessions the collector received.
+    @Test(arguments: ["", "--posthog", "--sentry"])
+    func theDemoExitsZeroAndShowsAllSixCrashesSymbolicated(destination: String) async throws {
         let crashDemo = DemoBuild.release.executable
         guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
             throw CrashDemoError.missingExecutable(crashDemo)
@@ -29,7 +30,7 @@ struct DemoScriptTests {
             [
                 Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
                 "--cohorly", cohorly.path,
-            ] + (posthog ? ["--posthog"] : [])
+            ] + (destination.isEmpty ? [] : [destination])
         let output = try FileHandle(forWritingTo: outputURL)
         process.standardOutput = output
         process.standardError = output  // bash's job lines would land here: they must not appear
@@ -39,7 +40,12 @@ struct DemoScriptTests {
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0, "scripts/demo output:\n\(text)")
         let lines = text.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("   CrashDemo sends through the PostHog destination") } == posthog)
+        #expect(
+            lines.contains { $0.hasPrefix("   CrashDemo sends through the PostHog destination") }
+                == (destination == "--posthog"))
+        #expect(
+            lines.contains { $0.hasPrefix("   CrashDemo sends through the Sentry destination") }
+                == (destination == "--sentry"))
         let crashes = lines.filter { $0.hasPrefix("Crash: ") }
         #expect(crashes.count == 6, "\(crashes)")
         for reason in [
@@ -53,8 +59,10 @@ struct DemoScriptTests {
         #expect(lines.filter { $0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:") }.count == 6)
         #expect(text.contains(" CrashDemo crashIndexOutOfRange() at "))  // names as the Swift backtracer prints them
         #expect(text.contains(" CrashDemo PricingEngine.discountPercent(for:) at "))  // the async crash…
-        for caller in ["OrderService.price(cents:couponCode:)", "checkout(cart:coupon:)", "handleRequest(path:)"] {
-            #expect(text.contains(" [async] CrashDemo \(caller) at "), "\(caller) not shown")  // …and who awaited it
+        // …and who awaited it (the Sentry event carries the async callers as plain frames, without their kind).
+        for caller in ["OrderService.price(cents:couponCode:)", "checkout(cart:coupon:)", "handleRequest(path:)"]
+        where destination != "--sentry" {
+            #expect(text.contains(" [async] CrashDemo \(caller) at "), "\(caller) not shown")
         }
         for kind in [
             "fatal-error", "index-out-of-range", "null-write", "cxx-exception", "stack-overflow", "async-actor",
@@ -65,5 +73,26 @@ struct DemoScriptTests {
         let jobLines = lines.filter { $0.range(of: #"line [0-9]+: +[0-9]+ "#, options: .regularExpression) != nil }
         #expect(jobLines.isEmpty, "\(jobLines)")
         #expect(lines.last == "== the collector shows 6 of 6 crashes")
+        if destination == "--sentry" { expectSessions(lines) }
+    }
+
+    /// `cohorly sessions list` after the Sentry demo: one session per launch (seven), each crashed launch's `ok`
+    /// then `crashed` (with one error), the clean launch's `ok` (and its `exited` when the detached sender
+    /// delivered it before the list), all for the crashes' release.
+    func expectSessions(_ lines: [String]) {
+        guard let start = lines.firstIndex(of: "== release health: the session updates the collector received") else {
+            Issue.record("no sessions listed")
+            return
+        }
+        let rows = lines[(start + 2)...].prefix { !$0.hasPrefix("==") }.map {
+            $0.split(separator: " ").map(String.init)
+        }
+        // STARTED STATUS ERRORS DURATION RELEASE SESSION-ID DISTINCT-ID
+        let statuses = Dictionary(grouping: rows.filter { $0.count == 7 }, by: { $0[5] }).mapValues { $0.map { $0[1] } }
+        #expect(statuses.count == 7, "\(rows)")
+        #expect(statuses.values.filter { $0 == ["ok", "crashed"] }.count == 6, "\(statuses)")
+        #expect(statuses.values.filter { $0 == ["ok"] || $0 == ["ok", "exited"] }.count == 1, "\(statuses)")
+        #expect(rows.allSatisfy { $0.count == 7 && $0[4] == "CrashDemo@1.0.0" }, "\(rows)")
+        #expect(rows.filter { $0[1] == "crashed" }.allSatisfy { $0[2] == "1" }, "\(rows)")
     }
 }

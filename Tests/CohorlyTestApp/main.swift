@@ -10,9 +10,10 @@
 // Both print "flushed" and exit 0 once the queue is delivered.
 //   CohorlyTestApp bench --host URL --dir DIR [--count N]   (scripts/bench-client)
 //   CohorlyTestApp bench-flags --host URL --dir DIR [--count N]   (scripts/bench-flags)
-//   CohorlyTestApp session --sentry DSN --host URL --dir DIR --end exit|wait
-//       starts a launch's Sentry session, prints "started" once it is on disk, then exits normally or waits
-//       (to be killed).
+//   CohorlyTestApp session --sentry DSN --host URL --dir DIR --end exit|wait [--errors N] [--monitor ID]
+//       starts a launch's Sentry session (with N handled errors counted in it; as watched by a crash monitor that
+//       knows the launch as ID, as CohorlyCrash does), prints "started" once it is on disk, then exits normally
+//       or waits (to be killed).
 // `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API;
 // `--sentry DSN` through the Sentry destination.
 import Cohorly
@@ -75,6 +76,16 @@ func say(_ line: String) {
 
 if mode == "session" {
     // A launch's session: on disk before "started"; ended at exit(0) by the exit hook, or never (killed).
+    if let launchId = options["--monitor"] { client.crashMonitorStarted(launchId: launchId) }
+    for _ in 0..<(Int(options["--errors"] ?? "") ?? 0) {
+        let error = ExceptionRecord.Exception(
+            type: "TestApp.Failure", value: "handled",
+            mechanism: ExceptionRecord.Mechanism(type: "generic", handled: true), threadId: 1, frames: [])
+        client.reserveLiveEvent()?.fulfill(
+            ExceptionRecord(
+                insertId: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
+                level: "error", exceptions: [error]))
+    }
     client.waitUntilPersisted()
     say("started")
     if options["--end"] == "exit" { exit(0) }

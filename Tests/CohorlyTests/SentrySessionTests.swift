@@ -5,14 +5,18 @@ import Testing
 @testable import Cohorly
 
 /// Release health through real launches (CohorlyTestApp): one session per launch, `ok` at its start, `exited` at a
-/// normal exit, `abnormal` (with the abnormal-exit event) after a kill -9, `crashed` in the crash event's envelope;
-/// every update through the persisted queue. The crash itself, from CrashDemo, is in CohorlyCrashTests.
+/// normal exit, `abnormal` (with the abnormal-exit event) after a kill -9 of a launch a crash monitor watched,
+/// `crashed` in the crash event's envelope; every update through the persisted queue. The crash itself, from
+/// CrashDemo, is in CohorlyCrashTests; launches no monitor watched in SentryLaunchEndTests.
 @Suite struct SentrySessionTests {
-    /// Runs one launch of the test app with the Sentry destination; `end` is `exit` or `wait` (then killed -9).
-    func launch(_ mock: MockSentry, directory: URL, end: String) async throws {
-        let (app, output) = try DurabilityTests.launch([
-            "session", "--sentry", mock.dsn(), "--host", "http://127.0.0.1:9", "--dir", directory.path, "--end", end,
-        ])
+    /// Runs one launch of the test app with the Sentry destination; `end` is `exit` or `wait` (then killed -9);
+    /// `monitor`: as watched by a crash monitor that knows it by that id (as CohorlyCrash does).
+    func launch(_ mock: MockSentry, directory: URL, end: String, monitor: String? = nil) async throws {
+        let (app, output) = try DurabilityTests.launch(
+            [
+                "session", "--sentry", mock.dsn(), "--host", "http://127.0.0.1:9", "--dir", directory.path, "--end",
+                end,
+            ] + (monitor.map { ["--monitor", $0] } ?? []))
         #expect(await output.next() == "started")
         if end == "wait" { kill(app.processIdentifier, SIGKILL) }
         await waitForExit(app)
@@ -48,14 +52,15 @@ import Testing
         let mock = try MockSentry()
         defer { mock.stop() }
         let directory = temporaryDirectory()
-        try await launch(mock, directory: directory, end: "wait")
-        // The kill came after the killed launch's session started (it ends only sessions that began before it):
-        // its time is taken once the launch is over, not guessed from before it started.
+        let killedLaunch = UUID().uuidString.lowercased()
+        try await launch(mock, directory: directory, end: "wait", monitor: killedLaunch)
+        // The kill came after the killed launch's session started: its time is taken once the launch is over.
         let killed = Int64(Date().timeIntervalSince1970 * 1000)
         let next = try makeSentryClient(mock, directory: directory)
         defer { next.shutdown() }
-        // CohorlyCrash's launch marker finds the kill and queues the abnormal-exit event (here: by hand).
-        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(at: killed))
+        // CohorlyCrash's launch marker finds the kill and queues the abnormal-exit event (here: by hand), with the
+        // launch's insert id: the one its session waits under.
+        _ = try next.enqueuePrepared(SentryRecords.abnormalExit(killedLaunch, at: killed))
         #expect(await next.flush())
         let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
         #expect(envelope.items.map { $0.header["type"] } == ["event", "session"])
@@ -77,8 +82,8 @@ import Testing
         defer { mock.stop() }
         let directory = temporaryDirectory()
         let crashed = try makeSentryClient(mock, directory: directory)
-        // The crash happens in that launch, after its session started (a time guessed from before the client was
-        // made would fall before the session when making it takes long, and end no session).
+        crashed.crashMonitorStarted(launchId: SentryRecords.crash().insertId)  // as CohorlyCrash.install does
+        // The crash happens in that launch, after its session started.
         let crashTime = Int64(Date().timeIntervalSince1970 * 1000)
         crashed.shutdown()  // a launch that ended without a normal exit: its session stays open
         let next = try makeSentryClient(mock, directory: directory)
