@@ -20,6 +20,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
     static let maxSessionsPerEnvelope = 100
 
     let configuration: SentryConfiguration
+    /// The URL, headers and envelope-header tail every envelope shares (made once).
+    let endpoint: SentryEndpoint
     let sessions = SentrySessions()
     // Only touched by the delivery thread.
     private var limits = SentryRateLimits()
@@ -27,6 +29,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
 
     init(configuration: SentryConfiguration) {
         self.configuration = configuration
+        endpoint = SentryEndpoint(configuration)
     }
 
     var persistedDescription: String? { configuration.persisted }
@@ -72,11 +75,11 @@ final class SentryDestination: Destination, @unchecked Sendable {
                 held += planned.ids
                 continue
             }
-            let request = planned.envelope.request(configuration, options: context.options)
+            let request = planned.envelope.request(endpoint, options: context.options)
             let (response, headers) = exchange(request, context: context)
             limits.update(
                 status: response.status, headers: headers, retryAfter: retryAfter(response), now: Monotonic.now())
-            let path = configuration.envelopeURL.path
+            let path = endpoint.path
             switch response {
             case .http(let status, _, _) where (200..<300).contains(status):
                 context.log("POST \(path): \(planned.label), \(request.body.count) bytes: HTTP \(status)")
@@ -200,7 +203,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
     ) {
         context.options.attemptObserver?(
             DeliveryAttempt(
-                path: configuration.envelopeURL.path, count: planned.ids.count, bytes: request.body.count,
+                path: endpoint.path, count: planned.ids.count, bytes: request.body.count,
                 outcome: outcome, status: response.status))
     }
 

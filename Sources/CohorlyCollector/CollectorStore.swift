@@ -76,6 +76,10 @@ public final class CollectorStore: @unchecked Sendable {
     private let readLock = NSLock()
     /// How `$exception` events are grouped into issues as they are inserted (IssueStore.swift).
     let issues = IssueGrouping()
+    /// The event insert and the issue writer, prepared once and used under `lock`: the Sentry route stores one
+    /// event per request, where preparing a dozen statements each time cost more than the inserts themselves.
+    private var eventInsert: SQLiteStatement?
+    private var issueWriter: IssueWriter?
 
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
@@ -135,10 +139,17 @@ public final class CollectorStore: @unchecked Sendable {
     func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
         let occurrences = issues.occurrences(for: events)
         return try lock.withLock {
-            let statement = try db.prepare(
-                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
-            )
-            let writer = occurrences.contains { $0 != nil } ? try IssueWriter(db) : nil
+            let statement =
+                try eventInsert
+                ?? db.prepare(
+                    "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
+                )
+            eventInsert = statement
+            var writer: IssueWriter?
+            if occurrences.contains(where: { $0 != nil }) {
+                writer = try issueWriter ?? IssueWriter(db)
+                issueWriter = writer
+            }
             return try db.transaction {
                 var inserted = 0
                 for (event, occurrence) in zip(events, occurrences) {

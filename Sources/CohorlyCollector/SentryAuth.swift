@@ -20,11 +20,19 @@ enum SentryAuth {
         text = text.dropFirst(7)
         for pair in text.split(separator: ",") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == "sentry_key" else { continue }
-            let key = parts[1].trimmingCharacters(in: .whitespaces)
-            return key.isEmpty ? nil : key
+            guard parts.count == 2, trimmed(parts[0]) == "sentry_key" else { continue }
+            let key = trimmed(parts[1])
+            return key.isEmpty ? nil : String(key)
         }
         return nil
+    }
+
+    /// `text` without the spaces and tabs around it (every envelope request asks: no Foundation bridging).
+    private static func trimmed(_ text: Substring) -> Substring {
+        let blank = { (character: Character) in character == " " || character == "\t" }
+        var text = text.drop(while: blank)
+        while let last = text.last, blank(last) { text = text.dropLast() }
+        return text
     }
 
     /// The public key of a DSN: what stands between `://` and `@` (before a `:` secret).

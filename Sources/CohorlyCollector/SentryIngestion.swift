@@ -165,7 +165,7 @@ struct SentryIngestion: Sendable {
         } catch {
             return Self.error(500, "storage error: \(error)")
         }
-        let answer: JSONValue = eventId.map { ["id": .string($0.replacingOccurrences(of: "-", with: ""))] } ?? [:]
+        let answer: JSONValue = eventId.map { ["id": .string(String($0.filter { $0 != "-" }))] } ?? [:]
         return .json(200, answer)
     }
 

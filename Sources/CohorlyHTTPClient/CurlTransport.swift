@@ -140,9 +140,10 @@ private final class ResponseSink {
             body.removeAll()
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        let utf8 = line.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = Self.trimmed(utf8[..<colon]).lowercased()
+        let value = Self.trimmed(utf8[utf8.index(after: colon)...])
         if headers.count < 100 { headers[name] = value }
         guard name == "retry-after" else { return }
         if let seconds = Double(value), seconds >= 0 {
@@ -155,6 +156,17 @@ private final class ResponseSink {
             formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
             if let date = formatter.date(from: value) { retryAfter = max(0, date.timeIntervalSinceNow) }
         }
+    }
+}
+
+extension ResponseSink {
+    /// `bytes` without the spaces, tabs, CRs and LFs around them. Runs for every header line of every answer (a
+    /// Sentry destination gets one answer per event), so without Foundation's bridged trimming.
+    static func trimmed(_ bytes: Substring.UTF8View) -> String {
+        let blank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) })
+        else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }
 
