@@ -17,6 +17,8 @@ public final class Collector: Sendable {
     /// up with `debugFiles.debugFile(buildId:kind:)`.
     public let debugFiles: DebugFileStore
     let faults = FaultInjector()
+    /// Where the read API runs: below ingestion's CPU priority (ReadThreads.swift).
+    private let reads: ReadThreads
     private let server: HTTPServer
     private let directoryLock: DataDirectoryLock?
     private let portBox = PortBox()
@@ -48,10 +50,14 @@ public final class Collector: Sendable {
         let router = Router(
             ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
             rateLimiter: rateLimiter)
+        let reads = ReadThreads()
+        self.reads = reads
         server = HTTPServer(
             maxBodyBytes: maxBody, log: RequestLog(level: configuration.requestLog, handler: configuration.logHandler),
             screener: { router.screen($0, port: $1) }, streamer: { router.stream($0) }
-        ) { request in router.route(request) }
+        ) { request in
+            ReadThreads.serves(request) ? reads.run { router.route(request) } : router.route(request)
+        }
     }
 
     /// Starts listening; returns the port (the chosen one when configured with 0).
@@ -87,6 +93,7 @@ public final class Collector: Sendable {
     public func stop() {
         faults.cancelDelays()
         server.stop()
+        reads.stop()
         directoryLock?.release()
     }
 
