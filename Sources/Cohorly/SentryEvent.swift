@@ -1,7 +1,9 @@
+import CohorlyCrashModel
 import Foundation
 
 /// A prepared exception in Sentry's event schema, native platform (research/sentry.md "Event"): rendered from
-/// the typed ``ExceptionRecord`` when it is sent.
+/// the record's ``CapturedException`` when it is sent, laid out as every wire lays it out
+/// (``CapturedException/laidOutFrames(of:)``).
 ///
 /// - crash: `level: fatal`, the exception with its mechanism (`signalhandler` + `synthetic` where the type is only
 ///   a signal's; `meta.signal {number, code, name}`) and its stack oldest first, inlined calls as frames of their
@@ -19,7 +21,7 @@ enum SentryEvent {
     static let mapped: Set<String> = [
         "distinct_id", "time", "$insert_id", "release", "dist", "$os", "$os_version", "$os_distribution",
         "$kernel_version", "$arch", "$lib", "$lib_version", "$app_name", "$app_start_ms", "$hostname",
-        "$exception_thread_name", SentrySessions.property, ExceptionRecord.breadcrumbsProperty,
+        "$exception_thread_name", SentrySessions.property, CapturedException.breadcrumbsProperty,
     ]
 
     /// The event's id: the record's `$insert_id` as 32 hex digits (so a resend is deduplicated by the server).
@@ -27,35 +29,69 @@ enum SentryEvent {
         (UUIDText.canonical(insertId) ?? UUIDText.derived(from: insertId)).replacingOccurrences(of: "-", with: "")
     }
 
+    /// What the size trimming works on: the exception's stack and the other threads' stacks, oldest first.
+    struct Stacks {
+        var subject: [CapturedException.LaidOutFrame]
+        var others: [(thread: CapturedException.Thread, frames: [CapturedException.LaidOutFrame])]
+        var threadsDropped = 0
+        var framesDropped = 0
+
+        init(_ exception: CapturedException) {
+            subject = exception.hasStack ? exception.crashedThread.map(exception.laidOutFrames(of:)) ?? [] : []
+            others =
+                exception.hasStack ? exception.otherThreads.map { ($0, exception.laidOutFrames(of: $0)) } : []
+        }
+    }
+
     /// The event JSON for `record`, trimmed to ``maxItemBytes``.
     static func json(_ record: ExceptionRecord, configuration: SentryConfiguration) -> String {
-        var record = record
-        var text = value(record, configuration: configuration).jsonString
+        let exception = record.exception
+        var stacks = Stacks(exception)
+        let images =
+            exception.hasStack
+            ? exception.debugImages(referencedBy: stacks.subject + stacks.others.flatMap(\.frames)) : []
+        var text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
         // Too large: the other threads go first (the last ones first), then the oldest frames of the stack,
         // keeping both ends; what was cut is counted in `extra`.
-        var threadsDropped = 0
-        while text.utf8.count > maxItemBytes, let threads = record.threads, !threads.isEmpty {
-            record.threads = Array(threads.dropLast(max(1, threads.count / 2)))
-            threadsDropped += threads.count - (record.threads?.count ?? 0)
-            record.properties["$exception_threads_dropped"] = .int(threadsDropped)
-            text = value(record, configuration: configuration).jsonString
+        while text.utf8.count > maxItemBytes, !stacks.others.isEmpty {
+            let drop = max(1, stacks.others.count / 2)
+            stacks.others.removeLast(drop)
+            stacks.threadsDropped += drop
+            text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
         }
-        while text.utf8.count > maxItemBytes, let frames = record.exceptions.first?.frames, frames.count > 2 {
-            let keep = frames.count / 4
-            record.exceptions[0].frames = Array(frames.prefix(keep)) + Array(frames.suffix(keep))
-            let dropped = (record.properties["$exception_frames_dropped"]?.intValue ?? 0) + frames.count - 2 * keep
-            record.properties["$exception_frames_dropped"] = .int(dropped)
-            text = value(record, configuration: configuration).jsonString
+        while text.utf8.count > maxItemBytes, stacks.subject.count > 2 {
+            let keep = stacks.subject.count / 4
+            stacks.framesDropped += stacks.subject.count - 2 * keep
+            stacks.subject = Array(stacks.subject.prefix(keep)) + Array(stacks.subject.suffix(keep))
+            text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
         }
         return text
     }
 
+    /// The event for `record`, whole.
     static func value(_ record: ExceptionRecord, configuration: SentryConfiguration) -> CohorlyValue {
-        let properties = record.properties
+        let stacks = Stacks(record.exception)
+        let images =
+            record.exception.hasStack
+            ? record.exception.debugImages(referencedBy: stacks.subject + stacks.others.flatMap(\.frames)) : []
+        return value(record.exception, stacks: stacks, images: images, configuration: configuration)
+    }
+
+    static func value(
+        _ exception: CapturedException, stacks: Stacks, images: [CapturedException.Image],
+        configuration: SentryConfiguration
+    ) -> CohorlyValue {
+        var properties = exception.wireProperties
+        for (key, count) in [
+            ("$exception_threads_dropped", stacks.threadsDropped), ("$exception_frames_dropped", stacks.framesDropped),
+        ] where count > 0 {
+            properties[key] = .int((properties[key]?.intValue ?? 0) + count)
+        }
         func string(_ key: String) -> String? { properties[key]?.stringValue }
         var event: Properties = [
-            "event_id": .string(eventId(record.insertId)), "timestamp": .double(Double(record.timestampMs) / 1000),
-            "platform": "native", "level": .string(record.level), "environment": .string(configuration.environment),
+            "event_id": .string(eventId(exception.insertId)),
+            "timestamp": .double(Double(exception.timestampMs) / 1000), "platform": "native",
+            "level": .string(exception.level), "environment": .string(configuration.environment),
             "sdk": [
                 "name": .string(SentryDestination.sdkName), "version": .string(AutomaticProperties.libraryVersion),
             ],
@@ -67,37 +103,37 @@ enum SentryEvent {
         }
         if let host = string("$hostname") { event["server_name"] = .string(host) }
         event["contexts"] = contexts(properties)
-        let exception = record.exceptions.first
-        let message = exception.map { $0.mechanism.type == "generic" && $0.mechanism.synthetic } ?? false
-        if message, let exception {
-            event["logentry"] = ["formatted": .string(String(exception.value.prefix(8192)))]
+        let message = exception.description.mechanism == "generic" && exception.synthetic
+        if message {
+            event["logentry"] = ["formatted": .string(String(exception.description.value.prefix(8192)))]
         } else {
-            event["exception"] = ["values": .array(record.exceptions.map(exceptionValue))]
+            event["exception"] = ["values": [exceptionValue(exception, frames: stacks.subject)]]
         }
         var threads: [CohorlyValue] = []
-        if let exception, let id = exception.threadId {
+        if exception.hasStack {
             var thread: Properties = [
-                "id": .int(Int(id)), "crashed": .bool(!message && record.level == "fatal"), "current": true,
+                "id": .int(Int(exception.crashedThread?.tid ?? 0)),
+                "crashed": .bool(!message && exception.level == "fatal"), "current": true,
             ]
             if let name = string("$exception_thread_name") { thread["name"] = .string(name) }
-            if message, let frames = exception.frames, !frames.isEmpty { thread["stacktrace"] = stacktrace(frames) }
+            if message, !stacks.subject.isEmpty { thread["stacktrace"] = stacktrace(stacks.subject) }
             threads.append(.object(thread))
         }
-        for other in record.threads ?? [] {
-            var thread: Properties = ["id": .int(Int(other.id)), "crashed": false, "current": false]
+        for (other, frames) in stacks.others {
+            var thread: Properties = ["id": .int(Int(other.tid ?? 0)), "crashed": false, "current": false]
             // Sentry refuses an empty stack (a thread whose unwinding failed has none).
-            if !other.frames.isEmpty { thread["stacktrace"] = stacktrace(other.frames) }
-            if !other.name.isEmpty { thread["name"] = .string(other.name) }
+            if !frames.isEmpty { thread["stacktrace"] = stacktrace(frames) }
+            if let name = other.name, !name.isEmpty { thread["name"] = .string(name) }
             threads.append(.object(thread))
         }
         if !threads.isEmpty { event["threads"] = ["values": .array(threads)] }
-        if let images = record.images, !images.isEmpty { event["debug_meta"] = ["images": .array(images.map(image))] }
-        if let breadcrumbs = record.breadcrumbs, !breadcrumbs.isEmpty {
-            event["breadcrumbs"] = ["values": .array(breadcrumbs.map(\.eventValue))]
+        if !images.isEmpty { event["debug_meta"] = ["images": .array(images.map { exception.imageValue($0) })] }
+        if exception.hasBreadcrumbs {
+            event["breadcrumbs"] = ["values": CapturedException.breadcrumbsValue(exception.breadcrumbs)]
         }
         var tags: Properties = [:]
         var extra: Properties = [:]
-        if let issueName = record.issueName { extra["issue_name"] = .string(issueName) }
+        if let issueName = exception.description.issueName { extra["issue_name"] = .string(issueName) }
         for (key, value) in properties where !mapped.contains(key) {
             if isScalar(value), !key.hasPrefix("$"), key.utf8.count <= 200 {
                 tags[key] = .string(String((value.stringValue ?? value.jsonString).prefix(200)))
@@ -134,22 +170,24 @@ enum SentryEvent {
         return .object(contexts)
     }
 
-    private static func exceptionValue(_ exception: ExceptionRecord.Exception) -> CohorlyValue {
-        let source = exception.mechanism
-        var mechanism: Properties = ["handled": .bool(source.handled)]
+    private static func exceptionValue(_ exception: CapturedException, frames: [CapturedException.LaidOutFrame])
+        -> CohorlyValue
+    {
+        let description = exception.description
+        var mechanism: Properties = ["handled": .bool(exception.handled)]
         var data: Properties = [:]
-        switch source.type {
+        switch description.mechanism {
         case "signal":
             mechanism["type"] = "signalhandler"
             mechanism["synthetic"] = true
         case "hang":
             mechanism["type"] = "AppHang"
-            if case .object(let hang)? = source.meta["hang"] { data = hang }
+            if case .object(let hang)? = exception.mechanismMeta["hang"] { data = hang }
         default:
-            mechanism["type"] = .string(source.type)
-            if source.synthetic { mechanism["synthetic"] = true }
+            mechanism["type"] = .string(description.mechanism)
+            if exception.synthetic { mechanism["synthetic"] = true }
         }
-        if case .object(let signal)? = source.meta["signal"] {
+        if case .object(let signal)? = exception.mechanismMeta["signal"] {
             var meta: Properties = [:]
             for key in ["number", "code"] { if let number = signal[key]?.intValue { meta[key] = .int(number) } }
             if let name = signal["name"]?.stringValue { meta["name"] = .string(name) }
@@ -158,39 +196,37 @@ enum SentryEvent {
         }
         if !data.isEmpty { mechanism["data"] = .object(data) }
         var value: Properties = [
-            "type": .string(String(exception.type.prefix(255))), "value": .string(String(exception.value.prefix(8192))),
-            "mechanism": .object(mechanism),
+            "type": .string(String(description.type.prefix(255))),
+            "value": .string(String(description.value.prefix(8192))), "mechanism": .object(mechanism),
         ]
-        if let threadId = exception.threadId { value["thread_id"] = .int(Int(threadId)) }
-        if let frames = exception.frames, !frames.isEmpty { value["stacktrace"] = stacktrace(frames) }
+        if exception.hasStack { value["thread_id"] = .int(Int(exception.crashedThread?.tid ?? 0)) }
+        if !frames.isEmpty { value["stacktrace"] = stacktrace(frames) }
         return .object(value)
     }
 
-    private static func stacktrace(_ frames: [ExceptionRecord.Frame]) -> CohorlyValue {
+    private static func stacktrace(_ frames: [CapturedException.LaidOutFrame]) -> CohorlyValue {
         ["frames": .array(frames.map(frame))]
     }
 
-    private static func frame(_ frame: ExceptionRecord.Frame) -> CohorlyValue {
-        var value: Properties = ["instruction_addr": .string(frame.instructionAddress), "in_app": .bool(frame.inApp)]
-        if let imageAddress = frame.imageAddress { value["image_addr"] = .string(imageAddress) }
-        if let package = frame.imagePath { value["package"] = .string(package) }
-        if frame.resolved {
-            if let function = frame.function { value["function"] = .string(function) }
-            if let filename = frame.filename {
+    private static func frame(_ frame: CapturedException.LaidOutFrame) -> CohorlyValue {
+        var value: Properties = [
+            "instruction_addr": .string(frame.stackFrame.frame.address.description),
+            "in_app": .bool(frame.stackFrame.inApp),
+        ]
+        if let image = frame.image {
+            value["image_addr"] = .string(Address(image.base).description)
+            value["package"] = .string(image.path)
+        }
+        if frame.resolved, let symbol = frame.symbol {
+            if let function = symbol.function { value["function"] = .string(function) }
+            if let mangled = frame.swiftMangledName { value["symbol"] = .string(mangled) }
+            if frame.hasSourceLocation, let filename = symbol.file {
                 value["filename"] = .string(filename)
                 if filename.hasPrefix("/") { value["abs_path"] = .string(filename) }
+                value["lineno"] = .int(symbol.line)
+                if symbol.column > 0 { value["colno"] = .int(symbol.column) }
             }
-            if frame.line > 0 { value["lineno"] = .int(frame.line) }
-            if frame.column > 0 { value["colno"] = .int(frame.column) }
         }
         return .object(value)
-    }
-
-    private static func image(_ image: ExceptionRecord.Image) -> CohorlyValue {
-        [
-            "type": "elf", "code_file": .string(image.codeFile), "code_id": .string(image.codeId),
-            "debug_id": .string(image.debugId), "image_addr": .string(image.imageAddress),
-            "image_size": .int(image.imageSize), "arch": .string(image.arch),
-        ]
     }
 }

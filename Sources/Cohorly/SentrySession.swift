@@ -192,9 +192,10 @@ final class SentrySessions: @unchecked Sendable {
     /// What queuing `record` changes: a handled error counts in this launch's session; an earlier launch's fatal
     /// event (crash, abnormal exit) ends that launch's waiting session, carried in the record for its envelope.
     func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] {
-        if record.level == "error", let mechanism = record.exceptions.first?.mechanism, mechanism.handled {
+        let exception = record.exception
+        if record.level == "error", exception.handled {
             // Messages never count (research/sentry.md "Sessions").
-            if mechanism.type == "generic" && mechanism.synthetic { return [] }
+            if exception.description.mechanism == "generic" && exception.synthetic { return [] }
             return lock.withLock {
                 guard current != nil else { return [] }
                 current?.errors += 1
@@ -208,7 +209,7 @@ final class SentrySessions: @unchecked Sendable {
                 $0.launchId == nil && record.timestampMs >= $0.startedMs ? $0 : nil
             }
         guard let session = waiting else { return [] }
-        let abnormal = record.exceptions.first?.mechanism.type == "abnormal_exit"
+        let abnormal = exception.description.mechanism == "abnormal_exit"
         // The update travels in the event's envelope, not on its own.
         record.properties[Self.property] = session.update(
             status: abnormal ? "abnormal" : "crashed", atMs: record.timestampMs, initial: false)

@@ -70,45 +70,15 @@ public enum ExceptionEvent {
         record(exception, options: options).event
     }
 
-    /// `exception` laid out as the queue's record: the subject thread's stack (oldest first, async callers after
-    /// their anchor, every frame with its kind), the other threads as far as
-    /// ``ExceptionEventOptions/maxEventBytes`` allows, the images the frames reference, the breadcrumbs; the
-    /// exception's own properties under them.
+    /// `exception` as the queue's record: given an `$insert_id` when it has none, cut to
+    /// ``ExceptionEventOptions/maxEventBytes`` (``CapturedException/fitted(toEventBytes:)``: the other threads
+    /// trimmed, then dropped; the subject thread whole).
     public static func record(_ exception: CapturedException, options: ExceptionEventOptions = .default)
         -> ExceptionRecord
     {
-        let layout = FrameLayout(images: exception.images, arch: exception.arch)
-        let description = exception.description
-        var properties = exception.properties
-        if let executable = exception.executable { properties["$exception_executable"] = .string(executable) }
-        if !exception.complete { properties["$exception_report_complete"] = false }
-        let subject = exception.threads.first(where: \.crashed)
-        if exception.hasStack, let name = subject?.name, !name.isEmpty {
-            properties["$exception_thread_name"] = .string(name)
-        }
-        let mechanism = ExceptionRecord.Mechanism(
-            type: description.mechanism, handled: exception.handled, synthetic: exception.synthetic,
-            meta: exception.mechanismMeta)
-        let subjectFrames = exception.hasStack ? subject.map(layout.frames(of:)) ?? [] : []
-        var record = ExceptionRecord(
-            insertId: exception.insertId.isEmpty ? UUID().uuidString.lowercased() : exception.insertId,
-            timestampMs: exception.timestampMs, level: exception.level, issueName: description.issueName,
-            exceptions: [
-                ExceptionRecord.Exception(
-                    type: description.type, value: description.value, mechanism: mechanism,
-                    threadId: exception.hasStack ? subject?.tid ?? 0 : nil,
-                    frames: exception.hasStack ? subjectFrames.flatMap { $0 } : nil,
-                    asyncStop: subject?.async?.stop.rawValue)
-            ], properties: properties)
-        addBreadcrumbs(exception.breadcrumbs, dropped: exception.breadcrumbsDropped, to: &record)
-        guard exception.hasStack else { return record }
-        let others = exception.threads.filter { !$0.crashed }.map { thread in
-            OtherThread(
-                tid: thread.tid ?? 0, name: thread.name ?? "", stop: thread.async?.stop,
-                groups: layout.frames(of: thread))
-        }
-        fit(others, crashed: subjectFrames, into: &record, layout: layout, limit: options.maxEventBytes)
-        return record
+        var exception = exception
+        if exception.insertId.isEmpty { exception.insertId = UUID().uuidString.lowercased() }
+        return ExceptionRecord(exception.fitted(toEventBytes: options.maxEventBytes))
     }
 
     /// The report's crash-time context as event properties: the device fields and release, then the super
@@ -131,10 +101,9 @@ public enum ExceptionEvent {
     }
 
     /// The first 16 bytes of the build id as a GUID with the first three fields byte-swapped (Sentry's rule),
-    /// e.g. `02547a30…` → `307a5402-…`; empty without a build id.
+    /// e.g. `02547a30…` → `307a5402-…`; empty without a build id (``CapturedException/Image/debugId``).
     public static func debugId(fromBuildId buildId: String) -> String {
-        guard let bytes = DebugId.buildId(hex: buildId) else { return "" }
-        return DebugId.debugId(bytes)
+        CapturedException.Image(path: "", base: 0, size: 0, buildId: buildId).debugId
     }
 }
 

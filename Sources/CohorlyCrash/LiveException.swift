@@ -93,14 +93,12 @@ public struct LiveException: Sendable {
     }
 
     /// The exception record (what the queue holds, each destination renders): ``exception(symbols:options:)``
-    /// laid out by ``ExceptionEvent/record(_:options:)``, without `$exception_threads` when only the subject
-    /// thread was captured.
+    /// as ``ExceptionEvent/record(_:options:)`` queues it (its event has no `$exception_threads` when only the
+    /// subject thread was captured).
     public func record(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
         -> ExceptionRecord
     {
-        var record = ExceptionEvent.record(exception(symbols: symbols, options: options), options: options)
-        if record.threads?.isEmpty == true { record.threads = nil }
-        return record
+        ExceptionEvent.record(exception(symbols: symbols, options: options), options: options)
     }
 
     /// The exception in the crash model (what ``event(symbols:options:)`` renders): the threads with their

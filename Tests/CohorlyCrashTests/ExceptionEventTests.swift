@@ -151,13 +151,14 @@ struct ExceptionEventTests {
             }(), options: .init(maxEventBytes: 10_000_000))
         // A cap between "crashed thread alone" and "everything": threads lose frames first.
         var options = ExceptionEventOptions()
-        options.maxEventBytes = size(crashedOnly) + (size(whole) - size(crashedOnly)) / 2 + ExceptionEvent.sizeMargin
+        options.maxEventBytes =
+            size(crashedOnly) + (size(whole) - size(crashedOnly)) / 2 + CapturedException.eventSizeMargin
         let trimmed = ExceptionEvent.make(from: report, options: options)
         #expect(size(trimmed) <= options.maxEventBytes)
         #expect((trimmed.properties["$exception_frames_dropped"]?.intValue ?? 0) > 0)
         #expect(trimmed.properties["$exception_list"] == whole.properties["$exception_list"])
         // A cap that leaves room for the crashed thread only: every other thread goes, counted.
-        options.maxEventBytes = size(crashedOnly) + ExceptionEvent.sizeMargin + 40
+        options.maxEventBytes = size(crashedOnly) + CapturedException.eventSizeMargin + 40
         let dropped = ExceptionEvent.make(from: report, options: options)
         #expect(dropped.properties["$exception_threads_dropped"] == .int(report.threads.count))
         #expect(dropped.properties["$exception_threads"] == [])

@@ -172,25 +172,28 @@ enum Bench {
     /// A handled error as CohorlyCrash makes it: 20 symbolicated frames in two images.
     static func exception(_ index: Int) -> ExceptionRecord {
         let frames = (0..<20).map { depth in
-            ExceptionRecord.Frame(
-                instructionAddress: "0x\(String(0x401000 + depth * 0x40, radix: 16))", imageAddress: "0x400000",
-                imagePath: "/opt/bench/bin/Bench", inApp: depth > 2, function: "Bench.step\(depth)(input:) -> Int",
-                filename: "/src/Bench/Steps.swift", line: 10 + depth, column: 5, language: "swift", resolved: true)
+            CapturedException.StackFrame(
+                Frame(UInt64(0x401000 + depth * 0x40), kind: .returnAddress), inApp: depth < 17,
+                symbols: [
+                    FrameSymbol(
+                        function: "Bench.step\(depth)(input:) -> Int", rawFunction: "$s5Bench4step",
+                        file: "/src/Bench/Steps.swift", line: 29 - depth, column: 5, inlined: false)
+                ])
         }
-        return ExceptionRecord(
-            insertId: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
-            level: "error",
-            exceptions: [
-                ExceptionRecord.Exception(
-                    type: "Bench.ParseError", value: "bad input \(index)",
-                    mechanism: ExceptionRecord.Mechanism(type: "generic", handled: true), threadId: 1, frames: frames)
-            ],
-            images: [
-                ExceptionRecord.Image(
-                    codeFile: "/opt/bench/bin/Bench", codeId: "68220ae2c65d65c1b6aaa12fa6765a6ec2f5f434",
-                    debugId: "e20a2268-5dc6-c165-b6aa-a12fa6765a6e", imageAddress: "0x400000", imageSize: 65_536,
-                    arch: "x86_64")
-            ], properties: ["release": "Bench@1.0", "n": .int(index)])
+        let description = CrashDescription(
+            type: "Bench.ParseError", value: "bad input \(index)", mechanism: "generic", issueName: nil)
+        var exception = CapturedException(
+            description: description, facts: CrashReason.Facts(given: description), level: "error", handled: true)
+        exception.insertId = UUID().uuidString.lowercased()
+        exception.timestampMs = Int64(Date().timeIntervalSince1970 * 1000)
+        exception.threads = [CapturedException.Thread(tid: 1, name: nil, crashed: true, frames: frames)]
+        exception.images = [
+            CapturedException.Image(
+                path: "/opt/bench/bin/Bench", base: 0x400000, size: 65_536,
+                buildId: "68220ae2c65d65c1b6aaa12fa6765a6ec2f5f434")
+        ]
+        exception.properties = ["release": "Bench@1.0", "n": .int(index)]
+        return ExceptionRecord(exception)
     }
 
     /// Current resident set size in MB (from /proc/self/statm).

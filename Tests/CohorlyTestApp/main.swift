@@ -78,13 +78,14 @@ if mode == "session" {
     // A launch's session: on disk before "started"; ended at exit(0) by the exit hook, or never (killed).
     if let launchId = options["--monitor"] { client.crashMonitorStarted(launchId: launchId) }
     for _ in 0..<(Int(options["--errors"] ?? "") ?? 0) {
-        let error = ExceptionRecord.Exception(
-            type: "TestApp.Failure", value: "handled",
-            mechanism: ExceptionRecord.Mechanism(type: "generic", handled: true), threadId: 1, frames: [])
-        client.reserveLiveEvent()?.fulfill(
-            ExceptionRecord(
-                insertId: UUID().uuidString.lowercased(), timestampMs: Int64(Date().timeIntervalSince1970 * 1000),
-                level: "error", exceptions: [error]))
+        let description = CrashDescription(
+            type: "TestApp.Failure", value: "handled", mechanism: "generic", issueName: nil)
+        var error = CapturedException(
+            description: description, facts: CrashReason.Facts(given: description), level: "error", handled: true)
+        error.insertId = UUID().uuidString.lowercased()
+        error.timestampMs = Int64(Date().timeIntervalSince1970 * 1000)
+        error.threads = [CapturedException.Thread(tid: 1, name: nil, crashed: true, frames: [])]
+        client.reserveLiveEvent()?.fulfill(ExceptionRecord(error))
     }
     client.waitUntilPersisted()
     say("started")

@@ -44,7 +44,7 @@ import Testing
         #expect(exception["mechanism"]?["handled"] == false)
         #expect(exception["mechanism"]?["meta"] == ["signal": ["number": 5, "code": 128, "name": "SIGTRAP"]])
         let frames = try #require(exception["stacktrace"]?["frames"]?.arrayValue)
-        #expect(frames.map { $0["function"]?.stringValue ?? "" } == SentryRecords.frames.map { $0.function ?? "" })
+        #expect(frames.map { $0["function"]?.stringValue ?? "" } == SentryRecords.functions)
         #expect(
             frames[2] == [
                 "instruction_addr": "0x401234", "image_addr": "0x400000", "package": "/opt/app/bin/App",
