@@ -116,13 +116,15 @@ enum SentryEvent {
                 "crashed": .bool(!message && exception.level == "fatal"), "current": true,
             ]
             if let name = string("$exception_thread_name") { thread["name"] = .string(name) }
-            if message, !stacks.subject.isEmpty { thread["stacktrace"] = stacktrace(stacks.subject) }
+            if message, !stacks.subject.isEmpty {
+                thread["stacktrace"] = stacktrace(stacks.subject, asyncStop: exception.crashedThread?.async?.stop)
+            }
             threads.append(.object(thread))
         }
         for (other, frames) in stacks.others {
             var thread: Properties = ["id": .int(Int(other.tid ?? 0)), "crashed": false, "current": false]
             // Sentry refuses an empty stack (a thread whose unwinding failed has none).
-            if !frames.isEmpty { thread["stacktrace"] = stacktrace(frames) }
+            if !frames.isEmpty { thread["stacktrace"] = stacktrace(frames, asyncStop: other.async?.stop) }
             if let name = other.name, !name.isEmpty { thread["name"] = .string(name) }
             threads.append(.object(thread))
         }
@@ -200,17 +202,32 @@ enum SentryEvent {
             "value": .string(String(description.value.prefix(8192))), "mechanism": .object(mechanism),
         ]
         if exception.hasStack { value["thread_id"] = .int(Int(exception.crashedThread?.tid ?? 0)) }
-        if !frames.isEmpty { value["stacktrace"] = stacktrace(frames) }
+        if !frames.isEmpty {
+            value["stacktrace"] = stacktrace(frames, asyncStop: exception.crashedThread?.async?.stop)
+        }
         return .object(value)
     }
 
-    private static func stacktrace(_ frames: [CapturedException.LaidOutFrame]) -> CohorlyValue {
-        ["frames": .array(frames.map(frame))]
+    /// A stacktrace: the frames oldest first, the adjustment their kinds call for (``adjustment(for:)``), and
+    /// why the async walk stopped when the stack has async callers.
+    private static func stacktrace(_ frames: [CapturedException.LaidOutFrame], asyncStop: AsyncChain.Stop?)
+        -> CohorlyValue
+    {
+        let adjustment = adjustment(for: frames)
+        let root = asyncRootIndex(frames)
+        var stacktrace: Properties = [
+            "frames": .array(frames.enumerated().map { frame($1, adjustment, stackStart: $0 == root) }),
+            "instruction_addr_adjustment": .string(adjustment.rawValue),
+        ]
+        if let asyncStop, root != nil { stacktrace[CapturedException.asyncStopKey] = .string(asyncStop.rawValue) }
+        return .object(stacktrace)
     }
 
-    private static func frame(_ frame: CapturedException.LaidOutFrame) -> CohorlyValue {
+    private static func frame(
+        _ frame: CapturedException.LaidOutFrame, _ adjustment: AddressAdjustment, stackStart: Bool
+    ) -> CohorlyValue {
         var value: Properties = [
-            "instruction_addr": .string(frame.stackFrame.frame.address.description),
+            "instruction_addr": .string(sentAddress(frame, adjustment).description),
             "in_app": .bool(frame.stackFrame.inApp),
         ]
         if let image = frame.image {
@@ -227,6 +244,8 @@ enum SentryEvent {
                 if symbol.column > 0 { value["colno"] = .int(symbol.column) }
             }
         }
+        if let kind = frame.kind { value[CapturedException.frameKindKey] = .string(kind.wireName) }
+        if stackStart { value["stack_start"] = true }
         return .object(value)
     }
 }

@@ -1,9 +1,10 @@
+import CohorlyCrashModel
 import Foundation
 
 /// A Sentry event item (research/sentry.md "Event") stored as the other wires store theirs: an event with an
-/// exception becomes a `$exception` event in PostHog's native shape (what `CrashInput(exceptionEvent:)` reads), so
-/// `cohorly crashes list/show` and `GET /api/crashes` show it like the others and symbolicate its raw frames
-/// against the uploaded debug files. Its `$insert_id` is the event id as a dashed lowercase UUID: the Sentry
+/// exception becomes a `$exception` event in PostHog's native shape (what `CapturedException(exceptionEvent:)`
+/// reads), so `cohorly crashes list/show` and `GET /api/crashes` show it like the others and symbolicate its raw
+/// frames against the uploaded debug files. Its `$insert_id` is the event id as a dashed lowercase UUID: the Sentry
 /// destination sends the crash's `$insert_id` as the event id, so a crash that arrives over two wires with the
 /// same project token (the DSN's key) is stored once.
 ///
@@ -105,9 +106,14 @@ enum SentryEventRecord {
     }
 
     /// A Sentry stacktrace as PostHog's raw one: same frames and order, `package` as `module`, addresses as
-    /// `0x…` strings, inlined frames marked `inline: true`.
+    /// `0x…` strings, inlined frames marked `inline: true`, and every other frame's kind under
+    /// `CapturedException.frameKindKey`: the one it was sent with, else what the stacktrace's
+    /// `instruction_addr_adjustment` says (`all_but_first`: the innermost frame exact, the others return
+    /// addresses; `all`: return addresses; `none`: exact; otherwise none, and the reader's positional rule
+    /// applies). With `none`, a return address arrives already stepped back into its call: it is stored as the
+    /// return address again (one byte on, with its inlined calls), as the other wires store it.
     static func stacktrace(_ stacktrace: JSONValue) -> JSONValue {
-        var frames: [JSONValue] = []
+        var frames: [[String: JSONValue]] = []
         var previous: (address: String, function: String?)?
         for frame in stacktrace["frames"]?.arrayValue ?? [] {
             guard var fields = frame.objectValue else { continue }
@@ -125,9 +131,43 @@ enum SentryEventRecord {
                 fields["inline"] = .bool(true)
             }
             previous = address.map { ($0, function) }
-            frames.append(.object(fields))
+            frames.append(fields)
         }
-        return ["type": "raw", "frames": .array(frames)]
+        let adjustment = stacktrace["instruction_addr_adjustment"]?.stringValue
+        let innermost = frames.lastIndex { $0["inline"] != .bool(true) }
+        var restored: JSONValue?
+        for index in frames.indices {
+            if frames[index]["inline"] == .bool(true) {
+                if let restored { frames[index]["instruction_addr"] = restored }
+                continue
+            }
+            restored = nil
+            let kind = frames[index][kindKey]?.stringValue ?? Self.kind(adjustment, innermost: index == innermost)
+            guard let kind else { continue }
+            frames[index][kindKey] = .string(kind)
+            if adjustment == "none", kind == Frame.Kind.returnAddress.wireName,
+                let address = frames[index]["instruction_addr"]?.stringValue.flatMap(Address.init(hex:)),
+                address.value < UInt64.max
+            {
+                restored = .string(Address(address.value + 1).description)
+                frames[index]["instruction_addr"] = restored
+            }
+        }
+        var result: [String: JSONValue] = ["type": "raw", "frames": .array(frames.map(JSONValue.object))]
+        if let stop = stacktrace[CapturedException.asyncStopKey] { result[CapturedException.asyncStopKey] = stop }
+        return .object(result)
+    }
+
+    private static let kindKey = CapturedException.frameKindKey
+
+    /// The kind Sentry's `instruction_addr_adjustment` gives a frame without its own (nil: the value says none).
+    private static func kind(_ adjustment: String?, innermost: Bool) -> String? {
+        switch adjustment {
+        case "all_but_first": return (innermost ? Frame.Kind.pc : .returnAddress).wireName
+        case "all": return Frame.Kind.returnAddress.wireName
+        case "none": return Frame.Kind.pc.wireName
+        default: return nil
+        }
     }
 
     /// A breadcrumb with a numeric timestamp (seconds) given as RFC 3339, like the other wires' breadcrumbs.

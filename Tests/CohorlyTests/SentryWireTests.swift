@@ -49,7 +49,8 @@ import Testing
             frames[2] == [
                 "instruction_addr": "0x401234", "image_addr": "0x400000", "package": "/opt/app/bin/App",
                 "function": "App.crash() -> ()", "filename": "/src/App/Crash.swift", "abs_path": "/src/App/Crash.swift",
-                "lineno": 3, "colno": 9, "in_app": true,
+                "lineno": 3, "colno": 9, "in_app": true, CapturedException.frameKindKey: "pc",
+                "symbol": "$s3App5crashyyF",
             ])
         #expect(frames[0]["in_app"] == false)
         let threads = try #require(event["threads"]?["values"]?.arrayValue)
