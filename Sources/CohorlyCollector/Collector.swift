@@ -19,6 +19,7 @@ public final class Collector: Sendable {
     let faults = FaultInjector()
     /// Where the read API runs: below ingestion's CPU priority (ReadThreads.swift).
     private let reads: ReadThreads
+    let web = WebSessions()
     private let server: HTTPServer
     private let directoryLock: DataDirectoryLock?
     private let portBox = PortBox()
@@ -49,7 +50,7 @@ public final class Collector: Sendable {
                     store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)))
         let router = Router(
             ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
-            rateLimiter: rateLimiter)
+            rateLimiter: rateLimiter, web: web)
         let reads = ReadThreads()
         self.reads = reads
         server = HTTPServer(
@@ -75,7 +76,15 @@ public final class Collector: Sendable {
             throw CollectorError(failure)
         }
         portBox.set(port)
+        web.listening(on: port)
         return port
+    }
+
+    /// A new login URL for the web pages (`<baseURL>/login?token=…`): it works once, in one browser, which then
+    /// holds a session for 12 hours (see docs/web.md). `cohorly serve` prints one when it starts.
+    public func newLoginURL() -> URL {
+        let base = baseURL.absoluteString.replacingOccurrences(of: "//0.0.0.0:", with: "//127.0.0.1:")
+        return URL(string: "\(base)/login?token=\(web.newLoginToken())") ?? baseURL
     }
 
     /// The listening port (0 before `start`).

@@ -105,9 +105,7 @@ struct CrashQueries: Sendable {
     /// occurrence in `GET /api/issues/<id>`).
     func show(_ event: StoredEvent) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let input = Self.input(from: properties)
-        let buildIds = input.images.compactMap { DebugId.buildId(hex: $0.buildId) }
-        let crash = CrashSymbolicator.symbolicate(input, locator: locator(for: buildIds))
+        let crash = symbolicate(properties)
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
             "insert_id": event.insertId.map(JSONValue.string) ?? .null, "time": .int(Int(event.time)),
@@ -118,6 +116,14 @@ struct CrashQueries: Sendable {
             "crash": encoded, "breadcrumbs": properties["$exception_breadcrumbs"] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]
+    }
+
+    /// The crash in an `$exception` event's `properties`, symbolicated against the uploaded debug files and the
+    /// extra directories (what `show` and the web pages print).
+    func symbolicate(_ properties: JSONValue) -> SymbolicatedCrash {
+        let input = Self.input(from: properties)
+        let buildIds = input.images.compactMap { DebugId.buildId(hex: $0.buildId) }
+        return CrashSymbolicator.symbolicate(input, locator: locator(for: buildIds))
     }
 
     /// The crash in an `$exception` event's properties (``CapturedException/init(exceptionEvent:)``).

@@ -14,12 +14,15 @@ import Foundation
 ///   (`/api/<id>/envelope/`) is an ingestion route: it needs `application/x-sentry-envelope` instead (not a type
 ///   a page may send cross-site without asking), an `Origin` of this server when one is sent, and its key
 ///   (checked by the route), never the admin secret.
+/// - The web pages (`/`, `/issues/…`, `/events/…`, `/login`) have their own rules after the `Host` check: a
+///   session, and forms from this origin only (`webRefusal`, Router+WebPolicy.swift).
 extension Router {
     /// Nil when `request` may go on, else the answer refusing it.
     func screen(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
         let policy = LoopbackRequestPolicy(
             bindAddress: configuration.bindAddress, allowedHosts: configuration.allowedHosts)
         if let refusal = policy.hostRefusal(request, port: port) { return refusal }
+        if Self.isWebPath(request.path) { return webRefusal(request, port: port) }  // Router+WebPolicy.swift
         let envelope = SentryIngestion.projectId(request.path) != nil
         let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
         if guarded || envelope, let refusal = policy.originRefusal(request, port: port) { return refusal }

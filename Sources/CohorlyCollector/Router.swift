@@ -9,6 +9,8 @@ struct Router: Sendable {
     let faults: FaultInjector
     let configuration: CollectorConfiguration
     let rateLimiter: RateLimiter?
+    /// The web pages' login tokens and sessions (WebSessions.swift).
+    var web = WebSessions()
 
     /// PostHog capture V1 (CaptureV1Ingestion.swift).
     private var captureV1: CaptureV1Ingestion {
@@ -32,6 +34,7 @@ struct Router: Sendable {
     }
 
     private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse? {
+        if Self.isWebPath(request.path) { return webPage(request) }  // Router+Web.swift
         if let projectId = SentryIngestion.projectId(request.path) {
             return SentryIngestion(
                 store: store, configuration: configuration, faults: faults, rateLimiter: rateLimiter,
@@ -71,6 +74,7 @@ struct Router: Sendable {
         case ("POST", "/admin/faults"): return addFaults(request)
         case ("POST", "/api/debug-files/check"): return checkDebugFiles(request)
         case ("GET", "/api/debug-files"): return listDebugFiles()
+        case ("POST", "/api/web/login"): return newLoginURL(request)  // Router+Web.swift
         default: return .error(404, "no such endpoint: \(request.method) \(request.path)")
         }
     }
@@ -117,7 +121,7 @@ struct Router: Sendable {
         return .json(200, ["status": 1, "queued": .int(count)])
     }
 
-    private var crashes: CrashQueries {
+    var crashes: CrashQueries {
         CrashQueries(store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)
     }
 

@@ -32,7 +32,7 @@ extension SymbolicatedCrash {
     }
 
     /// Why an async walk stopped, in words.
-    static func stopDescription(_ stop: String) -> String {
+    package static func stopDescription(_ stop: String) -> String {
         switch stop {
         case "fault": "a context could not be read"
         case "validation": "a resume point did not check out"

@@ -25,7 +25,7 @@ extension SymbolicatedCrash {
     /// Functions of the crash recorder itself (the C++ terminate hook and the report writer): frames at the
     /// top of the crashed thread that name one of them are hidden from the text, as the Swift backtracer hides
     /// its own frames. JSON output keeps them.
-    static func isRecorderFrame(_ frame: Frame) -> Bool {
+    package static func isRecorderFrame(_ frame: Frame) -> Bool {
         guard let symbol = frame.symbols.last else { return false }
         let raw = symbol.rawFunction ?? symbol.function ?? ""
         return raw.hasPrefix("cly_") || raw == "_ZN12_GLOBAL__N_114terminate_hookEv"

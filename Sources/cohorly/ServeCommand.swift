@@ -5,7 +5,7 @@ import Foundation
 /// `cohorly serve`: runs the local collector until SIGINT or SIGTERM.
 enum ServeCommand: Command {
     static let words = ["serve"]
-    static let summary = "Run the local collector (ingestion, events, debug files, crashes)."
+    static let summary = "Run the local collector (ingestion, events, debug files, crashes, web page)."
     static let help = """
         USAGE: cohorly serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token-file FILE]
                              [--flag-secret-file FILE] [--rate-limit N/SECONDS] [--debug-dir DIR]…
@@ -34,6 +34,8 @@ enum ServeCommand: Command {
           --log-requests              Log every request to standard error (default: the refused ones).
           -h, --help                  Show this help.
 
+        Prints a one-time login URL for the web page (the crashes in a browser; docs/web.md). A new one:
+        POST /api/web/login with the secret.
         Stops on SIGINT or SIGTERM (within a second, cutting requests short if need be).
         EXIT STATUS: 0 stopped cleanly, 1 could not start, 2 usage error.
         """
@@ -92,6 +94,7 @@ enum ServeCommand: Command {
         }
         // Unbuffered, so a script reading the chosen port sees it at once.
         Console.write("cohorly: listening on \(collector.baseURL.absoluteString) (data: \(data), \(tokens))\n")
+        Console.write("cohorly: web page: \(collector.newLoginURL().absoluteString) (this login URL works once)\n")
         var received: Int32 = 0
         sigwait(&signals, &received)
         stopWithin(seconds: 0.9, collector)

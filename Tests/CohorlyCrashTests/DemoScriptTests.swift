@@ -72,7 +72,12 @@ struct DemoScriptTests {
         // bash reports a child killed by a signal as "…: line N: PID Illegal instruction …".
         let jobLines = lines.filter { $0.range(of: #"line [0-9]+: +[0-9]+ "#, options: .regularExpression) != nil }
         #expect(jobLines.isEmpty, "\(jobLines)")
-        #expect(lines.last == "== the collector shows 6 of 6 crashes")
+        #expect(lines.contains("== the collector shows 6 of 6 crashes"))
+        // It ends with the web page's login URL, the one `cohorly serve` printed.
+        let login = lines.last ?? ""
+        #expect(
+            login.range(of: #"^   http://127\.0\.0\.1:[0-9]+/login\?token=[0-9a-f]{64}$"#, options: .regularExpression)
+                != nil, "\(login)")
         if destination == "--sentry" { expectSessions(lines) }
     }
 

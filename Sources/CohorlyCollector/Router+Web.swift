@@ -1,0 +1,67 @@
+import Foundation
+
+/// The web pages' routes, reached only after `webRefusal` (Router+WebPolicy.swift) let the request through:
+///
+/// - `GET /login?token=…` spends a one-time login token, sets the session cookie and sends the browser on to `/`.
+/// - `POST /logout` ends the session.
+/// - `GET /` the issues; `GET /events` the latest occurrences; `GET /events/<id>` one occurrence, symbolicated.
+/// - `GET /web.css` the stylesheet.
+/// - `POST /api/web/login` (an API route: Origin and the secret are checked like every `/api` route) answers a
+///   new login URL.
+extension Router {
+    /// The answer to a web request that passed `webRefusal`.
+    func webPage(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            switch (request.method, request.path) {
+            case ("GET", WebStyle.path): return WebStyle.response
+            case ("GET", "/login"): return login(request)
+            case ("POST", "/logout"): return logout(request)
+            case ("GET", "/"), ("GET", "/events"): return try occurrenceList(request)
+            case ("GET", _) where request.path.hasPrefix("/events/"):
+                guard let id = Int64(request.path.dropFirst("/events/".count)), id > 0 else { return notFound }
+                return try occurrencePage(id: id) ?? notFound
+            default: return notFound
+            }
+        } catch let bad as BadRequest {
+            return WebPage.refusal(400, title: "Bad request", bad.message)
+        } catch {
+            return WebPage.refusal(500, title: "Storage error", "storage error: \(error)")
+        }
+    }
+
+    private var notFound: HTTPResponse { WebPage.refusal(404, title: "Not found", "no such page") }
+
+    /// Spends the token and answers the cookie with a page that moves on to `/` at once. Not a 3xx: a browser
+    /// does not send a SameSite=Strict cookie along a redirect chain that began on another site (a link in a
+    /// chat, a mail), while this page's own move to `/` is same-site.
+    private func login(_ request: HTTPRequest) -> HTTPResponse {
+        guard let token = request.query["token"], let session = web.spend(loginToken: token) else {
+            return WebPage.refusal(
+                403, title: "Login URL not valid",
+                "This login URL was used already or was not made by this collector (they work once, and a restarted"
+                    + " collector prints a new one).")
+        }
+        let cookie =
+            "\(web.cookieName)=\(session); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(Int(WebSessions.sessionLifetime))"
+        let body = HTML(raw: "<p><a href=\"/\">Continue to the issues</a></p>")
+        let page = WebPage.document(
+            title: "Signed in", signedIn: false, head: "<meta http-equiv=\"refresh\" content=\"0; url=/\">", body)
+        return WebPage.response(200, page, headers: [("Set-Cookie", cookie)])
+    }
+
+    private func logout(_ request: HTTPRequest) -> HTTPResponse {
+        for session in Self.cookies(request, named: web.cookieName) { web.end(session: session) }
+        return HTTPResponse(
+            status: 303,
+            headers: WebPage.securityHeaders + [
+                ("Location", "/"), ("Content-Type", "text/plain; charset=utf-8"),
+                ("Set-Cookie", "\(web.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+            ], body: Array("signed out\n".utf8))
+    }
+
+    /// `POST /api/web/login`: `{"login_url": "http://<Host>/login?token=…"}`, a new one-time URL.
+    func newLoginURL(_ request: HTTPRequest) -> HTTPResponse {
+        let host = request.header("Host") ?? "\(configuration.bindAddress)"
+        return .json(200, ["login_url": .string("http://\(host)/login?token=\(web.newLoginToken())")])
+    }
+}

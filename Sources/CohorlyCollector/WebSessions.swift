@@ -1,0 +1,95 @@
+import Foundation
+
+/// The web pages' sign-in, like Jupyter's: `cohorly serve` prints a login URL holding a one-time token; opening
+/// it (`GET /login?token=…`) spends the token and gives the browser a session cookie (HttpOnly, SameSite=Strict,
+/// Path=/). Held in memory: a restarted collector prints a new URL and forgets old sessions. Whoever holds the
+/// collector's secret (`/api`'s) can ask for a new login URL (`POST /api/web/login`).
+///
+/// Tokens and session ids are 32 random bytes from the system's generator (getrandom), compared in constant
+/// time; at most `maximumLoginTokens` unspent tokens and `maximumSessions` sessions are kept (the oldest go
+/// first), and a session lasts `sessionLifetime` seconds.
+final class WebSessions: @unchecked Sendable {
+    /// Unspent login tokens kept at once: 16.
+    static let maximumLoginTokens = 16
+    /// Sessions kept at once: 64.
+    static let maximumSessions = 64
+    /// How long a session lasts: 12 hours.
+    static let sessionLifetime: Double = 12 * 3600
+
+    private let lock = NSLock()
+    private var loginTokens: [[UInt8]] = []
+    private var sessions: [(id: [UInt8], expires: Double)] = []
+    private let clock: @Sendable () -> Double
+    private var port: UInt16 = 0
+
+    init(clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) { self.clock = clock }
+
+    /// Records the port the collector listens on (the cookie's name holds it).
+    func listening(on port: UInt16) { lock.withLock { self.port = port } }
+
+    /// `cohorly_session_<port>`: cookies are per host, not per port, so two collectors on one machine each keep
+    /// their own.
+    var cookieName: String { "cohorly_session_\(lock.withLock { port })" }
+
+    /// A new one-time login token (64 hex digits).
+    func newLoginToken() -> String {
+        let token = Self.randomHex()
+        lock.withLock {
+            loginTokens.append(Array(token.utf8))
+            if loginTokens.count > Self.maximumLoginTokens { loginTokens.removeFirst() }
+        }
+        return token
+    }
+
+    /// Spends `token`: a new session id when it was an unspent login token, else nil.
+    func spend(loginToken token: String) -> String? {
+        let bytes = Array(token.utf8)
+        let session = Self.randomHex()
+        return lock.withLock {
+            guard let index = Self.index(of: bytes, in: loginTokens) else { return nil }
+            loginTokens.remove(at: index)
+            let now = clock()
+            sessions.removeAll { $0.expires <= now }
+            sessions.append((Array(session.utf8), now + Self.sessionLifetime))
+            if sessions.count > Self.maximumSessions { sessions.removeFirst() }
+            return session
+        }
+    }
+
+    /// Whether `id` is a live session.
+    func isValid(session id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        return lock.withLock {
+            let now = clock()
+            sessions.removeAll { $0.expires <= now }
+            return Self.index(of: bytes, in: sessions.map(\.id)) != nil
+        }
+    }
+
+    /// Ends session `id` (nothing when there is none).
+    func end(session id: String) {
+        let bytes = Array(id.utf8)
+        lock.withLock {
+            if let index = Self.index(of: bytes, in: sessions.map(\.id)) { sessions.remove(at: index) }
+        }
+    }
+
+    /// Where `value` is in `list`, every entry compared in full (time independent of where they differ).
+    private static func index(of value: [UInt8], in list: [[UInt8]]) -> Int? {
+        var found: Int?
+        for (index, entry) in list.enumerated() where Router.constantTimeEqual(entry, value) && found == nil {
+            found = index
+        }
+        return found
+    }
+
+    private static func randomHex() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        return String(
+            (0..<32).flatMap { _ -> [Character] in
+                let byte = UInt8.random(in: .min ... .max, using: &generator)
+                return [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            })
+    }
+}

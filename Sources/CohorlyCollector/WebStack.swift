@@ -1,0 +1,119 @@
+import CohorlySymbols
+
+/// A symbolicated thread as HTML, in the order `crashes show` prints it: innermost first, each address's inlined
+/// calls as rows of their own above the function they were inlined into, the awaiting callers (`async`) after
+/// the frame they continue from with the executor's frames below folded into a `<details>`, runs of one repeated
+/// frame (deep recursion) folded, the recorder's own frames at the top of the crashed thread left out.
+enum WebStack {
+    /// The frames of `thread` as an `<ol class="frames">`; frames of `executable` (the app) are highlighted.
+    static func frames(_ thread: SymbolicatedCrash.Thread, executable: String?) -> HTML {
+        var html = HTML()
+        guard !thread.frames.isEmpty else {
+            html.raw("<p class=\"muted\">No frames: the thread did not answer.</p>")
+            return html
+        }
+        let app = executable.map(basename)
+        var physical = thread.frames[...]
+        if thread.crashed {
+            let hidden = physical.prefix(while: SymbolicatedCrash.isRecorderFrame).count
+            if hidden < physical.count { physical = physical.dropFirst(hidden) }
+        }
+        html.raw("<ol class=\"frames stack\">")
+        if let asyncFrames = thread.asyncFrames, !asyncFrames.isEmpty, let anchor = thread.asyncAnchor,
+            physical.contains(where: { $0.index == anchor })
+        {
+            let above = physical.prefix { $0.index <= anchor }
+            html.append(rows(above, app: app))
+            var number = anchor + 1
+            for frame in asyncFrames {
+                html.append(rows(of: frame, number: number, kind: "async", app: app))
+                number += 1
+            }
+            if let stop = thread.asyncStop, stop != "task_root" {
+                html.raw("<li class=\"muted\">")
+                html.text("The async callers end here: \(SymbolicatedCrash.stopDescription(stop)).")
+                html.raw("</li>")
+            }
+            let below = physical.dropFirst(above.count)
+            if !below.isEmpty {
+                html.raw("<li><details><summary>\(below.count) executor frame\(below.count == 1 ? "" : "s")")
+                html.raw("</summary><ol class=\"frames\">")
+                html.append(rows(below, app: app))
+                html.raw("</ol></details></li>")
+            }
+        } else {
+            html.append(rows(physical, app: app))
+        }
+        if thread.truncated { html.raw("<li class=\"muted\">… (truncated: the recorder keeps 100 frames)</li>") }
+        html.raw("</ol>")
+        return html
+    }
+
+    /// Physical frames, runs of one repeated address folded after their first frame.
+    private static func rows(_ frames: ArraySlice<SymbolicatedCrash.Frame>, app: String?) -> HTML {
+        var html = HTML()
+        var index = frames.startIndex
+        while index < frames.endIndex {
+            let frame = frames[index]
+            html.append(rows(of: frame, number: frame.index, kind: nil, app: app))
+            var next = index + 1
+            while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }
+            if next - index > 2 {
+                html.raw("<li class=\"muted\">… \(next - index - 1) more frames like #\(frame.index)</li>")
+                index = next
+            } else {
+                index += 1
+            }
+        }
+        return html
+    }
+
+    /// One address: its inlined calls (innermost first), then the function they are in, numbered `number`.
+    private static func rows(of frame: SymbolicatedCrash.Frame, number: Int, kind: String?, app: String?) -> HTML {
+        var html = HTML()
+        let module = frame.module.map(basename)
+        let inApp = module != nil && module == app
+        let classes = inApp ? " class=\"app\"" : ""
+        let address = "#\(number) \(frame.instructionAddr) \(module ?? "???")"
+        guard let physical = frame.symbols.last else {
+            html.raw("<li\(classes)>")
+            if let kind { html.raw("<span class=\"kind\">\(kind)</span>") }
+            html.raw("<span class=\"fn\">??</span> <span class=\"addr\">")
+            html.text(address + (frame.fileAddress.map { " + \($0)" } ?? ""))
+            html.raw("</span></li>")
+            return html
+        }
+        for inlined in frame.symbols.dropLast() {
+            html.raw("<li\(classes)><span class=\"kind\">inlined</span>")
+            html.append(describe(inlined))
+            html.raw("</li>")
+        }
+        html.raw("<li\(classes)>")
+        if let kind { html.raw("<span class=\"kind\">\(kind)</span>") }
+        html.append(describe(physical))
+        html.raw("<br><span class=\"addr\">")
+        html.text(address)
+        html.raw("</span></li>")
+        return html
+    }
+
+    /// `name + offset at file:line:col`, every part escaped.
+    private static func describe(_ symbol: SymbolicatedCrash.Symbol) -> HTML {
+        var html = HTML(raw: "<span class=\"fn\">")
+        let name = Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: .simplified)
+        html.text((name ?? "??") + (symbol.symbolOffset.map { " + \($0)" } ?? ""))
+        html.raw("</span>")
+        if let file = symbol.file {
+            var place = file
+            if symbol.line > 0 { place += ":\(symbol.line)" + (symbol.column > 0 ? ":\(symbol.column)" : "") }
+            html.raw(" <span class=\"where\">at ")
+            html.text(place)
+            html.raw("</span>")
+        }
+        return html
+    }
+
+    private static func basename(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}

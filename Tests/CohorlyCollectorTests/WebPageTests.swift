@@ -1,0 +1,192 @@
+import Cohorly
+import Foundation
+import Testing
+
+@testable import CohorlyCollector
+
+/// The web pages' rules without a browser (WebPageBrowserTests has the browser): event text is escaped, pages
+/// need the session a one-time login token gives, forms must come from this origin, and the collector's own
+/// rules (Host, rate limit) hold for the pages too.
+@Suite struct WebPageTests {
+    static let port: UInt16 = 4000
+    static let own = "http://127.0.0.1:\(port)"
+
+    static func router(_ configure: (inout CollectorConfiguration) -> Void = { _ in }) throws -> Router {
+        var configuration = CollectorConfiguration()
+        configuration.adminToken = "page-secret"
+        configure(&configuration)
+        let store = try CollectorStore(directory: nil)
+        let router = Router(
+            ingestion: Ingestion(store: store, configuration: configuration), store: store,
+            debugFiles: try DebugFileStore(directory: nil), faults: FaultInjector(), configuration: configuration,
+            rateLimiter: configuration.rateLimit.map(RateLimiter.init))
+        router.web.listening(on: port)
+        return router
+    }
+
+    static func get(_ router: Router, _ path: String, _ headers: [String: String] = [:]) -> HTTPResponse? {
+        let parts = path.split(separator: "?", maxSplits: 1)
+        var query: [String: String] = [:]
+        if parts.count == 2, let equals = parts[1].firstIndex(of: "=") {
+            query[String(parts[1][..<equals])] = String(parts[1][parts[1].index(after: equals)...])
+        }
+        return router.answer(
+            HTTPRequest(
+                method: "GET", path: String(parts[0]), query: query,
+                headers: ["host": "127.0.0.1:\(port)"].merging(headers) { _, new in new }), port: port)
+    }
+
+    static func post(_ router: Router, _ path: String, _ headers: [String: String]) -> HTTPResponse? {
+        router.answer(
+            HTTPRequest(
+                method: "POST", path: path, headers: ["host": "127.0.0.1:\(port)"].merging(headers) { _, new in new },
+                body: Array("x=1".utf8)), port: port)
+    }
+
+    static func header(_ response: HTTPResponse?, _ name: String) -> String? {
+        response?.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    /// Signs in with a new login token; the session cookie as the browser sends it back.
+    static func signIn(_ router: Router) throws -> String {
+        let answer = get(router, "/login?token=\(router.web.newLoginToken())")
+        let cookie = try #require(header(answer, "Set-Cookie"))
+        return String(cookie.prefix { $0 != ";" })
+    }
+
+    @Test func escapingMakesEventTextInert() {
+        #expect(
+            HTML.escape("<script>\"a\"&'b'</script>") == "&lt;script&gt;&quot;a&quot;&amp;&#39;b&#39;&lt;/script&gt;")
+        #expect(HTML.escape("a\u{0}b\u{1B}c\u{7F}d\u{85}e\tf\ng") == "a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e\tf\ng")
+        #expect(HTML.escape("ünïcödé ✓ 😀") == "ünïcödé ✓ 😀")
+        #expect(HTML.attribute("title", "\" onmouseover=\"x") == "title=\"&quot; onmouseover=&quot;x\"")
+        #expect(HTML.urlComponent("a b/../?#é") == "a%20b%2F..%2F%3F%23%C3%A9")
+        var html = HTML(raw: "<p>")
+        html.text("</p><script>")
+        #expect(html.markup == "<p>&lt;/p&gt;&lt;script&gt;")
+    }
+
+    @Test func aHostileEventIsTextOnEveryPage() throws {
+        let router = try Self.router()
+        let frame: JSONValue = [
+            "platform": "native", "instruction_addr": "0x1000", "module": "<b>mod</b>",
+            "function": "<iframe src=//evil.example>", "filename": "</li><script>f()</script>", "lineno": 1,
+        ]
+        let properties: JSONValue = [
+            "$exception_level": "<u>fatal</u>", "release": "<img src=x onerror=alert(1)>", "$os": "<marquee>",
+            "$exception_list": [
+                [
+                    "type": "<script>alert(1)</script>", "value": "\"><svg onload=alert(2)>",
+                    "mechanism": ["type": "<i>m</i>", "handled": false], "stacktrace": ["frames": [frame]],
+                ]
+            ],
+            "$exception_breadcrumbs": [["timestamp": "<t>", "category": "<c>", "message": "<script>3</script>"]],
+        ]
+        let event = CollectorStore.NewEvent(
+            token: "t", event: "$exception", distinctId: "<a href=//evil.example>", time: 1_796_000_000_000,
+            insertId: "hostile", propertiesJSON: properties.jsonString)
+        _ = try router.store.insert(events: [event], receivedAt: 1_796_000_000_000)
+        let bearer = ["authorization": "Bearer page-secret"]
+        for path in ["/", "/events", "/events/1"] {
+            let answer = try #require(Self.get(router, path, bearer))
+            #expect(answer.status == 200, "\(path)")
+            let page = String(decoding: answer.body, as: UTF8.self)
+            for markup in [
+                "<script", "<svg", "<iframe", "<img src=x", "<marquee", "<u>", "<i>m", "<b>mod", "<a href=//",
+            ] {
+                #expect(!page.contains(markup), "\(path) holds \(markup)")
+            }
+            #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(path)")
+        }
+        let page = String(decoding: Self.get(router, "/events/1", bearer)?.body ?? [], as: UTF8.self)
+        for text in ["&lt;iframe src=//evil.example&gt;", "&lt;script&gt;3&lt;/script&gt;", "&lt;marquee&gt;"] {
+            #expect(page.contains(text), "no \(text)")
+        }
+    }
+
+    @Test func pagesNeedASessionFromAOneTimeLoginToken() throws {
+        let router = try Self.router()
+        let refused = Self.get(router, "/")
+        #expect(refused?.status == 401)
+        let advice = String(decoding: refused?.body ?? [], as: UTF8.self)
+        #expect(advice.contains("login URL"))
+        #expect(Self.get(router, "/events/1")?.status == 401)
+        #expect(Self.get(router, WebStyle.path)?.status == 200)  // the stylesheet holds nothing
+        #expect(Self.get(router, "/login?token=0123")?.status == 403)
+        #expect(Self.get(router, "/login")?.status == 403)
+
+        let token = router.web.newLoginToken()
+        let login = Self.get(router, "/login?token=\(token)")
+        #expect(login?.status == 200)
+        let cookie = try #require(Self.header(login, "Set-Cookie"))
+        #expect(cookie.hasPrefix("cohorly_session_\(Self.port)="))
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] { #expect(cookie.contains("; \(attribute)")) }
+        #expect(Self.get(router, "/login?token=\(token)")?.status == 403, "a login token works once")
+
+        let session = String(cookie.prefix { $0 != ";" })
+        let page = Self.get(router, "/", ["cookie": "other=1; \(session)"])
+        #expect(page?.status == 200)
+        #expect(Self.header(page, "Content-Security-Policy")?.hasPrefix("default-src 'none'; style-src 'self'") == true)
+        #expect(Self.header(page, "X-Content-Type-Options") == "nosniff")
+        #expect(Self.header(page, "Content-Type") == "text/html; charset=utf-8")
+        #expect(Self.get(router, "/", ["cookie": "\(session)0"])?.status == 401)
+        #expect(
+            Self.get(router, "/", ["cookie": "cohorly_session_1=\(session.split(separator: "=")[1])"])?.status == 401)
+        // The collector's secret opens the pages too (scripts), a wrong one does not.
+        #expect(Self.get(router, "/", ["authorization": "Bearer page-secret"])?.status == 200)
+        #expect(Self.get(router, "/", ["authorization": "Bearer wrong"])?.status == 401)
+    }
+
+    @Test func aNewLoginURLNeedsTheSecret() throws {
+        let router = try Self.router()
+        let host = ["host": "127.0.0.1:\(Self.port)"]
+        let refused = router.answer(HTTPRequest(method: "POST", path: "/api/web/login", headers: host), port: Self.port)
+        #expect(refused?.status == 401)
+        let answer = router.answer(
+            HTTPRequest(
+                method: "POST", path: "/api/web/login",
+                headers: host.merging(["authorization": "Bearer page-secret"]) { $1 }),
+            port: Self.port)
+        let url = try #require(JSONValue(bytes: answer?.body ?? [])?["login_url"]?.stringValue)
+        #expect(url.hasPrefix("\(Self.own)/login?token="))
+        let token = String(url.dropFirst("\(Self.own)/login?token=".count))
+        #expect(token.count == 64)
+        #expect(Self.get(router, "/login?token=\(token)")?.status == 200)
+    }
+
+    @Test func formsMustComeFromThisOriginWithTheSession() throws {
+        let router = try Self.router()
+        let session = try Self.signIn(router)
+        let form = ["content-type": Router.formContentType, "cookie": session]
+        func status(_ extra: [String: String], base: [String: String] = form) -> Int? {
+            Self.post(router, "/logout", base.merging(extra) { _, new in new })?.status
+        }
+        #expect(status([:]) == 403, "no Origin")
+        #expect(status(["origin": "null"]) == 403)
+        #expect(status(["origin": "http://evil.example"]) == 403)
+        #expect(status(["origin": "http://127.0.0.1:\(Self.port + 1)"]) == 403, "another port")
+        #expect(status(["origin": Self.own, "sec-fetch-site": "same-site"]) == 403)
+        #expect(status(["origin": Self.own, "sec-fetch-site": "cross-site"]) == 403)
+        #expect(status(["origin": Self.own, "content-type": "text/plain"]) == 415)
+        #expect(status(["origin": Self.own], base: ["content-type": Router.formContentType]) == 403, "no session")
+        #expect(Self.get(router, "/", ["cookie": session])?.status == 200, "no refused form ended the session")
+        let out = Self.post(
+            router, "/logout", form.merging(["origin": Self.own, "sec-fetch-site": "same-origin"]) { $1 })
+        #expect(out?.status == 303)
+        #expect(Self.header(out, "Set-Cookie")?.contains("Max-Age=0") == true)
+        #expect(Self.get(router, "/", ["cookie": session])?.status == 401, "logged out")
+        #expect(
+            router.answer(HTTPRequest(method: "PUT", path: "/", headers: ["host": "127.0.0.1"]), port: 4000)?.status
+                == 405)
+    }
+
+    @Test func theHostCheckAndTheRateLimitHoldForThePages() throws {
+        let router = try Self.router { $0.rateLimit = CollectorConfiguration.RateLimit(requests: 2, window: 600) }
+        let session = try Self.signIn(router)  // the first request
+        #expect(Self.get(router, "/", ["cookie": session, "host": "rebound.example:\(Self.port)"])?.status == 421)
+        #expect(Self.get(router, "/", ["cookie": session])?.status == 200)
+        let limited = Self.get(router, "/", ["cookie": session])
+        #expect(limited?.status == 429)
+        #expect(Self.header(limited, "Retry-After") != nil)
+    }
+}
