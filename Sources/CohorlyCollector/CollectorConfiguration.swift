@@ -68,6 +68,10 @@ public struct CollectorConfiguration: Sendable {
     /// (`cohorly serve --no-issues`) only to measure what grouping costs.
     public var groupsIssues = true
 
+    /// Whether the web pages may change issues: resolve, reopen and mute forms (`cohorly serve --web-actions`,
+    /// docs/web.md). Default false: the pages only read (the CLI and `POST /api/issues/…` still change them).
+    public var webActions = false
+
     /// The defaults.
     public init() {}
 

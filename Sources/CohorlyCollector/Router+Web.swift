@@ -4,7 +4,9 @@ import Foundation
 ///
 /// - `GET /login?token=…` spends a one-time login token, sets the session cookie and sends the browser on to `/`.
 /// - `POST /logout` ends the session.
-/// - `GET /` the issues; `GET /events` the latest occurrences; `GET /events/<id>` one occurrence, symbolicated.
+/// - `GET /` (or `/issues`) the issues; `GET /issues/<id>` one issue; `POST /issues/<id>/resolve|reopen|mute`
+///   its forms (with `--web-actions`).
+/// - `GET /events` the latest occurrences; `GET /events/<id>` one occurrence, symbolicated.
 /// - `GET /web.css` the stylesheet.
 /// - `POST /api/web/login` (an API route: Origin and the secret are checked like every `/api` route) answers a
 ///   new login URL.
@@ -16,10 +18,18 @@ extension Router {
             case ("GET", WebStyle.path): return WebStyle.response
             case ("GET", "/login"): return login(request)
             case ("POST", "/logout"): return logout(request)
-            case ("GET", "/"), ("GET", "/events"): return try occurrenceList(request)
+            case ("GET", "/"), ("GET", "/issues"): return try issueList(request)  // WebIssueList.swift
+            case ("GET", "/events"): return try occurrenceList(request)
             case ("GET", _) where request.path.hasPrefix("/events/"):
                 guard let id = Int64(request.path.dropFirst("/events/".count)), id > 0 else { return notFound }
                 return try occurrencePage(id: id) ?? notFound
+            case (_, _) where request.path.hasPrefix("/issues/"):  // WebIssuePage.swift
+                let parts = request.path.dropFirst("/issues/".count).split(
+                    separator: "/", omittingEmptySubsequences: false)
+                guard let first = parts.first, let id = Int64(first), id > 0, parts.count <= 2 else { return notFound }
+                if request.method == "GET", parts.count == 1 { return try issuePage(id: id) ?? notFound }
+                if request.method == "POST", parts.count == 2 { return issueAction(request, id: id, action: parts[1]) }
+                return notFound
             default: return notFound
             }
         } catch let bad as BadRequest {

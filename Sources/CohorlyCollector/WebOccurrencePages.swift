@@ -44,18 +44,28 @@ extension Router {
 
     /// The page of event `id`, nil when there is no `$exception` event with that row id.
     func occurrencePage(id: Int64) throws -> HTTPResponse? {
-        guard let event = try store.events(matching: EventQuery(event: "$exception", afterId: id - 1, limit: 1)).first,
-            event.id == id
-        else { return nil }
+        guard let event = try storedEvent(id: id) else { return nil }
         let facts = OccurrenceFacts(event)
         let crash = crashes.symbolicate(facts.properties)
         var body = HTML(raw: "<p class=\"sub\">")
         body.text(crash.reason)
         body.raw("</p>")
+        if let issue = try IssueQueries(store: store).issueId(ofEvent: id) {
+            body.raw("<p>An occurrence of <a href=\"/issues/\(issue)\">issue \(issue)</a>.</p>")
+        }
         body.append(Self.factList(facts, event: event))
         body.append(Self.stacks(crash))
         body.append(Self.breadcrumbs(facts.properties["$exception_breadcrumbs"]?.arrayValue ?? []))
         return WebPage.response(200, WebPage.document(title: facts.title, body))
+    }
+
+    /// The `$exception` event whose row id is `id`, nil when there is none.
+    func storedEvent(id: Int64) throws -> StoredEvent? {
+        guard id > 0,
+            let event = try store.events(matching: EventQuery(event: "$exception", afterId: id - 1, limit: 1)).first,
+            event.id == id
+        else { return nil }
+        return event
     }
 
     static func levelBadge(_ level: String?) -> HTML {

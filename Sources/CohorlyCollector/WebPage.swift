@@ -35,7 +35,7 @@ enum WebPage {
         page.raw(" · Cohorly collector</title><link rel=\"stylesheet\" href=\"\(WebStyle.path)\"></head><body>")
         page.raw("<header class=\"bar\"><a class=\"brand\" href=\"/\">Cohorly collector</a>")
         if signedIn {
-            page.raw("<nav><a href=\"/events\">Occurrences</a></nav>")
+            page.raw("<nav><a href=\"/\">Issues</a> <a href=\"/events\">Occurrences</a></nav>")
             page.raw(
                 "<form method=\"post\" action=\"/logout\" class=\"logout\"><button type=\"submit\">Log out</button>"
                     + "</form>")

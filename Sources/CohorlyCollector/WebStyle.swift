@@ -67,6 +67,8 @@ enum WebStyle {
         svg.chart rect { fill: var(--accent); }
         svg.chart rect.empty { fill: var(--line); }
         svg.chart text { fill: var(--muted); font-size: 10px; }
+        svg.chart.bars text { fill: var(--fg); font-size: 12px; }
+        ul.occurrences { padding-left: 1.2rem; }
         form.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0; }
         input { font: inherit; padding: .2rem .4rem; border: 1px solid var(--line); border-radius: 6px;
           background: var(--bg); color: var(--fg); }

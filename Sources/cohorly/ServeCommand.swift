@@ -10,6 +10,7 @@ enum ServeCommand: Command {
         USAGE: cohorly serve [--port P] [--bind ADDR] [--data DIR] [--token T]… [--auth-token-file FILE]
                              [--flag-secret-file FILE] [--rate-limit N/SECONDS] [--debug-dir DIR]…
                              [--allow-host NAME]… [--max-upload SIZE] [--connections-per-client N] [--log-requests]
+                             [--web-actions]
 
         OPTIONS:
           --port P                    TCP port (default 4000; 0 picks a free one and prints it).
@@ -32,6 +33,7 @@ enum ServeCommand: Command {
           --max-upload SIZE           Largest debug-file upload, e.g. 512M or 8G (default 4G).
           --connections-per-client N  Connections one client address may hold open (default 32).
           --log-requests              Log every request to standard error (default: the refused ones).
+          --web-actions               Let the web page resolve, reopen and mute issues (default: it only reads).
           -h, --help                  Show this help.
 
         Prints a one-time login URL for the web page (the crashes in a browser; docs/web.md). A new one:
@@ -44,7 +46,7 @@ enum ServeCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--log-requests"],
+                arguments, flags: ["--log-requests", "--web-actions"],
                 options: Set<String>([
                     "--port", "--bind", "--data", "--token", "--rate-limit", "--debug-dir", "--allow-host",
                     "--max-upload", "--connections-per-client",

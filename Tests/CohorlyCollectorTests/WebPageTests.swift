@@ -87,12 +87,12 @@ import Testing
             insertId: "hostile", propertiesJSON: properties.jsonString)
         _ = try router.store.insert(events: [event], receivedAt: 1_796_000_000_000)
         let bearer = ["authorization": "Bearer page-secret"]
-        for path in ["/", "/events", "/events/1"] {
+        for path in ["/", "/issues/1", "/events", "/events/1"] {
             let answer = try #require(Self.get(router, path, bearer))
             #expect(answer.status == 200, "\(path)")
             let page = String(decoding: answer.body, as: UTF8.self)
             for markup in [
-                "<script", "<svg", "<iframe", "<img src=x", "<marquee", "<u>", "<i>m", "<b>mod", "<a href=//",
+                "<script", "<svg onload", "<iframe", "<img src=x", "<marquee", "<u>", "<i>m", "<b>mod", "<a href=//",
             ] {
                 #expect(!page.contains(markup), "\(path) holds \(markup)")
             }
@@ -188,5 +188,93 @@ import Testing
         let limited = Self.get(router, "/", ["cookie": session])
         #expect(limited?.status == 429)
         #expect(Self.header(limited, "Retry-After") != nil)
+    }
+    /// A collector's router holding one crash-like event of release `release` (grouped into issue 1).
+    static func routerWithAnIssue(webActions: Bool) throws -> Router {
+        let router = try Self.router { $0.webActions = webActions }
+        let properties: JSONValue = [
+            "$exception_level": "fatal", "release": "1.2.0",
+            "$exception_list": [["type": "OrderError", "value": "declined", "mechanism": ["type": "handled"]]],
+        ]
+        let event = CollectorStore.NewEvent(
+            token: "t", event: "$exception", distinctId: "u1", time: 1_796_000_000_000, insertId: "one",
+            propertiesJSON: properties.jsonString)
+        _ = try router.store.insert(events: [event], receivedAt: 1_796_000_000_000)
+        return router
+    }
+
+    @Test func theIssuePagesShowCountsChartsAndTheLatestOccurrence() throws {
+        let router = try Self.routerWithAnIssue(webActions: false)
+        let session = try Self.signIn(router)
+        let list = String(decoding: Self.get(router, "/", ["cookie": session])?.body ?? [], as: UTF8.self)
+        #expect(list.contains("<a href=\"/issues/1\">OrderError</a>"))
+        #expect(list.contains("<td class=\"num\">1</td>"))
+        #expect(list.contains("<svg class=\"chart\""))
+        let filtered = String(
+            decoding: Self.get(router, "/?state=resolved", ["cookie": session])?.body ?? [], as: UTF8.self)
+        #expect(!filtered.contains("/issues/1"))
+        #expect(filtered.contains("<option value=\"resolved\" selected>"))
+        let answer = Self.get(router, "/issues/1", ["cookie": session])
+        #expect(answer?.status == 200)
+        let page = String(decoding: answer?.body ?? [], as: UTF8.self)
+        for text in [
+            "<h1>OrderError</h1>", "declined", "<dt>Occurrences</dt><dd>1</dd>", "<dt>Users</dt><dd>1</dd>",
+            "<svg class=\"chart bars\"", ">1.2.0</text>", "<a href=\"/events/1\">",
+        ] {
+            #expect(page.contains(text), "no \(text)")
+        }
+        #expect(!page.contains("<form method=\"post\" action=\"/issues/1/"), "read-only by default")
+        #expect(Self.get(router, "/issues/2", ["cookie": session])?.status == 404)
+        let occurrence = String(decoding: Self.get(router, "/events/1", ["cookie": session])?.body ?? [], as: UTF8.self)
+        #expect(occurrence.contains("<a href=\"/issues/1\">issue 1</a>"))
+    }
+
+    @Test func issueFormsChangeTheStateOnlyWhenTheCollectorAllowsIt() throws {
+        let readOnly = try Self.routerWithAnIssue(webActions: false)
+        let readOnlySession = try Self.signIn(readOnly)
+        let headers = ["content-type": Router.formContentType, "origin": Self.own, "sec-fetch-site": "same-origin"]
+        let refused = Self.post(readOnly, "/issues/1/resolve", headers.merging(["cookie": readOnlySession]) { $1 })
+        #expect(refused?.status == 403)
+        #expect(try IssueQueries(store: readOnly.store).issue(id: 1)?.state == .open)
+
+        let router = try Self.routerWithAnIssue(webActions: true)
+        let session = headers.merging(["cookie": try Self.signIn(router)]) { $1 }
+        func post(_ path: String, _ body: String, _ extra: [String: String] = [:]) -> HTTPResponse? {
+            router.answer(
+                HTTPRequest(
+                    method: "POST", path: path,
+                    headers: ["host": "127.0.0.1:\(Self.port)"].merging(session.merging(extra) { $1 }) { $1 },
+                    body: Array(body.utf8)), port: Self.port)
+        }
+        let issues = IssueQueries(store: router.store)
+        // Another origin changes nothing.
+        #expect(post("/issues/1/resolve", "in_release=2.0.0", ["origin": "http://evil.example"])?.status == 403)
+        #expect(try issues.issue(id: 1)?.state == .open)
+        let resolved = post("/issues/1/resolve", "in_release=2.0.0+build%2B1")
+        #expect(resolved?.status == 303)
+        #expect(Self.header(resolved, "Location") == "/issues/1")
+        #expect(try issues.issue(id: 1)?.state == .resolved)
+        #expect(try issues.issue(id: 1)?.resolvedInRelease == "2.0.0 build+1")
+        let page = String(
+            decoding: Self.get(router, "/issues/1", ["cookie": session["cookie"] ?? ""])?.body ?? [], as: UTF8.self)
+        #expect(page.contains("<form method=\"post\" action=\"/issues/1/reopen\""))
+        #expect(page.contains("resolved in 2.0.0 build+1"))
+        #expect(page.contains("open → resolved"))
+        #expect(post("/issues/1/reopen", "")?.status == 303)
+        #expect(try issues.issue(id: 1)?.state == .open)
+        #expect(post("/issues/1/mute", "hours=0")?.status == 400)
+        #expect(post("/issues/1/mute", "hours=&occurrences=")?.status == 400)
+        #expect(post("/issues/1/mute", "hours=2&occurrences=3")?.status == 303)
+        let muted = try #require(try issues.issue(id: 1))
+        #expect(muted.state == .muted && muted.mutedForOccurrences == 3 && muted.mutedUntil != nil)
+        #expect(post("/issues/9/reopen", "")?.status == 404)
+        #expect(post("/issues/1/delete", "")?.status == 404)
+    }
+
+    @Test func formFieldsDecode() {
+        #expect(
+            WebForm.fields(Array("a=1&b=x+y%21&c=&d&=e&f=%E2%9C%93&g=%zz".utf8)) == [
+                "a": "1", "b": "x y!", "c": "", "d": "", "f": "✓",
+            ])
     }
 }

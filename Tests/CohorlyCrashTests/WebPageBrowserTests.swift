@@ -16,77 +16,84 @@ struct WebPageBrowserTests {
     /// The two crashes' `$exception` events, made once for the suite.
     static let crashes = Task { try await WebCrashes.make(breadcrumb: hostileCrumb) }
 
-    /// A collector with the secret `page-secret` holding the crashes; the async crash's row id, the fatal one's.
-    static func collector() async throws -> (Collector, async: Int64, fatal: Int64) {
+    /// A collector with the secret `page-secret` holding the crashes (grouped into issues as they are stored);
+    /// the async crash's row id and issue id, the fatal one's row id.
+    static func collector(webActions: Bool = false) async throws -> (
+        Collector, async: Int64, asyncIssue: Int64, fatal: Int64
+    ) {
         let events = try await crashes.value
         var configuration = CollectorConfiguration()
         configuration.adminToken = "page-secret"
+        configuration.webActions = webActions
         let collector = try Collector(configuration: configuration)
         try collector.start()
         _ = try collector.store.insert(events: events.map(\.newEvent), receivedAt: 1_796_000_000_000)
         let stored = try collector.store.events(matching: EventQuery(event: "$exception"))
         let async = try #require(stored.first { $0.insertId == events[0].insertId }?.id)
         let fatal = try #require(stored.first { $0.insertId == events[1].insertId }?.id)
-        return (collector, async, fatal)
+        let issue = try #require(try IssueQueries(store: collector.store).issueId(ofEvent: async))
+        return (collector, async, issue, fatal)
     }
 
     static func text(_ selector: String) -> CohorlyValue {
-        [
-            "eval": .string(
-                "[...document.querySelectorAll(\(CohorlyValue.string(selector).jsonString))].map(e => e.textContent)")
-        ]
+        let query = CohorlyValue.string(selector).jsonString
+        return ["eval": .string("[...document.querySelectorAll(\(query))].map(e => e.textContent.trim())")]
     }
 
-    @Test func signedInThePagesShowTheCrashesStacksAndBreadcrumbsAndLoadNothingFromElsewhere() async throws {
-        let (collector, asyncId, fatalId) = try await Self.collector()
+    static let runtimeFailure = "Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value"
+
+    @Test func signedInThePagesShowTheIssuesStacksAndBreadcrumbsAndLoadNothingFromElsewhere() async throws {
+        let (collector, _, issue, fatalId) = try await Self.collector()
         defer { collector.stop() }
         let base = collector.baseURL.absoluteString
         let session = try await Chromium.run([
             ["go": .string(collector.newLoginURL().absoluteString)], ["wait_url": .string(base + "/")],
-            Self.text("main td.title a"), Self.text("main td.title .muted"), ["cookies": true],
-            ["go": .string("\(base)/events/\(asyncId)")],
+            Self.text("main table.issues td.title > a"), Self.text("main table.issues td.num"),
+            ["eval": "document.querySelectorAll('main table.issues svg.chart rect').length"], ["cookies": true],
+            ["go": .string("\(base)/issues/\(issue)")],
             Self.text("main ol.frames > li"), Self.text("main ol.frames > li .kind"),
             Self.text("main details > summary"), Self.text("main td.title"),
             ["eval": "document.querySelectorAll('main img, main b, main script').length"],
             ["go": .string("\(base)/events/\(fatalId)")], Self.text("h1, p.sub"),
-            ["width": 375], ["go": .string("\(base)/events/\(asyncId)")],
+            ["width": 375], ["go": .string("\(base)/issues/\(issue)")],
             ["eval": "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"],
+            ["go": .string("\(base)/events")], Self.text("main td.title > a"),
         ])
         let r = session.results
-        // The list: both occurrences, their messages escaped as text.
+        // The issues: one per crash, their counts, a 14-day chart each.
         let titles = r[2].arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(titles.count == 2 && titles.contains("Fatal error"), "\(titles)")
-        #expect(titles.contains("Swift runtime failure: Unexpectedly found nil while unwrapping an Optional value"))
-        let values = r[3].arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(values.contains { $0.contains("Unexpectedly found nil") }, "\(values)")
-        #expect(values.contains { $0.hasPrefix("demo fatal ✓ ünïcödé \u{FFFD}bell\u{FFFD}tab") }, "\(values)")
+        #expect(titles.sorted() == ["Fatal error", Self.runtimeFailure], "\(titles)")
+        #expect(r[3].arrayValue == ["1", "1", "1", "1"], "\(r[3])")  // events and users of each
+        #expect(r[4] == .int(2 * 14), "\(r[4])")
         // The session cookie: HttpOnly, SameSite=Strict, Path=/.
-        let cookie = try #require(r[4].arrayValue?.first)
+        let cookie = try #require(r[5].arrayValue?.first)
         #expect(cookie["name"] == .string("cohorly_session_\(collector.port)"))
         #expect(cookie["httpOnly"] == true && cookie["sameSite"] == "Strict" && cookie["path"] == "/")
-        // The async crash: the crashing actor method, then who awaited it, in order, tagged async.
-        let frames = r[6].arrayValue?.compactMap(\.stringValue) ?? []
+        // The async crash's issue: the crashing actor method, then who awaited it, in order, tagged async.
+        let frames = r[7].arrayValue?.compactMap(\.stringValue) ?? []
         let discount = try #require(frames.firstIndex { $0.contains("discountPercent") }, "\(frames)")
         let awaiting = frames[discount...].filter { $0.hasPrefix("async") }
         #expect(AsyncCrashEventTests.inOrder(AsyncCrashEventTests.callers, awaiting), "\(awaiting)")
         #expect(frames.contains { $0.hasPrefix("inlined") }, "no inlined frame: \(frames)")
-        #expect(r[7].arrayValue?.contains("async") == true)
+        #expect(r[8].arrayValue?.contains("async") == true)
         // The executor's frames and every other thread folded.
-        let summaries = r[8].arrayValue?.compactMap(\.stringValue) ?? []
+        let summaries = r[9].arrayValue?.compactMap(\.stringValue) ?? []
         #expect(summaries.contains { $0.hasSuffix("executor frames") }, "\(summaries)")
         #expect(summaries.contains { $0.hasPrefix("Thread ") }, "\(summaries)")
         // The breadcrumb is text: no element came out of it.
-        #expect(r[9].arrayValue?.contains(.string(Self.hostileCrumb)) == true, "\(r[9])")
-        #expect(r[10] == 0)
+        #expect(r[10].arrayValue?.contains(.string(Self.hostileCrumb)) == true, "\(r[10])")
+        #expect(r[11] == 0)
         // The fatal error's message, control characters replaced.
-        let heading = r[12].arrayValue?.compactMap(\.stringValue) ?? []
+        let heading = r[13].arrayValue?.compactMap(\.stringValue) ?? []
         #expect(heading.first == "Fatal error")
         #expect(heading.last?.contains("demo fatal ✓ ünïcödé \u{FFFD}bell\u{FFFD}tab") == true, "\(heading)")
         // A phone's width: nothing wider than the screen.
-        let widths = r[15].arrayValue?.compactMap(\.intValue) ?? []
+        let widths = r[16].arrayValue?.compactMap(\.intValue) ?? []
         #expect(widths.count == 2 && widths[0] <= widths[1] && widths[1] == 375, "\(widths)")
+        // The occurrences.
+        #expect(r[18].arrayValue?.compactMap(\.stringValue).sorted() == ["Fatal error", Self.runtimeFailure])
         // Every request went to the collector itself (documents and the stylesheet), every page answered 200.
-        #expect(session.requests.count >= 8)
+        #expect(session.requests.count >= 10)
         let elsewhere = session.requests.filter { !$0.url.hasPrefix(base + "/") }
         #expect(elsewhere.isEmpty, "\(elsewhere)")
         #expect(session.requests.contains { $0.url == base + WebStyle.path })
@@ -94,45 +101,54 @@ struct WebPageBrowserTests {
     }
 
     @Test func withoutTheSessionPagesAreRefusedAndTheLoginURLWorksOnce() async throws {
-        let (collector, asyncId, _) = try await Self.collector()
+        let (collector, asyncId, issue, _) = try await Self.collector()
         defer { collector.stop() }
         let base = collector.baseURL.absoluteString
         let login = collector.newLoginURL().absoluteString
         let session = try await Chromium.run([
             ["go": .string(base + "/")], ["eval": "document.querySelector('main').textContent"],
             ["go": .string("\(base)/events/\(asyncId)")], ["eval": "document.querySelectorAll('ol.frames').length"],
+            ["go": .string("\(base)/issues/\(issue)")],
             ["go": .string(login)], ["wait_url": .string(base + "/")],
             ["go": .string(login)], ["eval": "document.querySelector('h1').textContent"],
         ])
-        #expect(session.documents.map(\.status) == [401, 401, 200, 200, 403], "\(session.documents)")
+        #expect(session.documents.map(\.status) == [401, 401, 401, 200, 200, 403], "\(session.documents)")
         #expect(session.results[1].stringValue?.contains("needs a session") == true, "\(session.results[1])")
         #expect(session.results[3] == 0)
-        #expect(session.results[7] == "Login URL not valid")
+        #expect(session.results[8] == "Login URL not valid")
     }
 
-    @Test func aFormPostedFromAnotherOriginIsRefusedAndTheSameOriginsIsNot() async throws {
-        let (collector, _, _) = try await Self.collector()
+    @Test func aFormPostedFromAnotherOriginIsRefusedAndThePagesOwnIsNot() async throws {
+        let (collector, _, issue, _) = try await Self.collector(webActions: true)
         defer { collector.stop() }
         let base = collector.baseURL.absoluteString
         // Another port of the same host: same-site (so the SameSite=Strict cookie goes along), not same-origin.
         let foreign = """
-            <!doctype html><form method="post" action="\(base)/logout"><input name="x" value="1">
-            <button id="go" type="submit">go</button></form>
+            <!doctype html><form method="post" action="\(base)/issues/\(issue)/resolve">
+            <input name="in_release" value="9.9.9"><button id="go" type="submit">go</button></form>
             """
         let session = try await Chromium.run(
             [
                 ["go": .string(collector.newLoginURL().absoluteString)], ["wait_url": .string(base + "/")],
                 ["go": "FOREIGN/"], ["click": "#go"], ["eval": "document.body.textContent"],
-                ["go": .string(base + "/")], ["eval": "document.querySelectorAll('form.logout').length"],
+                ["go": .string("\(base)/issues/\(issue)")], Self.text("main .badge[class*=state-]"),
+                ["click": "form[action$='/resolve'] button"], Self.text("main .badge[class*=state-]"),
                 ["click": "form.logout button"], ["eval": "document.querySelector('h1').textContent"],
             ], foreignPage: foreign)
         let statuses = session.documents.map { ($0.url.hasPrefix(base) ? "" : "foreign ") + String($0.status) }
-        // login, /, the foreign page, its refused POST, / still signed in, log out (303 → / refused).
-        #expect(statuses == ["200", "200", "foreign 200", "403", "200", "401"], "\(session.documents)")
+        // login, /, the foreign page, its refused POST, the issue, the issue after its own Resolve (303), log out
+        // (303 → / refused).
+        #expect(statuses == ["200", "200", "foreign 200", "403", "200", "200", "401"], "\(session.documents)")
         #expect(session.results[4].stringValue?.contains("cross-origin form refused") == true, "\(session.results[4])")
-        #expect(session.results[6] == 1)
-        #expect(session.results[8] == "Sign in")
-        #expect(session.requests.contains { $0.method == "POST" && $0.url == base + "/logout" })
+        #expect(session.results[6] == ["open"])
+        #expect(session.results[8] == ["resolved"])
+        #expect(session.results[10] == "Sign in")
+        let resolved = try #require(try IssueQueries(store: collector.store).issue(id: issue))
+        #expect(resolved.state == .resolved && resolved.resolvedInRelease == nil)
+        #expect(
+            session.requests.filter { $0.method == "POST" }.map(\.url) == [
+                "\(base)/issues/\(issue)/resolve", "\(base)/issues/\(issue)/resolve", "\(base)/logout",
+            ])
     }
 }
 
