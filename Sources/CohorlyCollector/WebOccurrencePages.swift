@@ -118,7 +118,7 @@ extension Router {
         let crashed = crash.threads.first { $0.crashed }
         if let crashed {
             html.raw("<h2>Stack</h2><p class=\"muted\">")
-            html.text(threadTitle(crashed))
+            html.text(threadTitle(crashed, capture: crash.isCapture))
             html.raw("</p>")
             html.append(WebStack.frames(crashed, executable: crash.executable))
         }
@@ -126,7 +126,7 @@ extension Router {
         if !others.isEmpty { html.raw("<h2>Other threads (\(others.count))</h2>") }
         for thread in others {
             html.raw("<details><summary>")
-            html.text(threadTitle(thread))
+            html.text(threadTitle(thread, capture: crash.isCapture))
             html.raw("</summary>")
             html.append(WebStack.frames(thread, executable: crash.executable))
             html.raw("</details>")
@@ -140,10 +140,11 @@ extension Router {
         return html
     }
 
-    static func threadTitle(_ thread: SymbolicatedCrash.Thread) -> String {
+    /// `Thread 12 “name” (crashed)`; `(captured)` for a hang or a handled error (`capture`), as `crashes show`.
+    static func threadTitle(_ thread: SymbolicatedCrash.Thread, capture: Bool) -> String {
         var title = "Thread \(thread.tid.map(String.init) ?? "?")"
         if let name = thread.name, !name.isEmpty { title += " \u{201C}\(name)\u{201D}" }
-        return thread.crashed ? title + " (crashed)" : title
+        return thread.crashed ? title + (capture ? " (captured)" : " (crashed)") : title
     }
 
     /// The breadcrumbs, oldest first, as a table (nothing when there are none).

@@ -97,15 +97,14 @@ enum WebStack {
         return html
     }
 
-    /// `name + offset at file:line:col`, every part escaped.
+    /// `name + offset at file:line:col` (no place without a line), every part escaped.
     private static func describe(_ symbol: SymbolicatedCrash.Symbol) -> HTML {
         var html = HTML(raw: "<span class=\"fn\">")
         let name = Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: .simplified)
         html.text((name ?? "??") + (symbol.symbolOffset.map { " + \($0)" } ?? ""))
         html.raw("</span>")
-        if let file = symbol.file {
-            var place = file
-            if symbol.line > 0 { place += ":\(symbol.line)" + (symbol.column > 0 ? ":\(symbol.column)" : "") }
+        // A file only with its line, as `crashes show` prints it (a file alone is a compile unit's name).
+        if let place = symbol.sourceLocation {
             html.raw(" <span class=\"where\">at ")
             html.text(place)
             html.raw("</span>")
