@@ -26,11 +26,19 @@ struct IssueActions: Sendable {
 
     /// Mutes the issue until `until` (unix seconds, in the future), for `forOccurrences` more occurrences (≥ 1),
     /// or both (whichever comes first ends it).
+    /// 9999-12-31T23:59:59Z in unix seconds: the latest end a mute may have.
+    static let latestMuteEnd: Int64 = 253_402_300_799
+
     func mute(id: Int64, until: Int64?, forOccurrences: Int?, now: Int64) throws {
         guard until != nil || forOccurrences != nil else {
             throw IssueError.invalid("a mute needs an end: a date (until) or a number of occurrences")
         }
         if let until, until <= now { throw IssueError.invalid("the mute's end must be in the future") }
+        // From a request: bounded before it is ever turned into milliseconds (`until * 1000` would trap).
+        if let until, until > Self.latestMuteEnd {
+            throw IssueError.invalid(
+                "the mute's end must be before the year 10000 (unix seconds ≤ \(Self.latestMuteEnd))")
+        }
         if let forOccurrences, forOccurrences < 1 {
             throw IssueError.invalid("the number of occurrences to mute for must be at least 1")
         }

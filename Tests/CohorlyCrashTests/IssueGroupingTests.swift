@@ -104,6 +104,9 @@ import Testing
         #expect(collector.track(events.null, insertId: "m3") == 200)
         #expect(try collector.issue(id)["state"] == "open")
         #expect(collector.post("/api/issues/\(id)/mute", [:]) == 400)
+        // An end far past any date is refused, not multiplied into milliseconds until it traps.
+        #expect(collector.post("/api/issues/\(id)/mute", ["until": .int(Int.max)]) == 400)
+        #expect(collector.post("/api/issues/\(id)/mute", ["until": .int(253_402_300_800)]) == 400)
         #expect(collector.post("/api/issues/999999/reopen", [:]) == 404)
     }
 
