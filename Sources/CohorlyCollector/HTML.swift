@@ -20,6 +20,19 @@ struct HTML: Sendable {
     mutating func append(_ other: HTML) { markup += other.markup }
 
     /// `<name attributes>escaped text</name>`; `attributes` are the page's own (values through `attribute`).
+    /// A `<dl class="facts">` of the rows that have a value (empty and nil ones left out), names as markup and
+    /// values escaped.
+    mutating func facts(_ rows: [(name: String, value: String?)]) {
+        raw("<dl class=\"facts\">")
+        for (name, value) in rows {
+            guard let value, !value.isEmpty else { continue }
+            raw("<dt>\(name)</dt><dd>")
+            text(value)
+            raw("</dd>")
+        }
+        raw("</dl>")
+    }
+
     mutating func element(_ name: String, _ attributes: String = "", text: String) {
         markup += "<\(name)\(attributes.isEmpty ? "" : " " + attributes)>\(Self.escape(text))</\(name)>"
     }

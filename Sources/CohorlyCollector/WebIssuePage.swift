@@ -63,14 +63,8 @@ extension Router {
             ("First release", issue.firstRelease), ("Last release", issue.lastRelease),
             ("Mechanism", issue.mechanism), ("Fingerprint", issue.fingerprint),
         ]
-        var html = HTML(raw: "<dl class=\"facts\">")
-        for (name, value) in rows {
-            guard let value, !value.isEmpty else { continue }
-            html.raw("<dt>\(name)</dt><dd>")
-            html.text(value)
-            html.raw("</dd>")
-        }
-        html.raw("</dl>")
+        var html = HTML()
+        html.facts(rows)
         return html
     }
 

@@ -96,14 +96,8 @@ extension Router {
             ("Host", p["$hostname"]?.stringValue),
             ("SDK", [p["$lib"], p["$lib_version"]].compactMap { $0?.stringValue }.joined(separator: " ")),
         ]
-        var html = HTML(raw: "<h2>Context</h2><dl class=\"facts\">")
-        for (name, value) in rows {
-            guard let value, !value.isEmpty else { continue }
-            html.raw("<dt>\(name)</dt><dd>")
-            html.text(value)
-            html.raw("</dd>")
-        }
-        html.raw("</dl>")
+        var html = HTML(raw: "<h2>Context</h2>")
+        html.facts(rows)
         return html
     }
 
