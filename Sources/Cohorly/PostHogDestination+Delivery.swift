@@ -24,56 +24,47 @@ extension PostHogDestination {
         let requestId = UUIDv4.make()
         let createdAt = RFC3339.format(milliseconds: Self.nowMilliseconds())
         var removable: [Int64] = refused.map { batch.entries[$0].id }
-        let attempts = max(0, configuration.maxRetries) + 1
-        var lastReason = ""
-        for attempt in 1...attempts {
+        return attempting(
+            path: Self.path, context: context, removable: { removable },
+            kept: { "\(pending.count) event(s) kept for the next flush" }
+        ) { attempt in
             let request = self.request(
                 for: items, indices: pending, requestId: requestId, createdAt: createdAt, attempt: attempt,
                 options: context.options)
-            let response = context.transport.send(request)
-            var retryAfter: Double?
-            switch response {
+            switch context.transport.send(request) {
             case .http(let status, let after, let body) where (200..<300).contains(status):
                 let (retry, finished) = results(body, items: items, indices: pending, context: context)
                 removable += finished.map { batch.entries[$0].id }
                 context.log(
                     "POST /\(Self.path): \(pending.count) event(s), attempt \(attempt): HTTP \(status)"
                         + (retry.isEmpty ? "" : ", \(retry.count) to retry"))
-                guard !retry.isEmpty else { return .finished(delivered: true) }
+                guard !retry.isEmpty else { return .done(.finished(delivered: true)) }
                 pending = retry
-                retryAfter = after
-                lastReason = "\(retry.count) event(s) answered retry"
+                return .retry(reason: "\(retry.count) event(s) answered retry", retryAfter: after)
             case .http(let status, let after, let body) where status == 408 || (500..<600).contains(status):
-                retryAfter = after
-                lastReason = "HTTP \(status)\(Self.errorTag(body))"
-                context.log("POST /\(Self.path): attempt \(attempt): \(lastReason)")
+                let reason = "HTTP \(status)\(Self.errorTag(body))"
+                context.log("POST /\(Self.path): attempt \(attempt): \(reason)")
+                return .retry(reason: reason, retryAfter: after)
             case .http(413, _, _) where pending.count > 1:
-                return .halve(size: max(1, pending.count / 2), removable: removable)
+                return .done(.halve(size: max(1, pending.count / 2), removable: removable))
             case .http(404, _, _) where attempt == 1:
                 // A self-hosted PostHog without capture V1: this batch and the rest of the launch go to /batch.
                 context.log(
                     "POST /\(Self.path): HTTP 404: no capture V1 here; using /\(Self.legacyPath) for this launch")
                 legacyWire = true
-                return deliverLegacy(batch, context: context)
+                return .done(deliverLegacy(batch, context: context))
             case .http(401, _, let body):
-                return misconfigured(
-                    401, path: Self.path, body: body, kept: pending.count, removable: removable, context: context)
+                return .done(
+                    misconfigured(
+                        401, path: Self.path, body: body, kept: pending.count, removable: removable, context: context))
             case .http(let status, _, let body):
                 drop(items, pending, because: "HTTP \(status)\(Self.errorTag(body)), not retried", context: context)
-                return .finished(delivered: false)
+                return .done(.finished(delivered: false))
             case .failure(let message):
-                lastReason = message
                 context.log("POST /\(Self.path): attempt \(attempt): \(message)")
+                return .retry(reason: message, retryAfter: nil)
             }
-            guard attempt < attempts else { break }
-            let delay = configuration.delay(afterAttempt: attempt, retryAfter: retryAfter)
-            guard context.wait(delay) else { return .cancelled(removable: removable) }
         }
-        return .keep(
-            removable: removable, delay: configuration.maxRetryDelay,
-            reason:
-                "/\(Self.path): \(lastReason) after \(attempts) attempt(s); \(pending.count) event(s) kept for the next flush"
-        )
     }
 
     static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }

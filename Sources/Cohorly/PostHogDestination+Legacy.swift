@@ -29,42 +29,35 @@ extension PostHogDestination {
             }
         }
         guard !events.isEmpty else { return .finished(delivered: false) }
-        let attempts = max(0, configuration.maxRetries) + 1
-        var lastReason = ""
-        for attempt in 1...attempts {
-            let request = legacyRequest(events, options: context.options)
-            let response = context.transport.send(request)
-            var retryAfter: Double?
-            switch response {
+        return attempting(
+            path: Self.legacyPath, context: context, removable: { removable }, kept: { "\(events.count) event(s) kept" }
+        ) {
+            attempt in
+            switch context.transport.send(legacyRequest(events, options: context.options)) {
             case .http(let status, _, _) where (200..<300).contains(status):
                 context.log("POST /\(Self.legacyPath): \(events.count) event(s), attempt \(attempt): HTTP \(status)")
-                return .finished(delivered: true)
+                return .done(.finished(delivered: true))
             case .http(let status, let after, let body) where status == 408 || (500..<600).contains(status):
-                retryAfter = after
-                lastReason = "HTTP \(status)\(Self.errorTag(body))"
-                context.log("POST /\(Self.legacyPath): attempt \(attempt): \(lastReason)")
+                let reason = "HTTP \(status)\(Self.errorTag(body))"
+                context.log("POST /\(Self.legacyPath): attempt \(attempt): \(reason)")
+                return .retry(reason: reason, retryAfter: after)
             case .http(413, _, _) where events.count > 1:
-                return .halve(size: max(1, events.count / 2), removable: removable)
+                return .done(.halve(size: max(1, events.count / 2), removable: removable))
             case .http(let status, _, let body) where status == 401 || status == 404:
-                return misconfigured(
-                    status, path: Self.legacyPath, body: body, kept: events.count, removable: removable,
-                    context: context)
+                return .done(
+                    misconfigured(
+                        status, path: Self.legacyPath, body: body, kept: events.count, removable: removable,
+                        context: context))
             case .http(let status, _, let body):
                 context.log(
                     "/\(Self.legacyPath): dropped \(events.count) event(s): HTTP \(status)\(Self.errorTag(body)), not retried"
                 )
-                return .finished(delivered: false)
+                return .done(.finished(delivered: false))
             case .failure(let message):
-                lastReason = message
                 context.log("POST /\(Self.legacyPath): attempt \(attempt): \(message)")
+                return .retry(reason: message, retryAfter: nil)
             }
-            guard attempt < attempts else { break }
-            let delay = configuration.delay(afterAttempt: attempt, retryAfter: retryAfter)
-            guard context.wait(delay) else { return .cancelled(removable: removable) }
         }
-        return .keep(
-            removable: removable, delay: configuration.maxRetryDelay,
-            reason: "/\(Self.legacyPath): \(lastReason) after \(attempts) attempt(s); \(events.count) event(s) kept")
     }
 
     /// A V1 batch item as a legacy event (nil when the item is not readable JSON).
