@@ -154,10 +154,11 @@ struct CaptureV1Ingestion: Sendable {
         for key in ["session_id", "window_id"] {
             if let value = item[key] { properties["$" + key] = value }
         }
+        let parsed = JSONValue.object(properties)
         return .success(
             CollectorStore.NewEvent(
                 token: token, event: name, distinctId: distinctId, time: time, insertId: uuid,
-                propertiesJSON: JSONValue.object(properties).jsonString))
+                propertiesJSON: parsed.jsonString, properties: parsed))
     }
 
     static func timestamp(_ value: JSONValue) -> Int64? { value.stringValue.flatMap(RFC3339.milliseconds) }

@@ -110,7 +110,7 @@ public final class CollectorStore: @unchecked Sendable {
             """
         )
         try db.execute(Self.flagsSchema)
-        try db.execute(Self.issuesSchema)
+        try Self.createIssueTables(db)
         reader = try directory.map { directory in
             let reader = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
             try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
@@ -137,6 +137,8 @@ public final class CollectorStore: @unchecked Sendable {
         var time: Int64
         var insertId: String?
         var propertiesJSON: String
+        /// The same properties parsed, when the ingestion route has them (the issue grouping reads them).
+        var properties: JSONValue? = nil
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).

@@ -112,8 +112,9 @@ struct Ingestion: Sendable {
         properties["token"] = nil
         let time = properties["time"]?.intValue.map(Int64.init) ?? now
         let insertId = properties["$insert_id"]?.stringValue
+        let parsed = JSONValue.object(properties)
         return CollectorStore.NewEvent(
             token: token, event: name, distinctId: distinctId, time: time, insertId: insertId,
-            propertiesJSON: JSONValue.object(properties).jsonString)
+            propertiesJSON: parsed.jsonString, properties: parsed)
     }
 }

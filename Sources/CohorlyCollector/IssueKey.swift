@@ -16,8 +16,10 @@ struct IssueKey: Sendable, Hashable {
     var fingerprint: String
     /// The exception type.
     var title: String
-    /// The value, else the top in-app frame's name.
+    /// The value (unless the title ends with it), else the culprit.
     var subtitle: String
+    /// The top in-app frame: its function, else `module +0x<offset>` (empty without in-app frames).
+    var culprit: String
     /// `$exception_level`.
     var level: String
     /// The mechanism type.
@@ -35,6 +37,7 @@ struct IssueKey: Sendable, Hashable {
         let subject = exception.subject
         let logical = subject?.logicalFrames ?? []
         var names: [String] = []
+        var culprits: [String] = []
         var raw: Set<String> = []
         var crashSite: [String?] = []
         for (index, frame) in logical.enumerated() {
@@ -45,18 +48,24 @@ struct IssueKey: Sendable, Hashable {
             let module = image.map { Self.fileName($0.path) } ?? "?"
             if let function = Self.physicalFunction(looked ?? frame.symbols) {
                 names.append("\(module) \(function)")
+                culprits.append(function)
             } else if let image {
                 names.append("\(module) +0x" + String(frame.frame.lookupAddress &- image.base, radix: 16))
+                culprits.append(names[names.count - 1])
                 if !image.buildId.isEmpty { raw.insert(image.buildId.lowercased()) }
             } else {
                 names.append("? +0x" + String(frame.frame.lookupAddress, radix: 16))
+                culprits.append(names[names.count - 1])
             }
         }
         let description =
             symbolicator == nil ? exception.description : CrashReason.describe(exception.facts, crashSite: crashSite)
         title = description.type.isEmpty ? "Exception" : description.type
-        let topFrame = names.first.map { String($0.drop(while: { $0 != " " }).dropFirst()) } ?? ""
-        subtitle = description.value.isEmpty ? topFrame : description.value
+        // The crash recorder's own frames (`cly_…`, in the app's executable when linked statically) name no culprit.
+        culprit = culprits.first { !$0.hasPrefix("cly_") } ?? culprits.first ?? ""
+        // A release trap's type already says the value (`Swift runtime failure: Index out of range`).
+        let value = description.value
+        subtitle = value.isEmpty || title.hasSuffix(value) ? culprit : value
         level = exception.level
         mechanism = description.mechanism
         rawBuildIds = raw.sorted()

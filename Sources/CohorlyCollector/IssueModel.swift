@@ -25,8 +25,11 @@ public struct IssueSummary: Sendable, Hashable {
     public var fingerprint: String
     /// The exception type (`SIGSEGV`, `Fatal error`, `Swift runtime failure: Index out of range`, `Hang`).
     public var title: String
-    /// The value (the crash reason's details), else the top in-app frame.
+    /// The value (the crash reason's details) unless the title already ends with it, else the ``culprit``.
     public var subtitle: String
+    /// The top in-app frame of its first occurrence (the crash recorder's own `cly_…` frames skipped): the
+    /// function (`Shop.pay()`), else `module +0x<offset>`; empty when the stack had no in-app frame.
+    public var culprit: String
     /// `$exception_level`: `fatal`, `error`, `warning`…
     public var level: String
     /// The mechanism type: `signal`, `swift_fatal`, `cxx_exception`, `handled`, `hang`, `abnormal_exit`…

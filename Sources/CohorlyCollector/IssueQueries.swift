@@ -8,7 +8,7 @@ struct IssueQueries: Sendable {
 
     static let columns = """
         id, fingerprint, title, subtitle, level, mechanism, state, resolved_in_release, muted_until, muted_for,
-        first_seen, last_seen, occurrences, users, first_release, last_release, latest_event_id
+        first_seen, last_seen, occurrences, users, first_release, last_release, latest_event_id, culprit
         """
 
     /// Up to `limit` issues matching `filter`, in `sort` order (descending; ties newest id first).
@@ -143,7 +143,7 @@ struct IssueQueries: Sendable {
     static func summary(_ row: SQLiteStatement) -> IssueSummary {
         IssueSummary(
             id: row.int(0), fingerprint: row.text(1) ?? "", title: row.text(2) ?? "", subtitle: row.text(3) ?? "",
-            level: row.text(4) ?? "", mechanism: row.text(5) ?? "",
+            culprit: row.text(17) ?? "", level: row.text(4) ?? "", mechanism: row.text(5) ?? "",
             state: row.text(6).flatMap(IssueState.init(rawValue:)) ?? .open, resolvedInRelease: row.text(7),
             mutedUntil: row.optionalInt(8), mutedForOccurrences: row.optionalInt(9).map { Int(clamping: $0) },
             firstSeen: Self.seconds(row.int(10)), lastSeen: Self.seconds(row.int(11)),

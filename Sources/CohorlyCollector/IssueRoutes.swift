@@ -118,7 +118,8 @@ extension IssueSummary {
     var json: JSONValue {
         [
             "id": .int(Int(id)), "fingerprint": .string(fingerprint), "title": .string(title),
-            "subtitle": .string(subtitle), "level": .string(level), "mechanism": .string(mechanism),
+            "subtitle": .string(subtitle), "culprit": .string(culprit), "level": .string(level),
+            "mechanism": .string(mechanism),
             "state": .string(state.rawValue), "resolved_in_release": resolvedInRelease.map(JSONValue.string) ?? .null,
             "muted_until": mutedUntil.map { .int(Int($0)) } ?? .null,
             "muted_for_occurrences": mutedForOccurrences.map { .int($0) } ?? .null,

@@ -21,7 +21,8 @@ extension CollectorStore {
             subtitle TEXT NOT NULL, level TEXT NOT NULL, mechanism TEXT NOT NULL, state TEXT NOT NULL,
             resolved_in_release TEXT, resolved_at INTEGER, muted_until INTEGER, muted_for INTEGER,
             first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, occurrences INTEGER NOT NULL,
-            users INTEGER NOT NULL, first_release TEXT, last_release TEXT, latest_event_id INTEGER NOT NULL);
+            users INTEGER NOT NULL, first_release TEXT, last_release TEXT, latest_event_id INTEGER NOT NULL,
+            culprit TEXT NOT NULL DEFAULT '');
         CREATE INDEX IF NOT EXISTS issues_last_seen ON issues(last_seen);
         CREATE TABLE IF NOT EXISTS issue_occurrences(
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
@@ -41,6 +42,21 @@ extension CollectorStore {
             to_state TEXT NOT NULL, time INTEGER NOT NULL, release TEXT, note TEXT);
         CREATE INDEX IF NOT EXISTS issue_transitions_issue ON issue_transitions(issue_id);
         """
+}
+
+extension CollectorStore {
+    /// Creates the issue tables, and adds what a collector of an earlier version did not have.
+    static func createIssueTables(_ db: SQLiteDatabase) throws {
+        try db.execute(issuesSchema)
+        var columns: Set<String> = []
+        try db.prepare("PRAGMA table_info(issues)").rows { row in
+            if let name = row.text(1) { columns.insert(name) }
+            return true
+        }
+        if !columns.contains("culprit") {
+            try db.execute("ALTER TABLE issues ADD COLUMN culprit TEXT NOT NULL DEFAULT ''")
+        }
+    }
 }
 
 /// One `$exception` about to be stored, with its issue key.
@@ -84,7 +100,9 @@ final class IssueGrouping: @unchecked Sendable {
             return Array(repeating: nil, count: events.count)
         }
         return events.map { event in
-            guard event.event == "$exception", let properties = JSONValue(json: event.propertiesJSON) else {
+            guard event.event == "$exception",
+                let properties = event.properties ?? JSONValue(json: event.propertiesJSON)
+            else {
                 return nil
             }
             let exception = CapturedException(exceptionEvent: properties)

@@ -25,8 +25,8 @@ final class IssueWriter {
         create = try db.prepare(
             """
             INSERT INTO issues(fingerprint, title, subtitle, level, mechanism, state, first_seen, last_seen,
-                occurrences, users, first_release, last_release, latest_event_id)
-            VALUES (?,?,?,?,?,'open',?,?,0,0,?,?,?)
+                occurrences, users, first_release, last_release, latest_event_id, culprit)
+            VALUES (?,?,?,?,?,'open',?,?,0,0,?,?,?,?)
             """)
         link = try db.prepare(
             "INSERT OR REPLACE INTO issue_occurrences(event_id, issue_id, time, distinct_id, release) VALUES (?,?,?,?,?)"
@@ -72,7 +72,7 @@ final class IssueWriter {
         } else {
             try create.run([
                 .text(key.fingerprint), .text(key.title), .text(key.subtitle), .text(key.level), .text(key.mechanism),
-                .int(occurrence.time), .int(occurrence.time), release, release, .int(eventId),
+                .int(occurrence.time), .int(occurrence.time), release, release, .int(eventId), .text(key.culprit),
             ])
             issue = StoredIssueState(id: db.lastInsertRowID)
         }

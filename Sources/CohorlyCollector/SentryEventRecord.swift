@@ -64,9 +64,10 @@ enum SentryEventRecord {
             for (key, value) in pairs(source) where properties[key] == nil { properties[key] = value }
         }
         properties = properties.filter { $0.value != .null }
+        let parsed = JSONValue.object(properties)
         return CollectorStore.NewEvent(
             token: token, event: name, distinctId: distinctId, time: time, insertId: eventId,
-            propertiesJSON: JSONValue.object(properties).jsonString)
+            propertiesJSON: parsed.jsonString, properties: parsed)
     }
 
     /// The exceptions, the one raised first, with their stacks; the other threads.

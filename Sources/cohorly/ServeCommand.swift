@@ -11,6 +11,7 @@ enum ServeCommand: Command {
                              [--flag-secret-file FILE] [--rate-limit N/SECONDS] [--debug-dir DIR]…
                              [--allow-host NAME]… [--max-upload SIZE] [--connections-per-client N] [--log-requests]
                              [--web-actions]
+                             [--no-issues]
 
         OPTIONS:
           --port P                    TCP port (default 4000; 0 picks a free one and prints it).
@@ -34,6 +35,8 @@ enum ServeCommand: Command {
           --connections-per-client N  Connections one client address may hold open (default 32).
           --log-requests              Log every request to standard error (default: the refused ones).
           --web-actions               Let the web page resolve, reopen and mute issues (default: it only reads).
+          --no-issues                 Store crashes without grouping them into issues (only to measure what
+                                      grouping costs: `cohorly issues` then shows nothing).
           -h, --help                  Show this help.
 
         Prints a one-time login URL for the web page (the crashes in a browser; docs/web.md). A new one:
@@ -47,6 +50,7 @@ enum ServeCommand: Command {
         do {
             parsed = try ParsedArguments.parse(
                 arguments, flags: ["--log-requests", "--web-actions"],
+                arguments, flags: ["--log-requests", "--no-issues"],
                 options: Set<String>([
                     "--port", "--bind", "--data", "--token", "--rate-limit", "--debug-dir", "--allow-host",
                     "--max-upload", "--connections-per-client",

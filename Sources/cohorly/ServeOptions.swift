@@ -42,6 +42,7 @@ enum ServeOptions {
         configuration.allowedHosts = parsed.options["--allow-host"] ?? []
         configuration.requestLog = parsed.flags.contains("--log-requests") ? .all : .refused
         configuration.webActions = parsed.flags.contains("--web-actions")
+        configuration.groupsIssues = !parsed.flags.contains("--no-issues")
         let environment = ProcessInfo.processInfo.environment
         configuration.dataDirectory =
             parsed.options["--data"]?.last.map { URL(fileURLWithPath: $0) }

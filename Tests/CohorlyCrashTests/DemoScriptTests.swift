@@ -72,6 +72,11 @@ struct DemoScriptTests {
         // bash reports a child killed by a signal as "…: line N: PID Illegal instruction …".
         let jobLines = lines.filter { $0.range(of: #"line [0-9]+: +[0-9]+ "#, options: .regularExpression) != nil }
         #expect(jobLines.isEmpty, "\(jobLines)")
+        // One issue per distinct crash: the list's header and six rows, each of one occurrence.
+        let issues = lines.drop { $0 != "== the crashes grouped into issues (cohorly issues list)" }.dropFirst()
+            .prefix { !$0.hasPrefix("==") }
+        #expect(issues.count == 7, "\(issues)")
+        #expect(issues.dropFirst().allSatisfy { $0.split(separator: " ").dropFirst(3).first == "1" }, "\(issues)")
         #expect(lines.contains("== the collector shows 6 of 6 crashes"))
         // It ends with the web page's login URL, the one `cohorly serve` printed.
         let login = lines.last ?? ""

@@ -29,8 +29,10 @@ import Testing
         #expect(index["last_release"] == "1.1.0")
         #expect(index["state"] == "open")
         #expect(index["level"] == "fatal")
-        #expect(index["title"] != null["title"] || index["subtitle"] != null["subtitle"])
-        #expect(index["subtitle"]?.stringValue?.contains("crashIndexOutOfRange") == true || index["subtitle"] != "")
+        #expect(index["title"] == "Fatal error", "\(index)")
+        #expect(index["subtitle"] == "Index out of range", "\(index)")
+        #expect(index["culprit"]?.stringValue?.contains("crashIndexOutOfRange") == true, "\(index)")
+        #expect(null["culprit"]?.stringValue?.contains("demo_null_write") == true, "\(null)")
         // The page of one issue: counts per release and the latest occurrence symbolicated.
         let shown = try #require(collector.get("/api/issues/\(index["id"]?.intValue ?? 0)"))
         #expect(shown["per_release"] == [["release": "1.0.0", "count": 1], ["release": "1.1.0", "count": 1]])

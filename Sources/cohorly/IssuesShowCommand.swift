@@ -1,0 +1,122 @@
+import CohorlyCommandLine
+import Cohorly
+import CohorlySymbols
+import Foundation
+
+/// `cohorly issues show ID`: one issue, its counts per release and its latest occurrence symbolicated.
+enum IssuesShowCommand: Command {
+    static let words = ["issues", "show"]
+    static let summary = "Show one issue: its counts, its states, its latest crash symbolicated."
+    static let help = """
+        USAGE: cohorly issues show ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--json]
+
+        The issue's state, first and last seen (crash time, UTC) with their releases, occurrences and users, the
+        occurrences per release, the state changes, then its latest occurrence symbolicated by the collector,
+        printed as `cohorly crashes show` prints a crash. ID is the number `cohorly issues list` shows.
+
+        OPTIONS:
+          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
+          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
+          --full-names      Full names in the stack, as in --json.
+          --no-async        The raw physical stacks, without the `[async]` callers.
+          --json            Print the collector's JSON answer.
+          -h, --help        Show this help.
+
+        EXIT STATUS: 0 success, 1 no such issue or the collector could not be reached, 2 usage error.
+        """
+
+    static func run(_ arguments: [String]) -> ExitStatus {
+        let command = "issues show"
+        let parsed: ParsedArguments
+        do {
+            parsed = try ParsedArguments.parse(
+                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
+                options: ["--host", "--auth-token", "--auth-token-file"])
+        } catch {
+            return Console.usageError(error.reason, command: command)
+        }
+        guard parsed.positionals.count == 1, let id = IssueID.parse(parsed.positionals[0]) else {
+            return Console.usageError(IssueID.expected(parsed.positionals), command: command)
+        }
+        return CollectorRequest.read(parsed, command: command, path: "/api/issues/\(id)") { text, request in
+            guard let page = CohorlyValue(json: text), let issue = page["issue"] else {
+                Console.error("cohorly: unexpected answer from \(request.host)")
+                return .failure
+            }
+            print(summary(issue, page))
+            guard let latest = page["latest"], latest != .null,
+                let shown = try? JSONDecoder().decode(
+                    CrashesShowCommand.ShownCrash.self, from: Data(latest.jsonString.utf8))
+            else {
+                print("\nLatest occurrence: not stored")
+                return .success
+            }
+            let escaped = TerminalText.escaped
+            var header = [
+                "Insert id: \(escaped(shown.insertId ?? "-"))", "Time: \(Timestamp.iso8601(milliseconds: shown.time))",
+            ]
+            if let release = shown.release { header.append("Release: \(escaped(release))") }
+            header.append("User: \(escaped(shown.distinctId))")
+            let options = SymbolicatedCrash.TextOptions(
+                names: parsed.flags.contains("--full-names") ? .full : .simplified,
+                missingDebugFilesAdvice: CrashesShowCommand.advice,
+                showsAsyncCallers: !parsed.flags.contains("--no-async"))
+            print("\nLatest occurrence:\n" + shown.crash.text(header: header, options: options))
+            if let breadcrumbs = BreadcrumbLines(shown.breadcrumbs) { print("\n" + breadcrumbs.text) }
+            return .success
+        }
+    }
+
+    /// The lines above the latest occurrence.
+    static func summary(_ issue: CohorlyValue, _ page: CohorlyValue) -> String {
+        let escaped = TerminalText.escaped
+        func release(_ key: String) -> String {
+            issue[key]?.stringValue.map { " (release \(escaped($0)))" } ?? ""
+        }
+        var state = escaped(issue["state"]?.stringValue ?? "-")
+        if let release = issue["resolved_in_release"]?.stringValue { state += " in release \(escaped(release))" }
+        if let until = issue["muted_until"], until != .null { state += " until \(IssueText.time(until))" }
+        if let count = issue["muted_for_occurrences"]?.intValue {
+            state += " for \(count) more occurrence\(count == 1 ? "" : "s")"
+        }
+        var lines = [
+            "Issue \(issue["id"]?.intValue ?? 0): \(escaped(IssueText.name(issue)))",
+            "State: \(state)",
+            "Level: \(escaped(issue["level"]?.stringValue ?? "-"))  Mechanism: "
+                + escaped(issue["mechanism"]?.stringValue ?? "-"),
+            "First seen: \(IssueText.time(issue["first_seen"]))" + release("first_release"),
+            "Last seen: \(IssueText.time(issue["last_seen"]))" + release("last_release"),
+            "Occurrences: \(issue["occurrences"]?.intValue ?? 0) from \(issue["users"]?.intValue ?? 0) user(s)",
+        ]
+        let releases = (page["per_release"]?.arrayValue ?? []).map {
+            "\(escaped($0["release"]?.stringValue ?? "?")): \($0["count"]?.intValue ?? 0)"
+        }
+        if !releases.isEmpty { lines.append("Per release: " + releases.joined(separator: ", ")) }
+        lines.append("Fingerprint: \(escaped(issue["fingerprint"]?.stringValue ?? "-"))")
+        let transitions = page["transitions"]?.arrayValue ?? []
+        if !transitions.isEmpty {
+            lines.append("History:")
+            for change in transitions {
+                let note = change["note"]?.stringValue.map { " (\(escaped($0)))" } ?? ""
+                lines.append(
+                    "  \(IssueText.time(change["time"])) \(escaped(change["from"]?.stringValue ?? "?")) → "
+                        + "\(escaped(change["to"]?.stringValue ?? "?"))" + note)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// An issue id on the command line: a positive decimal integer.
+enum IssueID {
+    static func parse(_ text: String) -> Int64? {
+        guard let id = Int64(text), id > 0 else { return nil }
+        return id
+    }
+
+    /// The usage error for `positionals` that are not one id.
+    static func expected(_ positionals: [String]) -> String {
+        guard positionals.count == 1 else { return "expected one issue ID (the number issues list shows)" }
+        return "invalid issue ID '\(positionals[0])' (expected the number issues list shows, such as 3)"
+    }
+}
