@@ -82,8 +82,17 @@ struct IssueKey: Sendable, Hashable {
     /// The key of a stored `$exception` event's properties.
     init(properties: JSONValue, symbolicator: ImageSymbolicator? = nil) {
         self.init(
-            CapturedException(exceptionEvent: properties), custom: properties["$exception_fingerprint"],
-            symbolicator: symbolicator)
+            Self.exception(properties), custom: properties["$exception_fingerprint"], symbolicator: symbolicator)
+    }
+
+    /// The exception of `properties` as the key reads it: without the other threads (`$exception_threads`),
+    /// which the key never looks at (a crash of 20 threads × 100 frames is read 20 times faster).
+    static func exception(_ properties: JSONValue) -> CapturedException {
+        guard case .object(var fields) = properties, fields["$exception_threads"] != nil else {
+            return CapturedException(exceptionEvent: properties)
+        }
+        fields["$exception_threads"] = nil
+        return CapturedException(exceptionEvent: .object(fields))
     }
 
     /// The symbols the collector finds for `frame` (nil: none, the device's then stand).

@@ -46,7 +46,7 @@ enum IssueRegrouping {
         var keyed: [(eventId: Int64, key: IssueKey, release: String?)] = []
         for row in rows {
             guard let properties = JSONValue(json: row.properties) else { continue }
-            let exception = CapturedException(exceptionEvent: properties)
+            let exception = IssueKey.exception(properties)
             let custom = properties["$exception_fingerprint"]
             var key = IssueKey(exception, custom: custom)
             if let symbolicator = store.issues.symbolicator(for: exception, buildIds: key.rawBuildIds) {

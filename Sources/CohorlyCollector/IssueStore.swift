@@ -105,7 +105,7 @@ final class IssueGrouping: @unchecked Sendable {
             else {
                 return nil
             }
-            let exception = CapturedException(exceptionEvent: properties)
+            let exception = IssueKey.exception(properties)
             let custom = properties["$exception_fingerprint"]
             var key = IssueKey(exception, custom: custom)
             if let symbolicator = symbolicator(for: exception, buildIds: key.rawBuildIds) {

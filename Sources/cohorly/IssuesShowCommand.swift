@@ -1,5 +1,5 @@
 import CohorlyCommandLine
-import Cohorly
+import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
