@@ -85,13 +85,13 @@ struct IssueKey: Sendable, Hashable {
             Self.exception(properties), custom: properties["$exception_fingerprint"], symbolicator: symbolicator)
     }
 
-    /// The exception of `properties` as the key reads it: without the other threads (`$exception_threads`),
-    /// which the key never looks at (a crash of 20 threads × 100 frames is read 20 times faster).
+    /// The exception of `properties` as the key reads it: only the members it looks at (the first exception,
+    /// the images, the level and issue name), not the other threads nor the context (a crash of 20 threads ×
+    /// 100 frames is read 20 times faster).
     static func exception(_ properties: JSONValue) -> CapturedException {
-        guard case .object(var fields) = properties, fields["$exception_threads"] != nil else {
-            return CapturedException(exceptionEvent: properties)
-        }
-        fields["$exception_threads"] = nil
+        var fields: [String: JSONValue] = [:]
+        for key in ["$debug_images", "$exception_level", "$issue_name"] { fields[key] = properties[key] }
+        if let first = properties["$exception_list"]?.arrayValue?.first { fields["$exception_list"] = [first] }
         return CapturedException(exceptionEvent: .object(fields))
     }
 

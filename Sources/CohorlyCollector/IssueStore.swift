@@ -28,7 +28,6 @@ extension CollectorStore {
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
             distinct_id TEXT NOT NULL, release TEXT);
         CREATE INDEX IF NOT EXISTS issue_occurrences_issue ON issue_occurrences(issue_id, time);
-        CREATE INDEX IF NOT EXISTS issue_occurrences_time ON issue_occurrences(time);
         CREATE TABLE IF NOT EXISTS issue_users(
             issue_id INTEGER NOT NULL, distinct_id TEXT NOT NULL, PRIMARY KEY(issue_id, distinct_id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS issue_releases(

@@ -16,6 +16,8 @@ final class IssueWriter {
     private let count: SQLiteStatement
     private let raw: SQLiteStatement
     private let transitions: IssueTransitionWriter
+    /// Releases recorded in `issue_release_order` by this batch.
+    private var seenReleases: Set<String> = []
 
     init(_ db: SQLiteDatabase) throws {
         self.db = db
@@ -83,7 +85,7 @@ final class IssueWriter {
             newUser = Int64(db.changes)
         }
         if let name = occurrence.release {
-            try seeRelease.run([.text(name)])
+            if seenReleases.insert(name).inserted { try seeRelease.run([.text(name)]) }
             try countRelease.run([.int(issue.id), .text(name)])
         }
         try count.run([.int(newUser), .int(occurrence.time), release, .int(eventId), .int(issue.id)])
