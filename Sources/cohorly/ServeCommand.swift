@@ -49,8 +49,7 @@ enum ServeCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--log-requests", "--web-actions"],
-                arguments, flags: ["--log-requests", "--no-issues"],
+                arguments, flags: ["--log-requests", "--web-actions", "--no-issues"],
                 options: Set<String>([
                     "--port", "--bind", "--data", "--token", "--rate-limit", "--debug-dir", "--allow-host",
                     "--max-upload", "--connections-per-client",
