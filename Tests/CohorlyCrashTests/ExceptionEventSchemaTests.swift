@@ -1,6 +1,7 @@
 import Cohorly
 @testable import CohorlyCrash
 import Foundation
+import TestWaiting
 import Testing
 
 /// Every event CohorlyCrash produces, from real crashes (every CrashDemo kind, debug and release, stripped and
@@ -12,7 +13,7 @@ struct ExceptionEventSchemaTests {
     static func demo(_ build: DemoBuild, stripped: Bool, in root: URL) async throws -> URL {
         guard stripped else { return build.executable }
         let copy = root.appendingPathComponent("CrashDemo")
-        try FileManager.default.copyItem(at: build.executable, to: copy)
+        try copyExecutable(from: build.executable.path, to: copy.path)
         #expect(try await SymbolicatedCrashTests.tool("/usr/bin/strip", ["--strip-all", copy.path]).status == 0)
         return copy
     }

@@ -1,6 +1,7 @@
 import Cohorly
 import CohorlyCrash
 import Foundation
+import TestWaiting
 import Testing
 
 /// What PostHog groups a crash by (research/posthog.md part C): the exception type, then the in-app frames —
@@ -39,7 +40,7 @@ struct GroupingTests {
             let place = root.appendingPathComponent(directory)
             try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
             let executable = place.appendingPathComponent("CrashDemo")
-            try FileManager.default.copyItem(at: build.executable, to: executable)
+            try copyExecutable(from: build.executable.path, to: executable.path)
             installs.append(executable)
         }
         let runs: [(label: String, install: URL, arguments: [String])] = [

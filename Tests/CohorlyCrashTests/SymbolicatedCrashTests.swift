@@ -27,7 +27,7 @@ struct SymbolicatedCrashTests {
         try FileManager.default.createDirectory(at: symbols, withIntermediateDirectories: true)
         let binary = app.appendingPathComponent("CrashDemo")
         let debugFile = symbols.appendingPathComponent("CrashDemo.debug")
-        try FileManager.default.copyItem(at: DemoBuild.release.executable, to: binary)
+        try copyExecutable(from: DemoBuild.release.executable.path, to: binary.path)
         #expect(try await tool("/usr/bin/objcopy", ["--only-keep-debug", binary.path, debugFile.path]).status == 0)
         #expect(try await tool("/usr/bin/strip", ["--strip-all", binary.path]).status == 0)
         #expect(try await tool("/usr/bin/objcopy", ["--add-gnu-debuglink=\(debugFile.path)", binary.path]).status == 0)
