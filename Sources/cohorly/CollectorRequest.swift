@@ -103,4 +103,29 @@ struct CollectorRequest {
             return render(body, request)
         }
     }
+
+    /// A list command's common part, over `read`: the answer's array under `key` (an answer without one is an
+    /// unexpected answer, exit 1), `empty` printed when it holds nothing (not a bare header), else `header` (columns
+    /// padded to their widths, the last one as is) and one line per item from `row`.
+    static func table(
+        _ parsed: ParsedArguments, command: String, path: String, query: [URLQueryItem] = [], key: String,
+        empty: String, header: [(title: String, width: Int)], row: (CohorlyValue) -> String
+    ) -> ExitStatus {
+        read(parsed, command: command, path: path, query: query) { text, request in
+            guard let items = CohorlyValue(json: text)?[key]?.arrayValue else {
+                Console.error("cohorly: unexpected answer from \(request.host)")
+                return .failure
+            }
+            guard !items.isEmpty else {
+                print(empty)
+                return .success
+            }
+            print(
+                header.enumerated().map { index, column in
+                    index == header.count - 1 ? column.title : column.title.padded(column.width)
+                }.joined(separator: " "))
+            for item in items { print(row(item)) }
+            return .success
+        }
+    }
 }

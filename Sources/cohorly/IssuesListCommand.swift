@@ -63,23 +63,12 @@ enum IssuesListCommand: Command {
         } catch {
             return Console.usageError(error.reason, command: command)
         }
-        return CollectorRequest.read(parsed, command: command, path: "/api/issues", query: query) { text, request in
-            guard let issues = CohorlyValue(json: text)?["issues"]?.arrayValue else {
-                Console.error("cohorly: unexpected answer from \(request.host)")
-                return .failure
-            }
-            guard !issues.isEmpty else {
-                print("no issues match")
-                return .success
-            }
-            print(
-                [
-                    "ID".padded(6), "STATE".padded(9), "LEVEL".padded(5), "EVENTS".padded(7), "USERS".padded(6),
-                    "LAST SEEN (UTC)".padded(20), "RELEASES".padded(24), "ISSUE",
-                ].joined(separator: " "))
-            for issue in issues { print(IssueText.row(issue)) }
-            return .success
-        }
+        return CollectorRequest.table(
+            parsed, command: command, path: "/api/issues", query: query, key: "issues", empty: "no issues match",
+            header: [
+                ("ID", 6), ("STATE", 9), ("LEVEL", 5), ("EVENTS", 7), ("USERS", 6), ("LAST SEEN (UTC)", 20),
+                ("RELEASES", 24), ("ISSUE", 0),
+            ], row: IssueText.row)
     }
 }
 

@@ -35,34 +35,22 @@ enum SessionsListCommand: Command {
         guard parsed.positionals.isEmpty else {
             return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "sessions list")
         }
-        return CollectorRequest.read(parsed, command: "sessions list", path: "/api/sessions", query: []) {
-            text, request in
-            guard let sessions = CohorlyValue(json: text)?["sessions"]?.arrayValue else {
-                Console.error("cohorly: unexpected answer from \(request.host)")
-                return .failure
-            }
-            guard !sessions.isEmpty else {
-                // Not a bare header, like the other lists.
-                print("no sessions stored")
-                return .success
-            }
-            print(
-                [
-                    "STARTED".padded(26), "STATUS".padded(9), "ERRORS".padded(7), "DURATION".padded(9),
-                    "RELEASE".padded(20), "SESSION ID".padded(37), "DISTINCT ID",
-                ].joined(separator: " "))
-            for session in sessions {
-                let text = { (value: CohorlyValue?) in TerminalText.escaped(value?.stringValue ?? "-") }
-                let duration = session["duration"]?.doubleValue.map { String(format: "%.1fs", $0) } ?? "-"
-                let columns = [
-                    text(session["started"]).padded(26), text(session["status"] ?? "ok").padded(9),
-                    String(session["errors"]?.intValue ?? 0).padded(7), duration.padded(9),
-                    text(session["attrs"]?["release"]).padded(20), text(session["sid"]).padded(37),
-                    text(session["did"]),
-                ]
-                print(columns.joined(separator: " "))
-            }
-            return .success
+        return CollectorRequest.table(
+            parsed, command: "sessions list", path: "/api/sessions", key: "sessions", empty: "no sessions stored",
+            header: [
+                ("STARTED", 26), ("STATUS", 9), ("ERRORS", 7), ("DURATION", 9), ("RELEASE", 20), ("SESSION ID", 37),
+                ("DISTINCT ID", 0),
+            ]
+        ) { session in
+            let text = { (value: CohorlyValue?) in TerminalText.escaped(value?.stringValue ?? "-") }
+            let duration = session["duration"]?.doubleValue.map { String(format: "%.1fs", $0) } ?? "-"
+            let columns = [
+                text(session["started"]).padded(26), text(session["status"] ?? "ok").padded(9),
+                String(session["errors"]?.intValue ?? 0).padded(7), duration.padded(9),
+                text(session["attrs"]?["release"]).padded(20), text(session["sid"]).padded(37),
+                text(session["did"]),
+            ]
+            return columns.joined(separator: " ")
         }
     }
 }
