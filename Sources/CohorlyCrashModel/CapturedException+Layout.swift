@@ -28,9 +28,7 @@ extension CapturedException {
         /// The Swift linkage (mangled) name the function was demangled from, when it is one (a reader makes
         /// either naming style from it; a C or C++ name reads the same in both): sent as `symbol`.
         public var swiftMangledName: String? {
-            guard let raw = symbol?.rawFunction,
-                ["$s", "$S", "$e", "_$s", "_$S", "_T0"].contains(where: { raw.hasPrefix($0) })
-            else { return nil }
+            guard let raw = symbol?.rawFunction, SwiftMangling.isMangled(raw) else { return nil }
             return raw
         }
 
@@ -42,9 +40,7 @@ extension CapturedException {
         public var language: String? {
             guard let symbol else { return nil }
             let raw = symbol.rawFunction ?? ""
-            if raw.hasPrefix("$s") || raw.hasPrefix("_$s") || raw.hasPrefix("$S") || raw.hasPrefix("_T0") {
-                return "swift"
-            }
+            if SwiftMangling.isMangled(raw) { return "swift" }
             if raw.hasPrefix("_Z") { return "cpp" }
             if CrashReason.runtimeFailure(symbol.function) != nil { return "swift" }
             guard hasSourceLocation, let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
@@ -131,21 +127,7 @@ extension CapturedException.Image {
     /// The first 16 bytes of the build id (zero-padded) as a GUID with its first three fields byte-swapped
     /// (Sentry's rule for little-endian ELF, age 0): `02547a30…` → `307a5402-…`; empty without a valid build id.
     public var debugId: String {
-        let digits = Array(buildId.lowercased().utf8)
-        guard !digits.isEmpty, digits.count % 2 == 0,
-            digits.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
-        else { return "" }
-        var bytes = (0..<16).map { index in
-            2 * index + 1 < digits.count ? [digits[2 * index], digits[2 * index + 1]] : [48, 48]
-        }
-        bytes[0..<4].reverse()
-        bytes[4..<6].reverse()
-        bytes[6..<8].reverse()
-        var out: [UInt8] = []
-        for (index, pair) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-            out += pair
-        }
-        return String(decoding: out, as: UTF8.self)
+        guard let bytes = BuildIdentifier.bytes(fromHex: buildId), !bytes.isEmpty else { return "" }
+        return BuildIdentifier.debugId(bytes)
     }
 }

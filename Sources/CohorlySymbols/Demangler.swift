@@ -1,4 +1,5 @@
 import CDwarf
+import CohorlyCrashModel
 
 #if canImport(Glibc)
     import Glibc
@@ -85,11 +86,8 @@ public enum Demangler {
 
     /// Whether a C string of `length` bytes starts with a Swift mangling prefix.
     static func hasSwiftPrefix(_ name: UnsafePointer<CChar>, _ length: Int) -> Bool {
-        func starts(with prefix: StaticString) -> Bool {
-            length >= prefix.utf8CodeUnitCount
-                && memcmp(name, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+        SwiftMangling.prefixes.contains { prefix in
+            length >= prefix.utf8CodeUnitCount && memcmp(name, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
         }
-        return starts(with: "$s") || starts(with: "$S") || starts(with: "$e") || starts(with: "_$s")
-            || starts(with: "_$S") || starts(with: "_T0")
     }
 }

@@ -24,7 +24,8 @@ extension SymbolicatedCrash {
             }
             var line = "    … \(below.count) executor frame" + (below.count == 1 ? "" : "s")
             if !names.isEmpty { line += ": " + TerminalText.escaped(Self.uniqueInOrder(names).joined(separator: ", ")) }
-            line += " (#\(below.first?.index ?? 0)–#\(below.last?.index ?? 0) of the physical stack; --no-async shows them)"
+            line += " (#\(below.first?.index ?? 0)–#\(below.last?.index ?? 0) of the physical stack;"
+            line += " --no-async shows them)"
             lines.append(line)
         }
         if thread.truncated { lines.append("  … (truncated)") }

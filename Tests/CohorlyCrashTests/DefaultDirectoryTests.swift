@@ -48,6 +48,7 @@ struct DefaultDirectoryTests {
             FileManager.default.fileExists(
                 atPath: xdg.appendingPathComponent("cohorly/queues/CrashDemo/queue.sqlite").path))
         #expect(reports(in: xdg.appendingPathComponent("cohorly/crashes/CrashDemo")).count == 1)
-        #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)  // the HOME tree is untouched
+        // The HOME tree is untouched.
+        #expect(reports(in: state.appendingPathComponent("crashes/CrashDemo")).count == 1)
     }
 }

@@ -75,7 +75,8 @@ struct AsyncFixture: Sendable {
         }
         let physical = [
             frame(base + crashSite, "pc"), frame(base + anchorReturn, "return_address"),
-            frame(concurrencyBase + executor[0], "return_address"), frame(concurrencyBase + executor[1], "return_address"),
+            frame(concurrencyBase + executor[0], "return_address"),
+            frame(concurrencyBase + executor[1], "return_address"),
         ]
         let async = resumePoints.map { frame(base + $0, "async_resume") }
         return """
