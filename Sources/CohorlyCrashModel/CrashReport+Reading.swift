@@ -16,13 +16,26 @@ public enum CrashReportError: Error, Equatable, CustomStringConvertible {
 
 extension CrashReport {
     /// Reads a report file's bytes (format v1 or v2). Members after the header may be missing (a salvaged
-    /// report); a member of the wrong type reads as missing. Never traps, whatever the bytes.
+    /// report); a member of the wrong type reads as missing. Never traps, whatever the bytes; memory follows what
+    /// the report keeps (its frames are read straight into the model, no JSON tree of the whole file is built).
     /// - Parameter requiringHeader: whether `insert_id`, `timestamp_ms` and `pid` must be there (a report to
     ///   send needs them; `cohorly symbolicate` also reads hand-made reports without them).
     /// - Throws: ``CrashReportError``.
     public static func read(_ bytes: [UInt8], requiringHeader: Bool = true) throws(CrashReportError) -> CrashReport {
-        guard let document = CohorlyValue(bytes: bytes) else { throw .corrupt(reason: "invalid JSON") }
-        return try read(document, requiringHeader: requiringHeader)
+        let members: CrashReportStreaming.Members?
+        do {
+            members = try CohorlyValue.read(bytes, CrashReportStreaming.document)
+        } catch {
+            throw .corrupt(reason: error.description)
+        }
+        guard let members else { throw .corrupt(reason: "not a JSON object") }
+        var report = try header(members.scalars, requiringHeader: requiringHeader)
+        report.crashedThread = members.crashedThread
+        report.context = members.context
+        report.threads = members.threads
+        report.modules = members.modules
+        report.breadcrumbs = members.breadcrumbs
+        return report
     }
 
     /// Reads a report from its parsed JSON (format v1 or v2); see ``read(_:requiringHeader:)-([UInt8],_)``.
@@ -31,6 +44,21 @@ extension CrashReport {
         -> CrashReport
     {
         guard case .object(let members) = document else { throw .corrupt(reason: "not a JSON object") }
+        var report = try header(members, requiringHeader: requiringHeader)
+        if let crashed = members["crashed_thread"], crashed.objectValue != nil {
+            report.crashedThread = Self.thread(crashed)
+        }
+        report.context = members["context"]?.objectValue ?? [:]
+        report.threads = (members["threads"]?.arrayValue ?? []).filter { $0.objectValue != nil }.map(Self.thread)
+        report.modules = (members["modules"]?.arrayValue ?? []).compactMap(Self.module)
+        report.breadcrumbs = members["breadcrumbs"]?.arrayValue.map { $0.compactMap(Self.breadcrumb) }
+        return report
+    }
+
+    /// Everything but the threads, modules, context and breadcrumbs, from the report's members.
+    private static func header(_ members: [String: CohorlyValue], requiringHeader: Bool) throws(CrashReportError)
+        -> CrashReport
+    {
         guard let format = members["format"]?.stringValue else { throw .corrupt(reason: "missing \"format\"") }
         guard CrashReportFormat.readable.contains(format) else { throw .unsupportedFormat(format) }
         let insertId = members["insert_id"]?.stringValue
@@ -52,26 +80,19 @@ extension CrashReport {
             report.cxx = CxxException(type: cxx["type"]?.stringValue ?? "", what: cxx["what"]?.stringValue ?? "")
         }
         report.stackOverflow = members["stack_overflow"] == .bool(true)
-        if let crashed = members["crashed_thread"], crashed.objectValue != nil {
-            report.crashedThread = Self.thread(crashed)
-        }
-        report.context = members["context"]?.objectValue ?? [:]
-        report.threads = (members["threads"]?.arrayValue ?? []).filter { $0.objectValue != nil }.map(Self.thread)
-        report.modules = (members["modules"]?.arrayValue ?? []).compactMap(Self.module)
         report.threadsRequested = members["threads_requested"]?.intValue
         report.threadsAnswered = members["threads_answered"]?.intValue
         report.captureNs = members["capture_ns"].flatMap(Self.unsigned)
         report.complete = members["complete"] == .bool(true)
         report.recrashSignal = members["recrash_signal"]?.intValue.flatMap { Int32(exactly: $0) }
         report.hang = members["hang"].flatMap(Self.hang)
-        report.breadcrumbs = members["breadcrumbs"]?.arrayValue.map { $0.compactMap(Self.breadcrumb) }
         report.breadcrumbsDropped = members["breadcrumbs_dropped"]?.intValue
         return report
     }
 
     static func unsigned(_ value: CohorlyValue) -> UInt64? { value.intValue.flatMap { UInt64(exactly: $0) } }
 
-    private static func int32(_ value: CohorlyValue?) -> Int32 { value?.intValue.flatMap { Int32(exactly: $0) } ?? 0 }
+    static func int32(_ value: CohorlyValue?) -> Int32 { value?.intValue.flatMap { Int32(exactly: $0) } ?? 0 }
 
     private static func signal(_ value: CohorlyValue) -> Signal {
         Signal(
@@ -112,17 +133,21 @@ extension CrashReport {
     /// The `async` member; nil when absent, empty, or when its anchor is not one of the physical frames (a
     /// torn or invalid chain never costs the physical stack: it is dropped alone).
     static func asyncChain(_ value: CohorlyValue?, physicalCount: Int) -> AsyncChain? {
-        guard let value, let anchor = value["anchor"]?.intValue, anchor >= 0, anchor < physicalCount else {
-            return nil
-        }
-        let frames = Array(frames(value["frames"], positional: false).prefix(AsyncChain.maximumFrames))
+        guard let value else { return nil }
+        return asyncChain(value, frames: frames(value["frames"], positional: false), physicalCount: physicalCount)
+    }
+
+    /// The `async` member with its frames already read.
+    static func asyncChain(_ value: CohorlyValue, frames: [Frame], physicalCount: Int) -> AsyncChain? {
+        guard let anchor = value["anchor"]?.intValue, anchor >= 0, anchor < physicalCount else { return nil }
+        let frames = Array(frames.prefix(AsyncChain.maximumFrames))
         guard !frames.isEmpty else { return nil }
         return AsyncChain(
             anchor: anchor, stop: AsyncChain.Stop(wireName: value["stop"]?.stringValue ?? ""), frames: frames)
     }
 
     /// A module; in a salvaged report a module cut short has no build id and size 0.
-    private static func module(_ value: CohorlyValue) -> Module? {
+    static func module(_ value: CohorlyValue) -> Module? {
         guard value.objectValue != nil else { return nil }
         return Module(
             path: value["path"]?.stringValue ?? "", base: Address(json: value["base"]) ?? Address(0),

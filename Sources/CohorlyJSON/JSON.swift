@@ -79,6 +79,8 @@ struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
+    /// Where the nesting limit was passed (the container that opened one level too many), when it was.
+    var tooDeepAt: Int?
     static let maxDepth = 512
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
@@ -126,7 +128,10 @@ struct JSONParser {
     mutating func parseObject() -> CohorlyValue? {
         depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maxDepth else { return nil }
+        guard depth <= Self.maxDepth else {
+            tooDeepAt = index
+            return nil
+        }
         index += 1
         var members: [String: CohorlyValue] = [:]
         skipWhitespace()
@@ -160,7 +165,10 @@ struct JSONParser {
     mutating func parseArray() -> CohorlyValue? {
         depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maxDepth else { return nil }
+        guard depth <= Self.maxDepth else {
+            tooDeepAt = index
+            return nil
+        }
         index += 1
         var elements: [CohorlyValue] = []
         skipWhitespace()

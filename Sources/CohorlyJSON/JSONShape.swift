@@ -24,11 +24,21 @@ public struct JSONShape: Sendable, Equatable {
     public static func measure(_ bytes: [UInt8]) -> JSONShape? { bytes.withUnsafeBufferPointer { measure($0) } }
 }
 
-/// An iterative walk over a document with a stack of open containers (true: an object).
-private struct JSONShapeScanner {
+/// An iterative walk over a document with a stack of open containers (true: an object). Also how `JSONReader`
+/// skips a value (no recursion, so any nesting up to the limit costs no stack).
+struct JSONShapeScanner {
     var parser: JSONParser
     var open: [Bool] = []
     var shape = JSONShape(values: 0, depth: 0)
+    /// Containers already open around the value walked (a reader inside a document).
+    var baseDepth = 0
+    /// Whether the walk failed on the nesting limit.
+    private(set) var tooDeep = false
+
+    init(parser: JSONParser) {
+        self.parser = parser
+        baseDepth = parser.depth
+    }
 
     mutating func document() -> JSONShape? {
         guard value() else { return nil }
@@ -40,8 +50,8 @@ private struct JSONShapeScanner {
         parser.index < parser.bytes.count ? parser.bytes[parser.index] : nil
     }
 
-    /// One value and everything it contains.
-    private mutating func value() -> Bool {
+    /// One value and everything it contains; the parser is left after it (or at the byte that fails).
+    mutating func value() -> Bool {
         while true {
             parser.skipWhitespace()
             guard let byte = current else { return false }
@@ -50,7 +60,10 @@ private struct JSONShapeScanner {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let object = byte == UInt8(ascii: "{")
                 open.append(object)
-                guard open.count <= JSONParser.maxDepth else { return false }
+                guard baseDepth + open.count <= JSONParser.maxDepth else {
+                    tooDeep = true
+                    return false
+                }
                 shape.depth = max(shape.depth, open.count)
                 parser.index += 1
                 parser.skipWhitespace()
@@ -71,12 +84,13 @@ private struct JSONShapeScanner {
             while let object = open.last {
                 parser.skipWhitespace()
                 guard let next = current else { return false }
-                parser.index += 1
                 if next == UInt8(ascii: ",") {
+                    parser.index += 1
                     if object, !key() { return false }
                     break
                 }
                 guard next == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) else { return false }
+                parser.index += 1
                 open.removeLast()
             }
             if open.isEmpty { return true }

@@ -1,4 +1,5 @@
 import CohorlyCrashModel
+import CohorlyJSON
 import CohorlySymbols
 
 /// What `cohorly symbolicate FILE` was given, told apart by its JSON: a crash report (an object with `format`),
@@ -15,8 +16,9 @@ enum SymbolicateInput {
 
     /// The crashes in `bytes` (read from `name`) and whether the input was a list (printed as a JSON array).
     static func crashes(_ bytes: [UInt8], name: String) throws(ReportError) -> (crashes: [Crash], isList: Bool) {
-        guard let document = CohorlyValue(bytes: bytes), document["format"] == nil else {
-            // A report, or not JSON at all: the report reader says what is wrong with it.
+        guard !isReport(bytes), let document = CohorlyValue(bytes: bytes) else {
+            // A report, or not JSON at all: the report reader says what is wrong with it (read straight into the
+            // model: no JSON tree of the whole file).
             let report = try CrashReport.read(bytes, name: name)
             return ([Crash(header: [], input: CapturedException(report: report))], false)
         }
@@ -33,6 +35,27 @@ enum SymbolicateInput {
                     "\(name): neither a crash report (format \(CrashReportFormat.current)) nor an $exception event")
         }
         return ([crash], false)
+    }
+
+    /// Whether `bytes` hold an object with a `format` member (or are not JSON): looked at without building
+    /// anything.
+    private static func isReport(_ bytes: [UInt8]) -> Bool {
+        do {
+            return try CohorlyValue.read(bytes) { reader throws(JSONReadError) in
+                guard try reader.peek() == .object else {
+                    try reader.skipValue()
+                    return false
+                }
+                var format = false
+                try reader.readObject { reader, key throws(JSONReadError) in
+                    format = format || key == "format"
+                    try reader.skipValue()
+                }
+                return format
+            }
+        } catch {
+            return true
+        }
     }
 
     /// An `$exception` event (or its bare properties) as a crash; nil for any other event or value.

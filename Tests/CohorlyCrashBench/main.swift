@@ -1,4 +1,5 @@
-// `CohorlyCrashBench errors [--count N]`: the numbers `scripts/bench-errors` prints. Not a test.
+// `CohorlyCrashBench errors [--count N]`: the numbers `scripts/bench-errors` prints. Not a test. (`read-report`:
+// ReportReading.swift.)
 //
 // captureError's cost on the caller's thread (p50, p99) next to two references measured in the same run: `track`
 // of an event with the same properties, and `Thread.callStackReturnAddresses` (the standard library's own stack
@@ -78,8 +79,10 @@ func client(_ directory: String, limit: Int, transport: InstantTransport = Insta
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[1] == "read-report" { exit(readReport(mode: arguments[2], path: arguments[3])) }
 guard arguments.count >= 3, arguments[1] == "errors" else {
-    FileHandle.standardError.write(Data("usage: CohorlyCrashBench errors DIR [--count N]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: CohorlyCrashBench errors DIR [--count N] | read-report tree|stream FILE\n".utf8))
     exit(2)
 }
 let directory = arguments[2]

@@ -78,6 +78,6 @@ import Testing
         #expect(throws: CrashReportError.unsupportedFormat("cohorly-crash/9")) {
             try Self.read(#"{"format":"cohorly-crash/9"}"#)
         }
-        #expect(throws: CrashReportError.corrupt(reason: "invalid JSON")) { try Self.read("{") }
+        #expect(throws: CrashReportError.corrupt(reason: "invalid JSON at byte 1")) { try Self.read("{") }
     }
 }
