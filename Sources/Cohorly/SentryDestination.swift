@@ -18,6 +18,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
     static let sdkName = "cohorly.swift.linux"
     /// Session updates per envelope (Sentry's limit).
     static let maxSessionsPerEnvelope = 100
+    /// Envelopes in flight at once (one event each): a batch is not held up by one round trip per event.
+    static let maxEnvelopesInFlight = 6
 
     let configuration: SentryConfiguration
     /// The URL, headers and envelope-header tail every envelope shares (made once).
@@ -63,78 +65,124 @@ final class SentryDestination: Destination, @unchecked Sendable {
         var envelope: SentryEnvelope
         var categories: Set<String>
         var label: String
+        /// It carries session updates: it is sent alone, after every envelope before it is answered, so a
+        /// session's updates arrive in order.
+        var alone: Bool { categories.contains("session") }
     }
 
-    func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
+    /// What the answers so far make of the batch.
+    private struct Progress {
         var removable: [Int64] = []
         var held: [Int64] = []
         var delivered = false
-        for planned in plan(batch, removable: &removable, context: context) {
-            let now = Monotonic.now()
-            if planned.categories.contains(where: { limits.remaining($0, now: now) > 0 }) {
-                held += planned.ids
-                continue
-            }
-            let request = planned.envelope.request(endpoint, options: context.options)
-            let (response, headers) = exchange(request, context: context)
-            limits.update(
-                status: response.status, headers: headers, retryAfter: retryAfter(response), now: Monotonic.now())
-            let path = endpoint.path
-            switch response {
-            case .http(let status, _, _) where (200..<300).contains(status):
-                context.log("POST \(path): \(planned.label), \(request.body.count) bytes: HTTP \(status)")
-                observe(context, planned, request, .delivered, response)
-                removable += planned.ids
-                delivered = true
-                failures = 0
-            case .http(429, _, _):
-                context.log("POST \(path): \(planned.label): HTTP 429, rate limited: held")
-                observe(context, planned, request, .retry(delay: 0, reason: "HTTP 429"), response)
-                held += planned.ids
-            case .http(413, _, _):
-                context.log("POST \(path): dropped \(planned.label): too large for Sentry (413)")
-                observe(context, planned, request, .dropped("413"), response)
-                removable += planned.ids
-            case .http(400, _, let body):
-                let reason = Self.reason(body)
-                context.log("POST \(path): dropped \(planned.label): Sentry refused it as invalid (400): \(reason)")
-                observe(context, planned, request, .dropped("400: \(reason)"), response)
-                removable += planned.ids
-            default:
-                let outcome = RetryContract.outcome(
-                    for: response, count: planned.ids.count, bestEffort: false, failures: failures + 1,
-                    policy: context.options.retry)
-                observe(context, planned, request, outcome, response)
-                switch outcome {
-                case .retry(let delay, let reason):
-                    failures += 1
-                    return .keep(removable: removable, delay: delay, reason: "POST \(path): \(reason)")
-                case .misconfigured(let status, let delay):
-                    failures += 1
-                    var said = ""
-                    if case .http(_, _, let body) = response { said = ConfigurationWarnings.saying(body) }
-                    context.warnOnce(
-                        "sentry \(status)",
-                        "POST \(path) answered \(status)\(said): "
-                            + (status == 401 ? "the DSN's key was refused" : "no Sentry project there")
-                            + ": check the DSN. Events stay queued (up to maxQueueSize) and flush() returns false"
-                            + " until this is fixed.")
-                    return .keep(
-                        removable: removable, delay: delay, reason: "POST \(path): HTTP \(status), a configuration problem")
-                case .dropped(let reason):
-                    context.log("POST \(path): dropped \(planned.label): \(reason)")
-                    removable += planned.ids
-                case .delivered, .halveBatch:
-                    removable += planned.ids
+        /// Set by the first answer that stops the batch (retry later): its delay and reason.
+        var stop: (delay: Double, reason: String)?
+    }
+
+    func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
+        var progress = Progress()
+        let planned = plan(batch, removable: &progress.removable, context: context)
+        let transport = context.transport
+        let exchanges = SentryExchanges(width: Self.maxEnvelopesInFlight) { Self.exchange($0, transport) }
+        defer { exchanges.close() }
+        // Envelopes in flight, oldest first (index into `planned`, the request). One at a time until an envelope
+        // is accepted, then up to `maxEnvelopesInFlight`; back to one after any other answer.
+        var sent: [(index: Int, request: TransportRequest)] = []
+        var window = 1
+        var next = 0
+        while true {
+            while progress.stop == nil, next < planned.count, sent.count < window,
+                !sent.contains(where: { planned[$0.index].alone }), !(planned[next].alone && !sent.isEmpty)
+            {
+                let candidate = planned[next]
+                next += 1
+                let now = Monotonic.now()
+                if candidate.categories.contains(where: { limits.remaining($0, now: now) > 0 }) {
+                    progress.held += candidate.ids
+                    continue
                 }
+                let request = candidate.envelope.request(endpoint, options: context.options)
+                exchanges.start(next - 1, request)
+                sent.append((next - 1, request))
             }
+            guard !sent.isEmpty else { break }
+            let (index, request) = sent.removeFirst()
+            let accepted = take(exchanges.answer(index), planned[index], request, &progress, context: context)
+            window = accepted ? Self.maxEnvelopesInFlight : 1
         }
-        guard !held.isEmpty else { return .finished(delivered: delivered) }
+        if let stop = progress.stop {
+            return .keep(removable: progress.removable, delay: stop.delay, reason: stop.reason)
+        }
+        guard !progress.held.isEmpty else { return .finished(delivered: progress.delivered) }
         let now = Monotonic.now()
         let wait = limits.until.values.map { $0 - now }.filter { $0 > 0 }.min() ?? 1
         return .keep(
-            removable: removable, delay: min(max(wait, 0.05), context.options.flushInterval),
-            reason: "rate limited by Sentry: \(held.count) record(s) held until the limit passes")
+            removable: progress.removable, delay: min(max(wait, 0.05), context.options.flushInterval),
+            reason: "rate limited by Sentry: \(progress.held.count) record(s) held until the limit passes")
+    }
+
+    /// Takes one envelope's answer into `progress`; true when Sentry accepted it.
+    private func take(
+        _ answer: SentryExchanges.Answer, _ planned: Planned, _ request: TransportRequest, _ progress: inout Progress,
+        context: DeliveryContext
+    ) -> Bool {
+        let (response, headers) = answer
+        limits.update(status: response.status, headers: headers, retryAfter: retryAfter(response), now: Monotonic.now())
+        let path = endpoint.path
+        switch response {
+        case .http(let status, _, _) where (200..<300).contains(status):
+            context.log("POST \(path): \(planned.label), \(request.body.count) bytes: HTTP \(status)")
+            observe(context, planned, request, .delivered, response)
+            progress.removable += planned.ids
+            progress.delivered = true
+            failures = 0
+            return true
+        case .http(429, _, _):
+            context.log("POST \(path): \(planned.label): HTTP 429, rate limited: held")
+            observe(context, planned, request, .retry(delay: 0, reason: "HTTP 429"), response)
+            progress.held += planned.ids
+        case .http(413, _, _):
+            context.log("POST \(path): dropped \(planned.label): too large for Sentry (413)")
+            observe(context, planned, request, .dropped("413"), response)
+            progress.removable += planned.ids
+        case .http(400, _, let body):
+            let reason = Self.reason(body)
+            context.log("POST \(path): dropped \(planned.label): Sentry refused it as invalid (400): \(reason)")
+            observe(context, planned, request, .dropped("400: \(reason)"), response)
+            progress.removable += planned.ids
+        default:
+            // The first such answer counts a failure and stops the batch; envelopes still in flight then only
+            // add what they finish.
+            let first = progress.stop == nil
+            let outcome = RetryContract.outcome(
+                for: response, count: planned.ids.count, bestEffort: false, failures: failures + (first ? 1 : 0),
+                policy: context.options.retry)
+            observe(context, planned, request, outcome, response)
+            switch outcome {
+            case .retry(let delay, let reason):
+                guard first else { break }
+                failures += 1
+                progress.stop = (delay, "POST \(path): \(reason)")
+            case .misconfigured(let status, let delay):
+                guard first else { break }
+                failures += 1
+                var said = ""
+                if case .http(_, _, let body) = response { said = ConfigurationWarnings.saying(body) }
+                context.warnOnce(
+                    "sentry \(status)",
+                    "POST \(path) answered \(status)\(said): "
+                        + (status == 401 ? "the DSN's key was refused" : "no Sentry project there")
+                        + ": check the DSN. Events stay queued (up to maxQueueSize) and flush() returns false"
+                        + " until this is fixed.")
+                progress.stop = (delay, "POST \(path): HTTP \(status), a configuration problem")
+            case .dropped(let reason):
+                context.log("POST \(path): dropped \(planned.label): \(reason)")
+                progress.removable += planned.ids
+            case .delivered, .halveBatch:
+                progress.removable += planned.ids
+            }
+        }
+        return false
     }
 
     /// The batch's envelopes, oldest first; records with no Sentry form are logged and finished.
@@ -185,11 +233,9 @@ final class SentryDestination: Destination, @unchecked Sendable {
         return planned
     }
 
-    private func exchange(_ request: TransportRequest, context: DeliveryContext)
-        -> (TransportResponse, [String: String])
-    {
-        if let reading = context.transport as? any HeaderReadingTransport { return reading.exchange(request) }
-        return (context.transport.send(request), [:])
+    private static func exchange(_ request: TransportRequest, _ transport: any Transport) -> SentryExchanges.Answer {
+        if let reading = transport as? any HeaderReadingTransport { return reading.exchange(request) }
+        return (transport.send(request), [:])
     }
 
     private func retryAfter(_ response: TransportResponse) -> Double? {

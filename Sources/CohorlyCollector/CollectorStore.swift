@@ -80,6 +80,8 @@ public final class CollectorStore: @unchecked Sendable {
     /// event per request, where preparing a dozen statements each time cost more than the inserts themselves.
     private var eventInsert: SQLiteStatement?
     private var issueWriter: IssueWriter?
+    /// Inserts waiting to share a transaction (CollectorStore+GroupCommit.swift).
+    let groupCommit = GroupCommit()
 
     /// Opens or creates `collector.sqlite` in `directory` (nil: a private in-memory database).
     public init(directory: URL?) throws {
@@ -146,34 +148,38 @@ public final class CollectorStore: @unchecked Sendable {
     func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
         let occurrences = issues.occurrences(for: events)
         return try lock.withLock {
-            let statement =
-                try eventInsert
-                ?? db.prepare(
-                    "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
-                )
-            eventInsert = statement
-            var writer: IssueWriter?
-            if occurrences.contains(where: { $0 != nil }) {
-                writer = try issueWriter ?? IssueWriter(db)
-                issueWriter = writer
-            }
-            return try db.transaction {
-                var inserted = 0
-                for (event, occurrence) in zip(events, occurrences) {
-                    try statement.run([
-                        .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
-                        event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON),
-                        .int(receivedAt),
-                    ])
-                    let new = db.changes
-                    inserted += new
-                    if new > 0, let occurrence, let writer {
-                        try writer.record(occurrence, eventId: db.lastInsertRowID, arrival: receivedAt)
-                    }
-                }
-                return inserted
+            try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }
+        }
+    }
+
+    /// Inserts `events` (with their issue occurrences) in the transaction the caller holds `lock` and runs.
+    func insertLocked(_ events: [NewEvent], _ occurrences: [IssueOccurrence?], receivedAt: Int64) throws
+        -> Int
+    {
+        let statement =
+            try eventInsert
+            ?? db.prepare(
+                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
+            )
+        eventInsert = statement
+        var writer: IssueWriter?
+        if occurrences.contains(where: { $0 != nil }) {
+            writer = try issueWriter ?? IssueWriter(db)
+            issueWriter = writer
+        }
+        var inserted = 0
+        for (event, occurrence) in zip(events, occurrences) {
+            try statement.run([
+                .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
+                event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON), .int(receivedAt),
+            ])
+            let new = db.changes
+            inserted += new
+            if new > 0, let occurrence, let writer {
+                try writer.record(occurrence, eventId: db.lastInsertRowID, arrival: receivedAt)
             }
         }
+        return inserted
     }
 
     /// Inserts `/alias` or `/engage` records (kind `alias` / `engage`), all or none.
@@ -181,17 +187,17 @@ public final class CollectorStore: @unchecked Sendable {
         -> Int
     {
         try lock.withLock {
-            let statement = try db.prepare(
-                "INSERT INTO records(kind, token, body, received_at) VALUES (?,?,?,?)")
-            return try db.transaction {
-                for record in records {
-                    try statement.run([
-                        .text(kind), .text(record.token), .text(record.json), .int(receivedAt),
-                    ])
-                }
-                return records.count
-            }
+            try db.transaction { try insertLocked(records, kind: kind, receivedAt: receivedAt) }
         }
+    }
+
+    /// Inserts `records` in the transaction the caller holds `lock` and runs.
+    func insertLocked(_ records: [(token: String, json: String)], kind: String, receivedAt: Int64) throws -> Int {
+        let statement = try db.prepare("INSERT INTO records(kind, token, body, received_at) VALUES (?,?,?,?)")
+        for record in records {
+            try statement.run([.text(kind), .text(record.token), .text(record.json), .int(receivedAt)])
+        }
+        return records.count
     }
 
     /// Stored events matching `query` (oldest first unless it says otherwise).

@@ -14,6 +14,8 @@ import Foundation
 ///   is refused with 400 (Relay would drop it after answering 200; refusing shows the sender its mistake).
 /// - `session` items: checked like Relay checks them (``SentrySession``) and stored; an invalid one is dropped
 ///   and logged (Relay drops it too, answering 200). Other item types are skipped.
+/// - Stored with one commit per group of envelopes that arrive together (`CollectorStore.insert(together:)`):
+///   an envelope's event and sessions are committed (in one transaction) before it is answered.
 /// - Answer: 200 `{"id": "<event id, 32 hex>"}` (`{}` without an event). Injected faults (``Fault``) apply,
 ///   with Sentry's error body; a fault's `sentryRateLimits` is sent as `X-Sentry-Rate-Limits`, also on a 200.
 ///   The collector's rate limit answers 429 with `Retry-After` and `X-Sentry-Rate-Limits: <s>::organization`.
@@ -158,8 +160,11 @@ struct SentryIngestion: Sendable {
             }
         }
         do {
-            if !newEvents.isEmpty { _ = try store.insert(events: newEvents, receivedAt: now) }
-            if !records.isEmpty { _ = try store.insert(records: records, kind: SentrySession.kind, receivedAt: now) }
+            if !newEvents.isEmpty || !records.isEmpty {
+                _ = try store.insert(
+                    together: CollectorStore.Rows(
+                        events: newEvents, records: records, recordKind: SentrySession.kind, receivedAt: now))
+            }
         } catch  where CollectorStore.isFull(error) {
             return Self.error(507, "storage full: \(error)")
         } catch {

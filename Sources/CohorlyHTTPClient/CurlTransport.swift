@@ -9,16 +9,18 @@ public final class CurlTransport: Transport, @unchecked Sendable {
     /// Most redirects followed for one request.
     public static let maxRedirects = 5
     private let lock = NSLock()
-    private var idleHandle: UnsafeMutableRawPointer?
+    /// Connections kept alive between requests (one per request that ran at the same time, up to `maxIdle`).
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private static let maxIdle = 8
 
-    /// A transport that keeps one connection alive between requests. libcurl is loaded (and initialised) here,
+    /// A transport that keeps its connections alive between requests. libcurl is loaded (and initialised) here,
     /// on the creating thread — not at exec, and not later on the delivery thread: loading there could run
     /// while the app calls exit(), whose teardown of the TLS libraries then crashes the half-initialised ones.
     /// A missing libcurl is reported by the first request (the events stay queued).
     public init() { _ = cly_curl_load_error() }
 
     deinit {
-        if let idleHandle { cly_curl_easy_cleanup(idleHandle) }
+        for handle in idleHandles { cly_curl_easy_cleanup(handle) }
     }
 
     /// Performs the request, following only same-origin 307/308 redirects.
@@ -54,16 +56,15 @@ public final class CurlTransport: Transport, @unchecked Sendable {
 
     private func takeHandle() -> UnsafeMutableRawPointer? {
         lock.lock()
-        let handle = idleHandle
-        idleHandle = nil
+        let handle = idleHandles.popLast()
         lock.unlock()
         return handle ?? cly_curl_easy_init()
     }
 
     private func returnHandle(_ handle: UnsafeMutableRawPointer) {
         lock.lock()
-        if idleHandle == nil {
-            idleHandle = handle
+        if idleHandles.count < Self.maxIdle {
+            idleHandles.append(handle)
             lock.unlock()
         } else {
             lock.unlock()

@@ -18,6 +18,8 @@ final class MockSentry: @unchecked Sendable {
         var items: [(header: CohorlyValue, payload: CohorlyValue?)]
         /// Set when the framing was wrong.
         var framingError: String?
+        /// How many requests were being answered when this one arrived (itself included).
+        var inFlight = 1
 
         func header(_ name: String) -> String? { headers[name.lowercased()] }
         var events: [CohorlyValue] { items.filter { $0.header["type"] == "event" }.compactMap(\.payload) }
@@ -39,6 +41,11 @@ final class MockSentry: @unchecked Sendable {
     private var stored: [String: CohorlyValue] = [:]
     private var server: PlainHTTPServer?
     private(set) var port = 0
+    private let arrivals = NSCondition()
+    // Under `arrivals`.
+    private var answering = 0
+    private var arrived = 0
+    private var gate: (after: Int, together: Int)?
 
     init(projectId: String = "42") throws {
         self.projectId = projectId
@@ -67,6 +74,27 @@ final class MockSentry: @unchecked Sendable {
     func dsn(prefix: String = "") -> String { "http://\(publicKey)@127.0.0.1:\(port)\(prefix)/\(projectId)" }
 
     func then(_ answers: Answer...) { lock.withLock { script += answers } }
+
+    /// The `together` requests after the first `after` are each held until all of them are in at once (at most
+    /// 10 s each): a client that sends one at a time makes the first of them wait 10 s, and `inFlight` shows it.
+    func holdTogether(after: Int, together: Int) { arrivals.withLock { gate = (after, together) } }
+
+    /// Counts the request in while `body` answers it; `body` gets how many are in (itself included) once it may
+    /// go on.
+    private func counted(_ body: (Int) -> HTTPResponse?) -> HTTPResponse? {
+        arrivals.lock()
+        answering += 1
+        arrived += 1
+        if let gate, arrived > gate.after, arrived <= gate.after + gate.together {
+            let deadline = Date().addingTimeInterval(10)
+            arrivals.broadcast()
+            while arrived < gate.after + gate.together, arrivals.wait(until: deadline) {}
+        }
+        let inFlight = answering
+        arrivals.unlock()
+        defer { arrivals.withLock { answering -= 1 } }
+        return body(inFlight)
+    }
 
     /// Every envelope received, in order.
     var envelopes: [Envelope] { lock.withLock { recorded } }
@@ -110,7 +138,9 @@ final class MockSentry: @unchecked Sendable {
         return (header, items, nil)
     }
 
-    private func answer(_ http: HTTPRequest) -> HTTPResponse? {
+    private func answer(_ http: HTTPRequest) -> HTTPResponse? { counted { answer(http, inFlight: $0) } }
+
+    private func answer(_ http: HTTPRequest, inFlight: Int) -> HTTPResponse? {
         var raw = http.body
         if http.header("Content-Encoding") == "gzip" {
             var inflated: [UInt8] = []
@@ -127,7 +157,7 @@ final class MockSentry: @unchecked Sendable {
         let (header, items, framingError) = Self.parse(raw)
         let envelope = Envelope(
             path: http.path, headers: http.headers, header: header, items: items.map { ($0.0, $0.1) },
-            framingError: framingError)
+            framingError: framingError, inFlight: inFlight)
         let next: Answer = lock.withLock {
             recorded.append(envelope)
             return script.isEmpty ? .ok() : script.removeFirst()

@@ -79,15 +79,20 @@ import Testing
         let client = try makeSentryClient(mock) { $0.sessions = false }
         defer { client.shutdown() }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        for record in [
+        let records = [
             SentryRecords.crash(), SentryRecords.signal(), SentryRecords.handled(), SentryRecords.message(),
             SentryRecords.hang(), SentryRecords.abnormalExit(at: now),
-        ] {
-            _ = try client.enqueuePrepared(record)
-        }
+        ]
+        for record in records { _ = try client.enqueuePrepared(record) }
         #expect(await client.flush())
-        let events = mock.events
-        #expect(events.count == 6)
+        // Several envelopes are in flight at once, so they may arrive in any order: each is found by its event id.
+        let received = Dictionary(
+            mock.events.compactMap { event in event["event_id"]?.stringValue.map { ($0, event) } },
+            uniquingKeysWith: { first, _ in first })
+        #expect(mock.events.count == 6)
+        let events = try records.map { record in
+            try #require(received[record.insertId.replacingOccurrences(of: "-", with: "")])
+        }
         let refused = try await relayErrors(events)
         #expect(refused == [], "\(refused)")
         let signal = try #require(events[1]["exception"]?["values"]?.arrayValue?.first?["mechanism"])
