@@ -20,7 +20,13 @@ extension CapturedException {
     /// return addresses. A frame whose image is not among `$debug_images` still gets an image from its own
     /// `module` and `image_addr`. Events come from the network or from files: nothing in them can trap.
     public init(exceptionEvent properties: CohorlyValue) {
-        let exception = properties["$exception_list"]?.arrayValue?.first
+        self.init(parts: ExceptionEventParts(properties: properties))
+    }
+
+    /// The crash in an event's parts (from a parsed tree or straight from the bytes).
+    init(parts: ExceptionEventParts) {
+        let properties = CohorlyValue.object(parts.members)
+        let exception = parts.exception.map(CohorlyValue.object)
         let type = exception?["type"]?.stringValue ?? ""
         let value = exception?["value"]?.stringValue ?? ""
         let mechanism = exception?["mechanism"]
@@ -54,49 +60,36 @@ extension CapturedException {
         mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
         threads = [
             Self.thread(
-                exception?["stacktrace"], tid: exception?["thread_id"], name: properties["$exception_thread_name"],
+                parts.exceptionStack, tid: exception?["thread_id"], name: properties["$exception_thread_name"],
                 crashed: true)
         ]
-        for other in properties["$exception_threads"]?.arrayValue ?? [] {
-            // A producer may list the crashed thread again among all threads.
-            if other["crashed"] == .bool(true) { continue }
-            threads.append(
-                Self.thread(other["stacktrace"], tid: other["thread_id"], name: other["name"], crashed: false))
+        // A producer may list the crashed thread again among all threads.
+        for other in parts.threads where !other.crashed {
+            threads.append(Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false))
         }
-        var frames = exception?["stacktrace"]?["frames"]?.arrayValue ?? []
-        for other in properties["$exception_threads"]?.arrayValue ?? [] {
-            frames += other["stacktrace"]?["frames"]?.arrayValue ?? []
-        }
-        images = Self.images(properties["$debug_images"], frames: frames)
-        arch = properties["$debug_images"]?.arrayValue?.first?["arch"]?.stringValue
+        images = Self.images(parts.images, frames: parts.exceptionStack.frames + parts.threads.flatMap(\.stack.frames))
+        arch = parts.images.first?["arch"]?.stringValue
         timestampMs = properties["time"]?.intValue.map(Int64.init) ?? 0
         insertId = properties["$insert_id"]?.stringValue ?? ""
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
-        if case .object(let all) = properties {
-            self.properties = all.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
-        }
+        self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
     }
 
     /// A thread from a stacktrace: frames oldest first → physical frames innermost first, each with the symbols
     /// the device resolved (its inlined calls innermost first, then itself), and the async frames after the
     /// physical frame they follow.
-    private static func thread(_ stacktrace: CohorlyValue?, tid: CohorlyValue?, name: CohorlyValue?, crashed: Bool)
-        -> Thread
-    {
+    private static func thread(
+        _ stack: ExceptionEventParts.Stack, tid: CohorlyValue?, name: CohorlyValue?, crashed: Bool
+    ) -> Thread {
         var ordered: [(frame: StackFrame, hasKind: Bool)] = []
-        for frame in stacktrace?["frames"]?.arrayValue ?? [] {
-            let inlined = frame["inline"] == .bool(true)
-            if !inlined {
-                guard let pc = wireAddress(frame["instruction_addr"]) else { continue }
-                let kind = frame[frameKindKey]?.stringValue.map(Frame.Kind.init(wireName:))
+        for frame in stack.frames {
+            if !frame.inlined {
+                guard let pc = frame.pc else { continue }
                 ordered.append(
-                    (
-                        StackFrame(Frame(pc, kind: kind ?? .returnAddress), inApp: frame["in_app"] == .bool(true)),
-                        kind != nil
-                    ))
+                    (StackFrame(Frame(pc, kind: frame.kind ?? .returnAddress), inApp: frame.inApp), frame.kind != nil))
             }
-            guard !ordered.isEmpty, let symbol = symbol(frame, inlined: inlined) else { continue }
+            guard !ordered.isEmpty, let symbol = frame.symbol else { continue }
             ordered[ordered.count - 1].frame.symbols.insert(symbol, at: 0)
         }
         ordered.reverse()
@@ -116,7 +109,7 @@ extension CapturedException {
         }
         let async = anchor.map { anchor in
             AsyncStack(
-                anchor: anchor, stop: AsyncChain.Stop(wireName: stacktrace?[asyncStopKey]?.stringValue ?? ""),
+                anchor: anchor, stop: AsyncChain.Stop(wireName: stack.asyncStop ?? ""),
                 frames: asyncFrames)
         }
         return Thread(
@@ -126,7 +119,7 @@ extension CapturedException {
 
     /// What the device resolved for one frame (nil when it resolved nothing). Numbers from the network: a line
     /// or column outside 0…2³¹ is read as unknown.
-    private static func symbol(_ frame: CohorlyValue, inlined: Bool) -> FrameSymbol? {
+    static func symbol(_ frame: CohorlyValue, inlined: Bool) -> FrameSymbol? {
         let function = frame["function"]?.stringValue
         let file = frame["filename"]?.stringValue
         guard function != nil || file != nil else { return nil }
@@ -138,14 +131,14 @@ extension CapturedException {
     }
 
     /// A `0x…` hex string (PostHog's form of every address); nil for anything else.
-    private static func wireAddress(_ value: CohorlyValue?) -> Address? {
+    static func wireAddress(_ value: CohorlyValue?) -> Address? {
         value?.stringValue.flatMap(Address.init(hex:))
     }
 
     /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,
     /// sized to reach the frame's highest address.
-    private static func images(_ list: CohorlyValue?, frames: [CohorlyValue]) -> [Image] {
-        var images = (list?.arrayValue ?? []).compactMap { image -> Image? in
+    private static func images(_ list: [CohorlyValue], frames: [ExceptionEventParts.WireFrame]) -> [Image] {
+        var images = list.compactMap { image -> Image? in
             guard let path = image["code_file"]?.stringValue, let base = wireAddress(image["image_addr"]) else {
                 return nil
             }
@@ -157,11 +150,10 @@ extension CapturedException {
         }
         var extra: [UInt64: (module: String, end: UInt64)] = [:]
         for frame in frames {
-            guard let base = wireAddress(frame["image_addr"])?.value,
-                let pc = wireAddress(frame["instruction_addr"])?.value, pc >= base,
+            guard let base = frame.imageBase, let pc = frame.pc?.value, pc >= base,
                 !images.contains(where: { $0.base <= pc && pc - $0.base < $0.size })
             else { continue }
-            let module = frame["module"]?.stringValue ?? extra[base]?.module ?? "???"
+            let module = frame.module ?? extra[base]?.module ?? "???"
             extra[base] = (module, max(extra[base]?.end ?? 0, pc))
         }
         for (base, image) in extra.sorted(by: { $0.key < $1.key }) {

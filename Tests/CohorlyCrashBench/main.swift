@@ -82,7 +82,9 @@ let arguments = CommandLine.arguments
 if arguments.count == 4, arguments[1] == "read-report" { exit(readReport(mode: arguments[2], path: arguments[3])) }
 guard arguments.count >= 3, arguments[1] == "errors" else {
     FileHandle.standardError.write(
-        Data("usage: CohorlyCrashBench errors DIR [--count N] | read-report tree|stream FILE\n".utf8))
+        Data(
+            "usage: CohorlyCrashBench errors DIR [--count N] | read-report tree|stream|event-tree|event-stream FILE\n"
+                .utf8))
     exit(2)
 }
 let directory = arguments[2]

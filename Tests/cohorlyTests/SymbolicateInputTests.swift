@@ -39,6 +39,32 @@ import Testing
         #expect(overKB < fileKB * 7 / 2, "\(overKB) KiB over a small report's peak for a \(fileKB) KiB report")
     }
 
+    /// An `$exception` event whose crashed thread has `frames` frames with names and lines (about 210 bytes each).
+    static func event(frames: Int) -> String {
+        let list = (0..<frames).map {
+            #"{"instruction_addr":"0x7f00\#(String(0x1000_0000 + $0 * 16, radix: 16))","image_addr":"0x7f0000000000","#
+                + #""module":"/usr/lib/libx.so","instruction_addr_kind":"return_address","in_app":false,"#
+                + #""function":"f\#($0)","filename":"a.swift","lineno":\#($0)}"#
+        }
+        return #"{"event":"$exception","uuid":"u1","properties":{"$exception_list":[{"type":"SIGSEGV","#
+            + #""mechanism":{"type":"signal"},"thread_id":7,"stacktrace":{"frames":[\#(list.joined(separator: ","))]}}]}}"#
+    }
+
+    @Test func aLargeEventCostsLessThanItsJSONTree() throws {
+        let small = try SymbolicateCommandTests.temporary("small-event.json", Self.event(frames: 10))
+        let text = Self.event(frames: 40_000)
+        let large = try SymbolicateCommandTests.temporary("large-event.json", text)
+        let base = try Self.symbolicate(small)
+        let run = try Self.symbolicate(large)
+        #expect(base.status == 0 && run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("thread 7: 40000 frames, the first 100 are symbolicated"), "\(run.stderr)")
+        // The file (8 MB) and its frames as read and as the crash's, with their names: about 3.7× the file.
+        // Through a JSON tree of the file it took 6.5×.
+        let overKB = run.peakKB - base.peakKB
+        let fileKB = text.utf8.count / 1024
+        #expect(overKB < fileKB * 5, "\(overKB) KiB over a small event's peak for a \(fileKB) KiB event")
+    }
+
     @Test func aMalformedDeepOrOversizedReportIsAnErrorNamingTheFileAndTheProblem() throws {
         let cut = Self.report(frames: 50)
         let cases: [(name: String, contents: String, problem: String)] = [

@@ -1,0 +1,146 @@
+/// `$exception` events read straight from their bytes (a ``JSONReader`` walk): each frame is reduced to the
+/// members the crash uses as it is read, so no JSON tree of the frames is built (a tree took ~6× a report's size).
+/// The crash is the one ``CapturedException/init(exceptionEvent:)`` reads from the parsed event (the `crashinput`
+/// fuzz target checks it).
+extension CapturedException {
+    /// An `$exception` event read from its JSON, with what names it.
+    package struct ReadEvent: Sendable {
+        /// The crash.
+        package var crash: CapturedException
+        /// The event's `uuid`, `insert_id` or `$insert_id`.
+        package var id: String?
+        /// Its `release` or `$app_version`.
+        package var release: String?
+    }
+
+    /// Reads the next value: an event (`{"event", "uuid", "properties", …}`) or its bare properties; nil (the
+    /// value consumed) for anything but an `$exception` event with an `$exception_list` array.
+    package static func readEvent(_ reader: inout JSONReader) throws(JSONReadError) -> ReadEvent? {
+        guard try reader.peek() == .object else {
+            try reader.skipValue()
+            return nil
+        }
+        // Whether the properties are a member or the object itself (looked at on a copy of the reader).
+        var probe = reader
+        var wrapped = false
+        try probe.readObject { reader, key throws(JSONReadError) in
+            wrapped = wrapped || key == "properties"
+            try reader.skipValue()
+        }
+        var event: [String: CohorlyValue] = [:]
+        var parts: ExceptionEventParts?
+        if wrapped {
+            try reader.readObject { reader, key throws(JSONReadError) in
+                switch key {
+                case "properties":
+                    parts = try reader.peek() == .object ? try ExceptionEventParts.read(&reader) : nil
+                    if parts == nil { try reader.skipValue() }
+                case "event", "uuid", "insert_id": event[key] = try reader.readScalar()
+                default: try reader.skipValue()
+                }
+            }
+        } else {
+            let bare = try ExceptionEventParts.read(&reader)
+            event = bare.members
+            parts = bare
+        }
+        guard let parts, parts.listed, event["event"] == nil || event["event"] == .string("$exception") else {
+            return nil
+        }
+        let properties = parts.members
+        let id = event["uuid"] ?? event["insert_id"] ?? properties["$insert_id"]
+        return ReadEvent(
+            crash: CapturedException(parts: parts), id: id?.stringValue,
+            release: properties["release"]?.stringValue ?? properties["$app_version"]?.stringValue)
+    }
+}
+
+extension ExceptionEventParts {
+    /// Reads a properties object.
+    static func read(_ reader: inout JSONReader) throws(JSONReadError) -> ExceptionEventParts {
+        var parts = ExceptionEventParts()
+        try reader.readObject { reader, key throws(JSONReadError) in
+            let kind = try reader.peek()
+            switch key {
+            case "$exception_list":
+                parts.exception = nil
+                parts.exceptionStack = Stack()
+                parts.listed = kind == .array
+                guard kind == .array else { return try reader.skipValue() }
+                var first = true
+                try reader.readArray { reader throws(JSONReadError) in
+                    defer { first = false }
+                    guard first, try reader.peek() == .object else { return try reader.skipValue() }
+                    var exception: [String: CohorlyValue] = [:]
+                    try reader.readObject { reader, key throws(JSONReadError) in
+                        switch key {
+                        case "stacktrace": parts.exceptionStack = try stack(&reader)
+                        case "mechanism": exception[key] = try reader.readValue()
+                        default: exception[key] = try reader.readScalar()
+                        }
+                    }
+                    parts.exception = exception
+                }
+            case "$exception_threads":
+                parts.threads = []
+                guard kind == .array else { return try reader.skipValue() }
+                try reader.readArray { reader throws(JSONReadError) in
+                    var thread = WireThread()
+                    guard try reader.peek() == .object else {
+                        try reader.skipValue()
+                        return parts.threads.append(thread)
+                    }
+                    var members: [String: CohorlyValue] = [:]
+                    try reader.readObject { reader, key throws(JSONReadError) in
+                        if key == "stacktrace" {
+                            thread.stack = try stack(&reader)
+                        } else {
+                            members[key] = try reader.readScalar()
+                        }
+                    }
+                    thread.crashed = members["crashed"] == .bool(true)
+                    thread.tid = members["thread_id"]
+                    thread.name = members["name"]
+                    parts.threads.append(thread)
+                }
+            case "$debug_images":
+                parts.images = []
+                guard kind == .array else { return try reader.skipValue() }
+                try reader.readArray { reader throws(JSONReadError) in
+                    parts.images.append(try shallow(&reader))
+                }
+            default:
+                // Kept as the event's properties (whole), or read by the crash (scalars).
+                parts.members[key] = key.hasPrefix("$exception") ? try reader.readScalar() : try reader.readValue()
+            }
+        }
+        return parts
+    }
+
+    /// An object with its scalar members (nested containers emptied), or a scalar.
+    private static func shallow(_ reader: inout JSONReader) throws(JSONReadError) -> CohorlyValue {
+        try reader.peek() == .object ? .object(try reader.readShallowObject()) : try reader.readScalar()
+    }
+
+    /// A `stacktrace` value (empty when it is not an object).
+    private static func stack(_ reader: inout JSONReader) throws(JSONReadError) -> Stack {
+        var stack = Stack()
+        guard try reader.peek() == .object else {
+            try reader.skipValue()
+            return stack
+        }
+        try reader.readObject { reader, key throws(JSONReadError) in
+            switch key {
+            case "frames":
+                stack.frames = []
+                guard try reader.peek() == .array else { return try reader.skipValue() }
+                try reader.readArray { reader throws(JSONReadError) in
+                    stack.frames.append(WireFrame(try shallow(&reader)))
+                }
+            case CapturedException.asyncStopKey: stack.asyncStop = try reader.readScalar().stringValue
+            default: try reader.skipValue()
+            }
+        }
+        return stack
+    }
+}
