@@ -334,5 +334,6 @@ public final class Cohorly: Sendable {
         guard state.stop() else { return }
         persisterFinished.wait()
         delivery.stop()
+        launchEnded()  // SentryClient.swift
     }
 }

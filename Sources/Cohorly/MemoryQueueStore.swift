@@ -20,18 +20,32 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
     var lastId: Int64 { lock.withLock { nextId - 1 } }
 
     func apply(_ operations: [QueueOperation], limit: Int) throws -> Int {
-        lock.withLock {
-            for operation in operations {
-                switch operation {
-                case .append(let kind, let insertId, let json, let prepared):
-                    records.append(Record(id: nextId, kind: kind, insertId: insertId, json: json, prepared: prepared))
-                    nextId += 1
-                case .setMeta(let key, let value): metaValues[key] = value
-                case .clear(let keepPrepared): records.removeAll { !keepPrepared || !$0.prepared }
-                }
-            }
-            return trim(limit)
+        lock.withLock { applyLocked(operations, limit: limit) }
+    }
+
+    func apply(limit: Int, _ decide: (any QueueSettings) -> [QueueOperation]) throws -> Int {
+        lock.withLock { applyLocked(decide(Settings(values: metaValues)), limit: limit) }
+    }
+
+    private struct Settings: QueueSettings {
+        let values: [String: String]
+        func value(_ key: String) -> String? { values[key] }
+        func values(prefix: String) -> [(key: String, value: String)] {
+            values.filter { $0.key.hasPrefix(prefix) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
+    }
+
+    private func applyLocked(_ operations: [QueueOperation], limit: Int) -> Int {
+        for operation in operations {
+            switch operation {
+            case .append(let kind, let insertId, let json, let prepared):
+                records.append(Record(id: nextId, kind: kind, insertId: insertId, json: json, prepared: prepared))
+                nextId += 1
+            case .setMeta(let key, let value): metaValues[key] = value
+            case .clear(let keepPrepared): records.removeAll { !keepPrepared || !$0.prepared }
+            }
+        }
+        return trim(limit)
     }
 
     func appendPrepared(_ kind: RecordKind, insertId: String, json: String, limit: Int) throws -> Bool {

@@ -68,6 +68,9 @@ struct QueueBatch: Sendable {
 protocol QueueStore: AnyObject, Sendable {
     /// Applies operations atomically and enforces the size bound; returns the number of records dropped.
     func apply(_ operations: [QueueOperation], limit: Int) throws -> Int
+    /// Applies the operations `decide` makes from the settings as read in the same write transaction, which no
+    /// other process or thread writes meanwhile: a read-modify-write of settings that others change too.
+    func apply(limit: Int, _ decide: (any QueueSettings) -> [QueueOperation]) throws -> Int
     /// Appends one prepared event unless a record with the same insert id is queued; true when appended.
     func appendPrepared(_ kind: RecordKind, insertId: String, json: String, limit: Int) throws -> Bool
     /// The oldest records (at most `maxCount`, their JSON within `maxBytes`, no dedupe key twice).
@@ -88,4 +91,12 @@ protocol QueueStore: AnyObject, Sendable {
 
 extension QueueStore {
     func takeDroppedUnreadable() -> Int { 0 }
+}
+
+/// The persisted settings as one transaction reads them.
+protocol QueueSettings {
+    /// The setting `key`.
+    func value(_ key: String) -> String?
+    /// Every setting whose key starts with `prefix`, in key order.
+    func values(prefix: String) -> [(key: String, value: String)]
 }

@@ -63,11 +63,15 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     var lastId: Int64 { lock.withLock { cachedLastId } }
 
     func apply(_ operations: [QueueOperation], limit: Int) throws -> Int {
+        try apply(limit: limit) { _ in operations }
+    }
+
+    func apply(limit: Int, _ decide: (any QueueSettings) -> [QueueOperation]) throws -> Int {
         try lock.withLock {
             var count = cachedCount
             var last = cachedLastId
             let dropped: Int = try db.transaction {
-                for operation in operations {
+                for operation in decide(Settings(db: db)) {
                     switch operation {
                     case .append(let kind, let insertId, let json, let prepared):
                         try insert.run([
@@ -91,6 +95,31 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
             cachedCount = count
             cachedLastId = last
             return dropped
+        }
+    }
+
+    /// The settings as the running transaction reads them (the caller holds `lock`).
+    private struct Settings: QueueSettings {
+        let db: SQLiteDatabase
+
+        func value(_ key: String) -> String? {
+            var value: String?
+            try? db.prepare("SELECT value FROM meta WHERE key = ?").rows([.text(key)]) { row in
+                value = row.text(0)
+                return false
+            }
+            return value
+        }
+
+        func values(prefix: String) -> [(key: String, value: String)] {
+            var values: [(key: String, value: String)] = []
+            try? db.prepare("SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key").rows([
+                .int(Int64(prefix.unicodeScalars.count)), .text(prefix),
+            ]) { row in
+                if let key = row.text(0), let value = row.text(1) { values.append((key, value)) }
+                return true
+            }
+            return values
         }
     }
 

@@ -32,14 +32,24 @@ extension Cohorly {
         let session = SentrySession(
             did: currentDistinctId, release: sentry.sessionRelease, environment: sentry.environment,
             startedMs: Int64(Date().timeIntervalSince1970 * 1000))
-        let open = store.meta(SentrySession.openKey)
-        state.mutate { _ in
-            destination.sessions.start(session, open: open, meta: store.meta, atMs: session.startedMs).map {
-                .store($0)
-            }
+        // Held before the session is committed, so a launch starting meanwhile sees it running.
+        let directory = queueIsPersisted ? options.storageDirectory ?? Self.defaultStorageDirectory() : nil
+        if let directory { destination.sessions.launchLock = SentryLaunchLock(directory: directory, sid: session.sid) }
+        state.waitUntilPersisted(timeout: 2)
+        var taken: [String] = []
+        let committed = try? store.apply(limit: options.maxQueueSize) { settings in
+            let start = destination.sessions.start(
+                session, settings: settings,
+                running: { sid in
+                    directory.map { SentryLaunchLock.isHeld(directory: $0, sid: sid) } ?? false
+                }, atMs: session.startedMs)
+            taken = start.taken
+            return start.operations
         }
         // On disk before the app goes on: a launch that crashes or is killed at once still has its session.
-        state.waitUntilPersisted(timeout: 2)
+        guard committed != nil else { return }
+        if let directory { for sid in taken { SentryLaunchLock.remove(directory: directory, sid: sid) } }
+        delivery.notifyQueued()
     }
 
     /// Ends this launch's Sentry session as `exited` (a normal exit; the shared client does it at exit) and
@@ -51,7 +61,14 @@ extension Cohorly {
         state.waitUntilPersisted(timeout: 2)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         state.mutate { _ in sentry.sessions.exit(atMs: now).map { .store($0) } }
-        state.waitUntilPersisted(timeout: 2)
+        // Once the end is on disk, the launch no longer holds the session (else a later launch ends it abnormal).
+        if state.waitUntilPersisted(timeout: 2) { sentry.sessions.launchLock?.release() }
+    }
+
+    /// The client stopped (`shutdown()`): its launch no longer holds its Sentry session, which a later launch then
+    /// ends as it ends a killed launch's (or as its monitor's verdict says).
+    func launchEnded() {
+        (destination as? SentryDestination)?.sessions.launchLock?.release()
     }
 
     /// Called by a crash monitor (CohorlyCrash) once it watches this launch, which it knows as `launchId` (the
@@ -60,13 +77,20 @@ extension Cohorly {
     /// Nothing for other destinations.
     package func crashMonitorStarted(launchId: String) {
         guard let sentry = destination as? SentryDestination else { return }
-        state.mutate { _ in sentry.sessions.monitored(by: launchId).map { .store($0) } }
+        // On disk before this returns (before the monitor marks the launch): a launch killed right after is still
+        // known by its launch id.
+        let operations = sentry.sessions.monitored(by: launchId)
+        guard !operations.isEmpty else { return }
+        state.waitUntilPersisted(timeout: 2)
+        _ = try? store.apply(operations, limit: options.maxQueueSize)
     }
 
     /// Called by this launch's crash monitor: an earlier launch, `launchId`, ended without crashing at `timeMs`
     /// (a termination signal ended it, or it exec'd another program), so its session ends `exited`.
     package func previousLaunchExited(launchId: String, atMs timeMs: Int64) {
-        applySessionEnd { sessions, meta in sessions.previousExited(launchId: launchId, atMs: timeMs, meta: meta) }
+        applySessionEnd { sessions, settings in
+            sessions.previousExited(launchId: launchId, atMs: timeMs, settings: settings)
+        }
     }
 
     /// Called by this launch's crash monitor once it has looked at how the earlier launches ended: each session
@@ -74,18 +98,26 @@ extension Cohorly {
     /// (a crash or hang report of that launch) or that launch still runs.
     package func previousLaunchesExamined(pending: (String) -> Bool) {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        applySessionEnd { sessions, meta in sessions.previousExamined(pending: pending, atMs: now, meta: meta) }
+        applySessionEnd { sessions, settings in
+            sessions.previousExamined(pending: pending, atMs: now, settings: settings)
+        }
     }
 
     /// Commits the changes `end` makes to the previous launch's session (as `enqueuePrepared` commits a prepared
     /// record: on disk when this returns, unless the queue could not be written; then the next launch decides).
     private func applySessionEnd(
-        _ end: (SentrySessions, (String) -> String?) -> [QueueOperation]
+        _ end: (SentrySessions, any QueueSettings) -> [QueueOperation]
     ) {
         guard let sentry = destination as? SentryDestination, sentry.configuration.sessions, !isOptedOut else { return }
         waitUntilPersisted()
-        let operations = end(sentry.sessions, store.meta)
-        guard !operations.isEmpty, (try? store.apply(operations, limit: options.maxQueueSize)) != nil else { return }
+        // Read and changed in one write transaction: two launches examining at once never both end a session.
+        var changed = false
+        let committed = try? store.apply(limit: options.maxQueueSize) { settings in
+            let operations = end(sentry.sessions, settings)
+            changed = !operations.isEmpty
+            return operations
+        }
+        guard committed != nil, changed else { return }
         delivery.notifyQueued()
     }
 

@@ -3,15 +3,17 @@ import Foundation
 /// One launch's release-health session (research/sentry.md "Sessions"): `ok` when the launch starts, `exited`
 /// at its normal exit, `crashed` (in the crash event's envelope) or `abnormal` (with the abnormal-exit event)
 /// when the next launch reports how it ended. Every update is a queue record (kind `session`, the item's payload
-/// as JSON), so none is lost to a kill; the open session is kept in the queue's settings so that the next launch
-/// — or the detached crash sender — can end it. Updates are queued as prepared records: `reset()` (a new user)
+/// as JSON), so none is lost to a kill; the open session is kept in the queue's settings (one key per launch, held
+/// by the launch's ``SentryLaunchLock`` while it runs) so that a later launch — or the detached crash sender — can
+/// end it. Updates are queued as prepared records: `reset()` (a new user)
 /// keeps them, as it keeps crash reports.
 ///
 /// How a later launch ends a session left open: when a crash monitor (CohorlyCrash) watched the launch
 /// (``launchId``), the session waits for the monitor's verdict — `crashed` with the crash event, `abnormal` with
 /// the abnormal-exit event, `exited` for a termination signal or an exec, `abnormal` when the monitor finds
-/// nothing of the launch; else, when the next launch starts, `abnormal`: nothing could have seen how it ended
-/// (kill -9, OOM, power loss, a crash).
+/// nothing of the launch; else, when a later launch starts and finds the launch's lock free, `abnormal`: nothing
+/// could have seen how it ended (kill -9, OOM, power loss, a crash). The sessions are read and changed in the
+/// queue's write transaction, so launches starting at the same moment never both end one.
 struct SentrySession: Codable, Equatable {
     /// The session id (a UUID).
     var sid: String
@@ -27,29 +29,33 @@ struct SentrySession: Codable, Equatable {
     /// abnormal-exit event carry) when one watches it; nil when nothing does.
     var launchId: String?
 
-    /// The settings key of the launch's open session.
-    static let openKey = "sentry_session"
+    /// The settings key of a launch's open session: one per launch (``openKey(_:)``), so launches running at the
+    /// same time never rewrite each other's.
+    static let openPrefix = "sentry_session."
+    /// The settings key of the open session in earlier versions (one for all launches).
+    static let legacyOpenKey = "sentry_session"
     /// The settings key of the previous launch's session in earlier versions (one, without a launch id): ended by
     /// the first fatal event after its start.
     static let previousKey = "sentry_previous_session"
-    /// The settings key of the launch ids whose sessions wait for their monitor's verdict (a JSON array, written
-    /// only when a launch starts). Each session is kept under ``waitingKey(_:)``, which is what counts: an end
-    /// removes that key alone, so a process ending one never rewrites what another is adding.
-    static let waitingIndexKey = "sentry_waiting"
+    /// The settings key of the index of waiting sessions in earlier versions: no longer read (each waiting session
+    /// is found by its own key), removed when a launch starts.
+    static let legacyWaitingIndexKey = "sentry_waiting"
+    /// The settings keys of sessions waiting for their monitor's verdict, one per launch (``waitingKey(_:)``).
+    static let waitingPrefix = "sentry_waiting."
     /// At most this many sessions wait; beyond, the oldest ends `abnormal`.
     static let maxWaiting = 16
 
-    /// The settings key of the session of launch `launchId` while it waits.
-    static func waitingKey(_ launchId: String) -> String { "sentry_waiting." + launchId.lowercased() }
+    /// The settings key of session `sid` while its launch runs.
+    static func openKey(_ sid: String) -> String { openPrefix + sid }
 
-    /// The launch ids the index names.
-    static func waitingIds(_ meta: (String) -> String?) -> [String] {
-        CohorlyValue(json: meta(waitingIndexKey) ?? "")?.arrayValue?.compactMap(\.stringValue) ?? []
-    }
+    /// The settings key of the session of launch `launchId` while it waits.
+    static func waitingKey(_ launchId: String) -> String { waitingPrefix + launchId.lowercased() }
 
     /// The sessions waiting for a verdict, oldest first.
-    static func waiting(_ meta: (String) -> String?) -> [SentrySession] {
-        waitingIds(meta).compactMap { SentrySession(json: meta(waitingKey($0))) }
+    static func waiting(_ settings: any QueueSettings) -> [SentrySession] {
+        settings.values(prefix: waitingPrefix).compactMap { SentrySession(json: $0.value) }.sorted {
+            ($0.startedMs, $0.sid) < ($1.startedMs, $1.sid)
+        }
     }
 
     init(did: String, release: String, environment: String, startedMs: Int64) {
@@ -102,43 +108,57 @@ struct SentrySession: Codable, Equatable {
 final class SentrySessions: @unchecked Sendable {
     private let lock = NSLock()
     private var current: SentrySession?
+    private var heldLock: SentryLaunchLock?
+    /// This launch's claim on its open session (nil: the queue is not on disk, or the lock could not be taken).
+    var launchLock: SentryLaunchLock? {
+        get { lock.withLock { heldLock } }
+        set { lock.withLock { heldLock = newValue } }
+    }
     /// The record property that carries the session update sent in a fatal event's envelope.
     static let property = "$sentry_session"
 
     /// Starts this launch's session: queues its `ok` update and keeps it in the settings, in one transaction
-    /// with what becomes of the session the previous launch left open (`open`, the settings' open session): when a
-    /// crash monitor watched that launch, it waits for a verdict (``previousExited(launchId:atMs:meta:)``,
-    /// ``previousExamined(pending:atMs:meta:)`` or the fatal event, in ``willQueue(_:meta:)``), else it ends
-    /// `abnormal` now. `meta` reads the settings.
-    func start(_ session: SentrySession, open: String?, meta: (String) -> String?, atMs timeMs: Int64)
-        -> [QueueOperation]
-    {
+    /// (`settings` as it reads them) with what becomes of the sessions earlier launches left open: those whose
+    /// launch no longer runs (`running(sid)` false). When a crash monitor watched such a launch, its session waits
+    /// for a verdict (``previousExited(launchId:atMs:settings:)``, ``previousExamined(pending:atMs:settings:)`` or
+    /// the fatal event, in ``willQueue(_:meta:)``), else it ends `abnormal` now. Returns the operations and the
+    /// sids of the sessions taken (their launch locks can go once this is committed).
+    func start(
+        _ session: SentrySession, settings: any QueueSettings, running: (String) -> Bool, atMs timeMs: Int64
+    ) -> (operations: [QueueOperation], taken: [String]) {
         lock.withLock { current = session }
-        var operations: [QueueOperation] = []
-        if let open = SentrySession(json: open) {
+        var operations: [QueueOperation] = [.setMeta(SentrySession.legacyWaitingIndexKey, nil)]
+        var left: [(key: String, session: SentrySession)] = []
+        if let legacy = SentrySession(json: settings.value(SentrySession.legacyOpenKey)) {
+            left.append((SentrySession.legacyOpenKey, legacy))
+        }
+        for (key, json) in settings.values(prefix: SentrySession.openPrefix) {
+            guard let open = SentrySession(json: json) else {
+                operations.append(.setMeta(key, nil))
+                continue
+            }
+            if !running(open.sid) { left.append((key, open)) }
+        }
+        var waiting = SentrySession.waiting(settings)
+        for (key, open) in left {
+            operations.append(.setMeta(key, nil))
             if let launchId = open.launchId {
-                // The index, without the sessions that have ended since, and this one.
-                var ids = SentrySession.waitingIds(meta).filter { meta(SentrySession.waitingKey($0)) != nil }
-                if !ids.contains(launchId.lowercased()) { ids.append(launchId.lowercased()) }
-                while ids.count > SentrySession.maxWaiting {
-                    let oldest = ids.removeFirst()
-                    if let session = SentrySession(json: meta(SentrySession.waitingKey(oldest))) {
-                        operations += end(session, status: "abnormal", atMs: timeMs, observed: false)
-                    }
-                }
-                operations += [
-                    .setMeta(SentrySession.waitingKey(launchId), open.json),
-                    .setMeta(SentrySession.waitingIndexKey, CohorlyValue.array(ids.map { .string($0) }).jsonString),
-                ]
+                operations.append(.setMeta(SentrySession.waitingKey(launchId), open.json))
+                waiting.removeAll { $0.launchId?.lowercased() == launchId.lowercased() }
+                waiting.append(open)
             } else {
                 operations.append(open.record(status: "abnormal", atMs: timeMs, initial: false, observed: false))
             }
         }
+        waiting.sort { ($0.startedMs, $0.sid) < ($1.startedMs, $1.sid) }
+        for oldest in waiting.dropLast(SentrySession.maxWaiting) {
+            operations += end(oldest, status: "abnormal", atMs: timeMs, observed: false)
+        }
         operations += [
             session.record(status: "ok", atMs: session.startedMs, initial: true),
-            .setMeta(SentrySession.openKey, session.json),
+            .setMeta(SentrySession.openKey(session.sid), session.json),
         ]
-        return operations
+        return (operations, left.map(\.session.sid))
     }
 
     /// The update that ends the waiting `session`, and its removal from the settings.
@@ -156,24 +176,24 @@ final class SentrySessions: @unchecked Sendable {
     func monitored(by launchId: String) -> [QueueOperation] {
         lock.withLock {
             current?.launchId = launchId
-            return current.map { [.setMeta(SentrySession.openKey, $0.json)] } ?? []
+            return current.map { [.setMeta(SentrySession.openKey($0.sid), $0.json)] } ?? []
         }
     }
 
     /// An earlier launch, known to its monitor as `launchId`, ended without a crash at `timeMs` (a termination
     /// signal, an exec): its session, if waiting, ends `exited`.
-    func previousExited(launchId: String, atMs timeMs: Int64, meta: (String) -> String?) -> [QueueOperation] {
-        guard let session = SentrySession(json: meta(SentrySession.waitingKey(launchId))) else { return [] }
+    func previousExited(launchId: String, atMs timeMs: Int64, settings: any QueueSettings) -> [QueueOperation] {
+        guard let session = SentrySession(json: settings.value(SentrySession.waitingKey(launchId))) else { return [] }
         return end(session, status: "exited", atMs: timeMs)
     }
 
     /// This launch's monitor has looked at the earlier launches: each waiting session ends `abnormal` at `timeMs`
     /// unless `pending(launchId)` — an event still to come ends it (its crash or hang report is there), or the
     /// launch still runs.
-    func previousExamined(pending: (String) -> Bool, atMs timeMs: Int64, meta: (String) -> String?)
+    func previousExamined(pending: (String) -> Bool, atMs timeMs: Int64, settings: any QueueSettings)
         -> [QueueOperation]
     {
-        SentrySession.waiting(meta).filter { session in session.launchId.map { !pending($0) } ?? false }.flatMap {
+        SentrySession.waiting(settings).filter { session in session.launchId.map { !pending($0) } ?? false }.flatMap {
             end($0, status: "abnormal", atMs: timeMs, observed: false)
         }
     }
@@ -186,7 +206,10 @@ final class SentrySessions: @unchecked Sendable {
                 return current
             })
         else { return [] }
-        return [session.record(status: "exited", atMs: timeMs, initial: false), .setMeta(SentrySession.openKey, nil)]
+        return [
+            session.record(status: "exited", atMs: timeMs, initial: false),
+            .setMeta(SentrySession.openKey(session.sid), nil),
+        ]
     }
 
     /// What queuing `record` changes: a handled error counts in this launch's session; an earlier launch's fatal
@@ -199,7 +222,7 @@ final class SentrySessions: @unchecked Sendable {
             return lock.withLock {
                 guard current != nil else { return [] }
                 current?.errors += 1
-                return current.map { [.setMeta(SentrySession.openKey, $0.json)] } ?? []
+                return current.map { [.setMeta(SentrySession.openKey($0.sid), $0.json)] } ?? []
             }
         }
         guard record.level == "fatal", record.properties[Self.property] == nil else { return [] }

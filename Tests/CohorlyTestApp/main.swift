@@ -13,7 +13,7 @@
 //   CohorlyTestApp session --sentry DSN --host URL --dir DIR --end exit|wait [--errors N] [--monitor ID]
 //       starts a launch's Sentry session (with N handled errors counted in it; as watched by a crash monitor that
 //       knows the launch as ID, as CohorlyCrash does), prints "started" once it is on disk, then exits normally
-//       or waits (to be killed).
+//       or waits (to be killed). `--barrier FILE`: first says "ready" and waits for FILE's flock (the test holds it).
 // `--posthog 1` sends through the PostHog destination (capture V1 to the host) instead of the Cohorly API;
 // `--sentry DSN` through the Sentry destination.
 import Cohorly
@@ -56,6 +56,15 @@ if mode == "track" {
 clientOptions.retry.baseDelay = 0.05
 clientOptions.retry.maxDelay = 0.2
 let token = options["--token"] ?? "test-token"
+if let barrier = options["--barrier"] {
+    // `--barrier FILE`: says "ready", then waits while the test holds FILE's exclusive flock, so that launches the
+    // test releases together create their clients at the same moment.
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    let fd = open(barrier, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { exit(2) }
+    while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+    close(fd)
+}
 let client: Cohorly
 if let dsn = options["--sentry"] {
     guard let sentry = try? SentryConfiguration(dsn: dsn) else { exit(2) }
