@@ -27,6 +27,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
     let sessions = SentrySessions()
     // Only touched by the delivery thread.
     private var limits = SentryRateLimits()
+    private let clockLock = NSLock()
+    private var clock: @Sendable () -> Double = { Monotonic.now() }
     private var failures = 0
 
     init(configuration: SentryConfiguration) {
@@ -35,6 +37,11 @@ final class SentryDestination: Destination, @unchecked Sendable {
     }
 
     var persistedDescription: String? { configuration.persisted }
+
+    /// The monotonic clock rate limits are timed on (seconds); tests move it on instead of waiting.
+    func setClock(_ clock: @escaping @Sendable () -> Double) { clockLock.withLock { self.clock = clock } }
+
+    private func clockNow() -> Double { clockLock.withLock { clock }() }
 
     func problem(with event: EventRecord) -> String? {
         guard event.name != ExceptionRecord.eventName else { return nil }
@@ -96,7 +103,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
             {
                 let candidate = planned[next]
                 next += 1
-                let now = Monotonic.now()
+                let now = clockNow()
                 if candidate.categories.contains(where: { limits.remaining($0, now: now) > 0 }) {
                     progress.held += candidate.ids
                     continue
@@ -114,7 +121,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
             return .keep(removable: progress.removable, delay: stop.delay, reason: stop.reason)
         }
         guard !progress.held.isEmpty else { return .finished(delivered: progress.delivered) }
-        let now = Monotonic.now()
+        let now = clockNow()
         let wait = limits.until.values.map { $0 - now }.filter { $0 > 0 }.min() ?? 1
         return .keep(
             removable: progress.removable, delay: min(max(wait, 0.05), context.options.flushInterval),
@@ -127,7 +134,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
         context: DeliveryContext
     ) -> Bool {
         let (response, headers) = answer
-        limits.update(status: response.status, headers: headers, retryAfter: retryAfter(response), now: Monotonic.now())
+        limits.update(status: response.status, headers: headers, retryAfter: retryAfter(response), now: clockNow())
         let path = endpoint.path
         switch response {
         case .http(let status, _, _) where (200..<300).contains(status):

@@ -52,6 +52,8 @@ import Testing
         let report = try #require(try crash.reports().first)
         let next = try await launch(["run", "--identify", "later-user"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        // The crash may go out through the detached sender, which can still be sending when the launch has exited.
+        #expect(await eventually { envelopes.all.contains { $0.contains { $0.type == "event" } } })
         let withEvent = try #require(envelopes.all.first { $0.contains { $0.type == "event" } })
         #expect(withEvent.map(\.type) == ["event", "session"])
         let event = try #require(withEvent[0].payload)

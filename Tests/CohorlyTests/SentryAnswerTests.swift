@@ -41,21 +41,32 @@ import Testing
     @Test func a429HoldsItsCategoriesForItsTime() async throws {
         let mock = try MockSentry()
         defer { mock.stop() }
-        let recorder = Recorder()
-        // Timer flushes every 50 ms: once the limit passes, one of them sends the held event.
-        let client = try makeSentryClient(mock, recorder: recorder, { $0.sessions = false }) {
-            $0.flushInterval = 0.05
-        }
+        let client = try makeSentryClient(mock, { $0.sessions = false })
         defer { client.shutdown() }
+        // The limit is timed on a clock the test moves on: held exactly for its 3 s, however slow the machine.
+        let clock = TestClock()
+        try #require(client.destination as? SentryDestination).setClock { clock.now }
         mock.then(.status(429, headers: [("X-Sentry-Rate-Limits", "3:error;default:key, 30:session:key")]))
         _ = try client.enqueuePrepared(SentryRecords.handled())
-        #expect(await eventually { mock.envelopes.count == 1 })
+        #expect(await client.flush() == false)
+        #expect(mock.envelopes.count == 1)
+        clock.advance(2.9)
         #expect(await client.flush() == false)
         #expect(mock.envelopes.count == 1)  // held: not sent again within the limit
         #expect(client.queuedCount == 1)
-        #expect(await eventually { client.queuedCount == 0 })
+        clock.advance(0.2)
+        #expect(await client.flush())
         #expect(mock.envelopes.count == 2)
         #expect(mock.storedEvents.count == 1)
+        #expect(client.queuedCount == 0)
+    }
+
+    /// A monotonic clock that only moves when told.
+    final class TestClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seconds = 1_000.0
+        var now: Double { lock.withLock { seconds } }
+        func advance(_ by: Double) { lock.withLock { seconds += by } }
     }
 
     @Test func a429WithOnlyRetryAfterHoldsEverything() throws {
