@@ -69,7 +69,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
     /// One envelope's records and items.
     private struct Planned {
         var ids: [Int64]
-        var envelope: SentryEnvelope
+        /// Makes the envelope's request (on the helper thread that sends it).
+        var request: @Sendable () -> TransportRequest
         var categories: Set<String>
         var label: String
         /// It carries session updates: it is sent alone, after every envelope before it is answered, so a
@@ -88,18 +89,18 @@ final class SentryDestination: Destination, @unchecked Sendable {
 
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
         var progress = Progress()
-        let planned = plan(batch, removable: &progress.removable, context: context)
+        let planned = plan(batch, removable: &progress.removable, options: context.options, context: context)
         let transport = context.transport
         let exchanges = SentryExchanges(width: Self.maxEnvelopesInFlight) { Self.exchange($0, transport) }
         defer { exchanges.close() }
         // Envelopes in flight, oldest first (index into `planned`, the request). One at a time until an envelope
         // is accepted, then up to `maxEnvelopesInFlight`; back to one after any other answer.
-        var sent: [(index: Int, request: TransportRequest)] = []
+        var sent: [Int] = []
         var window = 1
         var next = 0
         while true {
             while progress.stop == nil, next < planned.count, sent.count < window,
-                !sent.contains(where: { planned[$0.index].alone }), !(planned[next].alone && !sent.isEmpty)
+                !sent.contains(where: { planned[$0].alone }), !(planned[next].alone && !sent.isEmpty)
             {
                 let candidate = planned[next]
                 next += 1
@@ -108,13 +109,13 @@ final class SentryDestination: Destination, @unchecked Sendable {
                     progress.held += candidate.ids
                     continue
                 }
-                let request = candidate.envelope.request(endpoint, options: context.options)
-                exchanges.start(next - 1, request)
-                sent.append((next - 1, request))
+                exchanges.start(next - 1, candidate.request)
+                sent.append(next - 1)
             }
             guard !sent.isEmpty else { break }
-            let (index, request) = sent.removeFirst()
-            let accepted = take(exchanges.answer(index), planned[index], request, &progress, context: context)
+            let index = sent.removeFirst()
+            guard let (request, answer) = exchanges.answer(index) else { continue }
+            let accepted = take(answer, planned[index], request, &progress, context: context)
             window = accepted ? Self.maxEnvelopesInFlight : 1
         }
         if let stop = progress.stop {
@@ -193,7 +194,11 @@ final class SentryDestination: Destination, @unchecked Sendable {
     }
 
     /// The batch's envelopes, oldest first; records with no Sentry form are logged and finished.
-    private func plan(_ batch: QueueBatch, removable: inout [Int64], context: DeliveryContext) -> [Planned] {
+    private func plan(
+        _ batch: QueueBatch, removable: inout [Int64], options: CohorlyOptions, context: DeliveryContext
+    ) -> [Planned] {
+        let endpoint = endpoint
+        let configuration = configuration
         var planned: [Planned] = []
         var index = 0
         let entries = batch.entries
@@ -209,9 +214,10 @@ final class SentryDestination: Destination, @unchecked Sendable {
                     items.append(SentryEnvelope.Item(type: "session", payload: entries[index].json))
                     index += 1
                 }
+                let envelope = SentryEnvelope(eventId: nil, items: items)
                 planned.append(
                     Planned(
-                        ids: ids, envelope: SentryEnvelope(eventId: nil, items: items), categories: ["session"],
+                        ids: ids, request: { envelope.request(endpoint, options: options) }, categories: ["session"],
                         label: "\(ids.count) session update(s)"))
             case .exception:
                 guard let record = ExceptionRecord(json: entry.json) else {
@@ -220,18 +226,20 @@ final class SentryDestination: Destination, @unchecked Sendable {
                     continue
                 }
                 let eventId = SentryEvent.eventId(record.insertId)
-                var items = [
-                    SentryEnvelope.Item(type: "event", payload: SentryEvent.json(record, configuration: configuration))
-                ]
-                var categories: Set<String> = ["error"]
-                if let session = record.properties[SentrySessions.property] {
-                    items.append(SentryEnvelope.Item(type: "session", payload: session.jsonString))
-                    categories.insert("session")
+                let session = record.properties[SentrySessions.property]
+                // The event is rendered where it is sent, several at once.
+                let request: @Sendable () -> TransportRequest = {
+                    var items = [
+                        SentryEnvelope.Item(
+                            type: "event", payload: SentryEvent.json(record, configuration: configuration))
+                    ]
+                    if let session { items.append(SentryEnvelope.Item(type: "session", payload: session.jsonString)) }
+                    return SentryEnvelope(eventId: eventId, items: items).request(endpoint, options: options)
                 }
                 planned.append(
                     Planned(
-                        ids: [entry.id], envelope: SentryEnvelope(eventId: eventId, items: items),
-                        categories: categories, label: "event \(eventId)"))
+                        ids: [entry.id], request: request,
+                        categories: session == nil ? ["error"] : ["error", "session"], label: "event \(eventId)"))
             case .event, .profile:
                 context.log("dropped a queued \(entry.kind.rawValue) record: Sentry has no equivalent")
                 removable.append(entry.id)

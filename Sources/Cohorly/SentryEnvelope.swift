@@ -4,9 +4,9 @@ import Foundation
 /// One Sentry envelope (research/sentry.md "Envelope framing"): a header line of compact JSON (`event_id` when an
 /// event is inside, `sent_at` once, `dsn`, `sdk`), then per item a header line (`type`, `length` in bytes) and its
 /// payload, each followed by `\n`.
-struct SentryEnvelope {
+struct SentryEnvelope: Sendable {
     /// One item: its type (`event`, `session`) and payload (JSON text).
-    struct Item {
+    struct Item: Sendable {
         var type: String
         var payload: String
     }
@@ -47,7 +47,7 @@ struct SentryEnvelope {
 /// What every envelope of one destination shares, made once rather than per envelope (a Sentry destination
 /// sends one envelope per event): the URL and its path, the envelope header's constant tail (`dsn`, `sdk`) and the
 /// request headers (`X-Sentry-Auth` with the key).
-struct SentryEndpoint {
+struct SentryEndpoint: Sendable {
     let url: URL
     let path: String
     let headerTail: [UInt8]

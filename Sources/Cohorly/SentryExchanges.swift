@@ -7,13 +7,15 @@ import Foundation
 /// The caller keeps every decision (what to send, what an answer means) on its own thread.
 final class SentryExchanges: @unchecked Sendable {
     typealias Answer = (response: TransportResponse, headers: [String: String])
+    /// What a helper hands back: the request it made and sent, and its answer.
+    typealias Sent = (request: TransportRequest, answer: Answer)
 
     private let width: Int
     private let exchange: @Sendable (TransportRequest) -> Answer
     private let lock = ConditionLock()
     // Under `lock`.
-    private var waiting: [(index: Int, request: TransportRequest)] = []
-    private var answers: [Int: Answer] = [:]
+    private var waiting: [(index: Int, make: @Sendable () -> TransportRequest)] = []
+    private var answers: [Int: Sent] = [:]
     private var helpers = 0
     private var idle = 0
     private var closed = false
@@ -23,10 +25,11 @@ final class SentryExchanges: @unchecked Sendable {
         self.exchange = exchange
     }
 
-    /// Sends `request`, known as `index`, on a helper thread.
-    func start(_ index: Int, _ request: TransportRequest) {
+    /// Makes the request (the envelope's encoding runs on the helper too) and sends it, known as `index`, on a
+    /// helper thread.
+    func start(_ index: Int, _ make: @escaping @Sendable () -> TransportRequest) {
         let spawn = lock.withLock {
-            waiting.append((index, request))
+            waiting.append((index, make))
             guard waiting.count > idle, helpers < width else { return false }
             helpers += 1
             return true
@@ -42,11 +45,11 @@ final class SentryExchanges: @unchecked Sendable {
         lock.broadcast()
     }
 
-    /// The answer to the request started as `index` (waits for it).
-    func answer(_ index: Int) -> Answer {
+    /// The request started as `index` and its answer (waits for it).
+    func answer(_ index: Int) -> Sent? {
         lock.withLock {
             while answers[index] == nil { lock.wait(until: nil) }
-            return answers.removeValue(forKey: index) ?? (.failure("no answer"), [:])
+            return answers.removeValue(forKey: index)
         }
     }
 
@@ -65,11 +68,12 @@ final class SentryExchanges: @unchecked Sendable {
                 idle -= 1
             }
             guard !waiting.isEmpty else { break }
-            let (index, request) = waiting.removeFirst()
+            let (index, make) = waiting.removeFirst()
             lock.unlock()
+            let request = make()
             let answer = exchange(request)
             lock.lock()
-            answers[index] = answer
+            answers[index] = (request, answer)
             lock.broadcast()
         }
         helpers -= 1
