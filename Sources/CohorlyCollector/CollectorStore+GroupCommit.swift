@@ -84,6 +84,7 @@ extension CollectorStore {
                 }
             }
             groupCommit.transactions += 1
+            if case .failure = result { forgetIssueWriter() }
             return tickets.indices.map { index in result.map { $0[index] } }
         }
     }

@@ -80,6 +80,8 @@ public final class CollectorStore: @unchecked Sendable {
     /// event per request, where preparing a dozen statements each time cost more than the inserts themselves.
     private var eventInsert: SQLiteStatement?
     private var issueWriter: IssueWriter?
+    /// Staged occurrence rows the issue writer moves at once (IssueWriter.swift; tests make it small).
+    var issueStagedLimit = IssueWriter.stagedLimit
     /// Inserts waiting to share a transaction (CollectorStore+GroupCommit.swift).
     let groupCommit = GroupCommit()
 
@@ -148,9 +150,18 @@ public final class CollectorStore: @unchecked Sendable {
     func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
         let occurrences = issues.occurrences(for: events)
         return try lock.withLock {
-            try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }
+            do {
+                return try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }
+            } catch {
+                forgetIssueWriter()
+                throw error
+            }
         }
     }
+
+    /// Drops the issue writer and what it knows (the store's lock held): after a rolled-back transaction, whose
+    /// rows it may name, and after regrouping, which moved occurrences and removed issues.
+    func forgetIssueWriter() { issueWriter = nil }
 
     /// Inserts `events` (with their issue occurrences) in the transaction the caller holds `lock` and runs.
     func insertLocked(_ events: [NewEvent], _ occurrences: [IssueOccurrence?], receivedAt: Int64) throws
@@ -164,10 +175,11 @@ public final class CollectorStore: @unchecked Sendable {
         eventInsert = statement
         var writer: IssueWriter?
         if occurrences.contains(where: { $0 != nil }) {
-            writer = try issueWriter ?? IssueWriter(db)
+            writer = try issueWriter ?? IssueWriter(db, stagedLimit: issueStagedLimit)
             issueWriter = writer
         }
         var inserted = 0
+        var filed: [(occurrence: IssueOccurrence, eventId: Int64)] = []
         for (event, occurrence) in zip(events, occurrences) {
             try statement.run([
                 .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
@@ -175,10 +187,9 @@ public final class CollectorStore: @unchecked Sendable {
             ])
             let new = db.changes
             inserted += new
-            if new > 0, let occurrence, let writer {
-                try writer.record(occurrence, eventId: db.lastInsertRowID, arrival: receivedAt)
-            }
+            if new > 0, let occurrence { filed.append((occurrence, db.lastInsertRowID)) }
         }
+        if let writer, !filed.isEmpty { try writer.record(filed, arrival: receivedAt) }
         return inserted
     }
 

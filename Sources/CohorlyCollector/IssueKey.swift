@@ -31,42 +31,49 @@ struct IssueKey: Sendable, Hashable {
     /// Fingerprints a caller sent are kept as sent up to this many characters, else hashed (PostHog's rule).
     static let maxCustomFingerprint = 64
 
-    /// The key of `exception`, with the in-app frames the device left raw looked up by `symbolicator` when
-    /// given. `custom` is the event's `$exception_fingerprint` (a string, or a list of strings joined by newlines).
-    init(_ exception: CapturedException, custom: JSONValue?, symbolicator: ImageSymbolicator? = nil) {
-        let subject = exception.subject
-        let logical = subject?.logicalFrames ?? []
-        var names: [String] = []
-        var culprits: [String] = []
+    /// The key of an exception whose reason is `description`, of level `level`, with these in-app frames in
+    /// caller-chain order. `custom` is the event's `$exception_fingerprint` (a string, or a list of strings
+    /// joined by newlines).
+    init(
+        description: CrashDescription, level: String, frames: [CapturedException.GroupingFrame], custom: JSONValue?
+    ) {
+        var stack = ""
+        var culprit: String?
+        var firstCulprit: String?
         var raw: Set<String> = []
-        var crashSite: [String?] = []
-        for (index, frame) in logical.enumerated() {
-            let looked = symbolicator.flatMap { Self.lookedUp(frame, $0) }
-            if index == 0 { crashSite = (looked ?? frame.symbols).map(\.function) }
-            guard frame.inApp else { continue }
-            let image = exception.imageIndex(containing: frame.frame.address.value).map { exception.images[$0] }
-            let module = image.map { Self.fileName($0.path) } ?? "?"
-            if let function = Self.physicalFunction(looked ?? frame.symbols) {
-                names.append("\(module) \(function)")
-                culprits.append(function)
-            } else if let image {
-                names.append("\(module) +0x" + String(frame.frame.lookupAddress &- image.base, radix: 16))
-                culprits.append(names[names.count - 1])
+        var lastImage: (path: String, module: String)?
+        for frame in frames {
+            var module = "?"
+            if let path = frame.image?.path {
+                // Most frames are in the image of the frame before.
+                module = lastImage?.path == path ? lastImage?.module ?? "?" : Self.fileName(path)
+                lastImage = (path, module)
+            }
+            let name: String
+            let site: String
+            if let function = frame.function {
+                name = module + " " + function
+                site = function
+            } else if let image = frame.image {
+                name = module + " +0x" + String(frame.frame.lookupAddress &- image.base, radix: 16)
+                site = name
                 if !image.buildId.isEmpty { raw.insert(image.buildId.lowercased()) }
             } else {
-                names.append("? +0x" + String(frame.frame.lookupAddress, radix: 16))
-                culprits.append(names[names.count - 1])
+                name = "? +0x" + String(frame.frame.lookupAddress, radix: 16)
+                site = name
             }
+            stack += "\n" + name
+            if firstCulprit == nil { firstCulprit = site }
+            // The crash recorder's own frames (`cly_…`, in the app's executable when linked statically) name no
+            // culprit.
+            if culprit == nil && !site.hasPrefix("cly_") { culprit = site }
         }
-        let description =
-            symbolicator == nil ? exception.description : CrashReason.describe(exception.facts, crashSite: crashSite)
         title = description.type.isEmpty ? "Exception" : description.type
-        // The crash recorder's own frames (`cly_…`, in the app's executable when linked statically) name no culprit.
-        culprit = culprits.first { !$0.hasPrefix("cly_") } ?? culprits.first ?? ""
+        self.culprit = culprit ?? firstCulprit ?? ""
         // A release trap's type already says the value (`Swift runtime failure: Index out of range`).
         let value = description.value
-        subtitle = value.isEmpty || title.hasSuffix(value) ? culprit : value
-        level = exception.level
+        subtitle = value.isEmpty || title.hasSuffix(value) ? self.culprit : value
+        self.level = level
         mechanism = description.mechanism
         rawBuildIds = raw.sorted()
         if let custom = Self.customFingerprint(custom) {
@@ -74,9 +81,28 @@ struct IssueKey: Sendable, Hashable {
                 custom.unicodeScalars.count <= Self.maxCustomFingerprint ? custom : Self.sha256(custom)
             rawBuildIds = []
         } else {
-            let stack = names.isEmpty ? [description.value] : names
-            fingerprint = Self.sha256(([title] + stack).joined(separator: "\n"))
+            fingerprint = Self.sha256(title + (frames.isEmpty ? "\n" + description.value : stack))
         }
+    }
+
+    /// The key of an event's grouping view (CapturedException+Grouping.swift in the crash model).
+    init(_ view: CapturedException.GroupingView, custom: JSONValue?) {
+        self.init(description: view.description, level: view.level, frames: view.frames, custom: custom)
+    }
+
+    /// The key of `exception`, with the in-app frames the device left raw looked up by `symbolicator` when
+    /// given (the crash site then decides the reason again, as `cohorly crashes show` does).
+    init(_ exception: CapturedException, custom: JSONValue?, symbolicator: ImageSymbolicator? = nil) {
+        var description = exception.description
+        var frames = exception.groupingFrames()
+        if let symbolicator {
+            let crashSite = exception.subject?.logicalFrames.first.map { frame in
+                (Self.lookedUp(frame, symbolicator) ?? frame.symbols).map(\.function)
+            }
+            description = CrashReason.describe(exception.facts, crashSite: crashSite ?? [])
+            frames = exception.groupingFrames { Self.lookedUp($0, symbolicator) }
+        }
+        self.init(description: description, level: exception.level, frames: frames, custom: custom)
     }
 
     /// The key of a stored `$exception` event's properties.
@@ -103,12 +129,6 @@ struct IssueKey: Sendable, Hashable {
         return frames.map {
             FrameSymbol(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.isInlined)
         }
-    }
-
-    /// The physical function of a frame's symbols (innermost first, the physical one last): inlined calls are
-    /// left out, so a device that resolved names from the symbol table alone and a collector reading DWARF agree.
-    private static func physicalFunction(_ symbols: [FrameSymbol]) -> String? {
-        (symbols.last { !$0.inlined } ?? symbols.last)?.function
     }
 
     /// `$exception_fingerprint` as one string: a non-empty string, or a list of strings joined by newlines.

@@ -70,15 +70,16 @@ struct IssueQueries: Sendable {
         var counts = Array(repeating: 0, count: days)
         // Every issue's: the `$exception` events, by the events' (event, time) index (one index less to keep up
         // at ingestion than one on the occurrences' time).
-        var sql =
+        let sql =
             id == nil
-            ? "SELECT time / 86400000 AS day, COUNT(*) FROM events WHERE event = '$exception' AND time >= ? AND time < ?"
-            : "SELECT time / 86400000 AS day, COUNT(*) FROM issue_occurrences WHERE time >= ? AND time < ?"
+            ? "SELECT time / 86400000 AS day, COUNT(*) FROM events WHERE event = '$exception' AND time >= ?1 AND time < ?2"
+            : """
+            SELECT time / 86400000 AS day, COUNT(*) FROM (
+                SELECT time FROM issue_occurrences WHERE issue_id = ?3 AND time >= ?1 AND time < ?2
+                UNION ALL SELECT time FROM issue_occurrences_new WHERE issue_id = ?3 AND time >= ?1 AND time < ?2)
+            """
         var values: [SQLiteStatement.Value] = [.int(first * 86_400_000), .int((today + 1) * 86_400_000)]
-        if let id {
-            sql += " AND issue_id = ?"
-            values.append(.int(id))
-        }
+        if let id { values.append(.int(id)) }
         try store.reading { db in
             try db.prepare(sql + " GROUP BY day").rows(values) { row in
                 let index = Int(row.int(0) - first)
@@ -109,16 +110,38 @@ struct IssueQueries: Sendable {
     /// The issue's occurrences (``StoredEvent/id``s), newest crash time first; `before` (an event id of the
     /// issue) continues a list after that occurrence.
     func occurrenceIds(id: Int64, limit: Int, before: Int64?) throws -> [Int64] {
-        var sql = "SELECT event_id FROM issue_occurrences WHERE issue_id = ?"
-        var values: [SQLiteStatement.Value] = [.int(id)]
-        if let before {
-            sql += " AND (time, event_id) < ((SELECT time FROM issue_occurrences WHERE event_id = ?), ?)"
-            values += [.int(before), .int(before)]
-        }
-        values.append(.int(Int64(max(0, limit))))
-        return try store.reading { db in
+        try store.reading { db in
+            // The cursor: the crash time of occurrence `before` (a row of either table).
+            var cursor: (time: Int64, id: Int64)?
+            if let before {
+                try db.prepare(
+                    """
+                    SELECT time FROM issue_occurrences WHERE event_id = ?1
+                    UNION ALL SELECT time FROM issue_occurrences_new WHERE event_id = ?1
+                    """
+                ).rows([.int(before)]) { row in
+                    cursor = (row.int(0), before)
+                    return false
+                }
+                guard cursor != nil else { return [] }
+            }
+            // Each table's newest `limit` (by its index, or the few staged rows), then the newest of both.
+            let after = cursor == nil ? "" : " AND (time, event_id) < (?2, ?3)"
+            let values: [SQLiteStatement.Value] = [
+                .int(id), .int(cursor?.time ?? 0), .int(cursor?.id ?? 0), .int(Int64(max(0, limit))),
+            ]
             var result: [Int64] = []
-            try db.prepare(sql + " ORDER BY time DESC, event_id DESC LIMIT ?").rows(values) { row in
+            try db.prepare(
+                """
+                SELECT event_id FROM (
+                    SELECT * FROM (SELECT event_id, time FROM issue_occurrences WHERE issue_id = ?1\(after)
+                        ORDER BY time DESC, event_id DESC LIMIT ?4)
+                    UNION ALL
+                    SELECT * FROM (SELECT event_id, time FROM issue_occurrences_new WHERE issue_id = ?1\(after)
+                        ORDER BY time DESC, event_id DESC LIMIT ?4))
+                ORDER BY time DESC, event_id DESC LIMIT ?4
+                """
+            ).rows(values) { row in
                 result.append(row.int(0))
                 return true
             }

@@ -55,8 +55,10 @@ enum IssueRegrouping {
             keyed.append((row.eventId, key, properties["release"]?.stringValue))
         }
         return try store.lock.withLock {
-            try store.db.transaction {
-                let writer = try IssueWriter(store.db)
+            defer { store.forgetIssueWriter() }
+            return try store.db.transaction {
+                try IssueWriter.moveStaged(store.db)
+                let writer = try IssueWriter(store.db, staged: false)
                 let current = try store.db.prepare(
                     """
                     SELECT o.issue_id, i.fingerprint, o.time, o.distinct_id FROM issue_occurrences o
@@ -64,6 +66,7 @@ enum IssueRegrouping {
                     """)
                 let forget = try store.db.prepare("DELETE FROM issue_raw WHERE event_id = ?")
                 var moved = 0
+                var moves: [(occurrence: IssueOccurrence, eventId: Int64)] = []
                 var left: Set<Int64> = []
                 for entry in keyed {
                     var old: (issue: Int64, fingerprint: String, time: Int64, distinctId: String)?
@@ -82,10 +85,11 @@ enum IssueRegrouping {
                         }
                         continue
                     }
-                    try writer.record(occurrence, eventId: entry.eventId, arrival: 0, changesState: false)
+                    moves.append((occurrence, entry.eventId))
                     left.insert(old.issue)
                     moved += 1
                 }
+                try writer.record(moves, arrival: 0, changesState: false)
                 for issue in left { try IssueRecount.recount(issue: issue, db: store.db) }
                 return moved
             }

@@ -9,7 +9,9 @@ import Foundation
 /// - `issues`: one row per fingerprint with its counters (kept as occurrences arrive, so a list reads 1,000 rows,
 ///   not 100,000), its state and the mute's end. Times in unix milliseconds (crash time, not arrival).
 /// - `issue_occurrences`: event id → issue, with the crash time, distinct id and release (per-day and per-release
-///   counts, the occurrence list, and what regrouping moves).
+///   counts, the occurrence list, and what regrouping moves), indexed by (issue, time).
+/// - `issue_occurrences_new`: the same rows as they arrive, without that index, until a few thousand are moved
+///   into `issue_occurrences` at once (IssueWriter.swift); every read of occurrences reads both.
 /// - `issue_users`, `issue_releases`: distinct users and occurrences per release of each issue.
 /// - `issue_release_order`: every release in the order the collector first saw it (ReleaseOrder.swift).
 /// - `issue_raw`: occurrences with in-app frames keyed by module offset, by build id (IssueRegrouping.swift).
@@ -28,6 +30,9 @@ extension CollectorStore {
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
             distinct_id TEXT NOT NULL, release TEXT);
         CREATE INDEX IF NOT EXISTS issue_occurrences_issue ON issue_occurrences(issue_id, time);
+        CREATE TABLE IF NOT EXISTS issue_occurrences_new(
+            event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
+            distinct_id TEXT NOT NULL, release TEXT);
         CREATE TABLE IF NOT EXISTS issue_users(
             issue_id INTEGER NOT NULL, distinct_id TEXT NOT NULL, PRIMARY KEY(issue_id, distinct_id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS issue_releases(
@@ -104,11 +109,14 @@ final class IssueGrouping: @unchecked Sendable {
             else {
                 return nil
             }
-            let exception = IssueKey.exception(properties)
             let custom = properties["$exception_fingerprint"]
-            var key = IssueKey(exception, custom: custom)
-            if let symbolicator = symbolicator(for: exception, buildIds: key.rawBuildIds) {
-                key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
+            var key = IssueKey(CapturedException.groupingView(exceptionEvent: properties), custom: custom)
+            if !key.rawBuildIds.isEmpty {
+                // Frames the device left raw: read in full, looked up in the uploaded debug files if any.
+                let exception = IssueKey.exception(properties)
+                if let symbolicator = symbolicator(for: exception, buildIds: key.rawBuildIds) {
+                    key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
+                }
             }
             return IssueOccurrence(
                 key: key, release: properties["release"]?.stringValue, time: event.time, distinctId: event.distinctId)

@@ -53,41 +53,50 @@ final class IssueTransitionWriter {
         ])
     }
 
-    /// Applies the arrival rules to `issue` for `occurrence` (event `eventId`, arrived at `arrival` unix ms).
+    /// Applies the arrival rules to `issue` for `occurrence` (event `eventId`, arrived at `arrival` unix ms);
+    /// returns the issue's state after it.
     func afterOccurrence(_ issue: StoredIssueState, _ occurrence: IssueOccurrence, eventId: Int64, arrival: Int64)
-        throws
+        throws -> StoredIssueState
     {
         let now = arrival / 1000
         let open = StoredIssueState(id: issue.id)
         switch issue.state {
-        case .open, .regressed: return
+        case .open, .regressed: return issue
         case .resolved:
             var regressed = open
             regressed.state = .regressed
             if let resolved = issue.resolvedInRelease {
                 guard let release = occurrence.release,
                     try ReleaseOrder.isLater(release, than: resolved, arrival: arrivalRank(_:))
-                else { return }
+                else { return issue }
                 try change(
                     issue, to: regressed, now: now, release: release,
                     note: "occurrence \(eventId) from release \(release), after \(resolved)")
+                return regressed
             } else if let resolvedAt = issue.resolvedAt, occurrence.time > resolvedAt {
                 try change(
                     issue, to: regressed, now: now, release: occurrence.release,
                     note: "occurrence \(eventId) after the resolve")
+                return regressed
             }
+            return issue
         case .muted:
             if let until = issue.mutedUntil, now >= until {
                 try change(issue, to: open, now: now, release: occurrence.release, note: "mute ended: seen after it")
+                return open
             } else if let left = issue.mutedFor {
                 if left <= 1 {
                     try change(
                         issue, to: open, now: now, release: occurrence.release,
                         note: "mute ended: occurrence \(eventId) was the last one muted")
-                } else {
-                    try countDown.run([.int(left - 1), .int(issue.id)])
+                    return open
                 }
+                try countDown.run([.int(left - 1), .int(issue.id)])
+                var counted = issue
+                counted.mutedFor = left - 1
+                return counted
             }
+            return issue
         }
     }
 }

@@ -175,7 +175,12 @@ extension IssueQueries {
     func issueId(ofEvent eventId: Int64) throws -> Int64? {
         try store.reading { db in
             var found: Int64?
-            try db.prepare("SELECT issue_id FROM issue_occurrences WHERE event_id = ?").rows([.int(eventId)]) {
+            try db.prepare(
+                """
+                SELECT issue_id FROM issue_occurrences WHERE event_id = ?1
+                UNION ALL SELECT issue_id FROM issue_occurrences_new WHERE event_id = ?1
+                """
+            ).rows([.int(eventId)]) {
                 found = $0.int(0)
                 return false
             }

@@ -14,9 +14,33 @@ public struct Address: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Reads `"0x…"` (or bare hex digits); nil for anything else.
     public init?(hex text: String) {
+        if let value = Self.hexDigits(text) {
+            self.value = value
+            return
+        }
         let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? text.dropFirst(2) : Substring(text)
         guard !digits.isEmpty, let parsed = UInt64(digits, radix: 16) else { return nil }
         value = parsed
+    }
+
+    /// `0x` (optional) and at most 16 hex digits, read byte by byte (events hold thousands of addresses); nil
+    /// for anything else, which ``init(hex:)`` then reads the general way.
+    private static func hexDigits(_ text: String) -> UInt64? {
+        var utf8 = text.utf8[...]
+        if utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) { utf8 = utf8.dropFirst(2) }
+        guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
+        var value: UInt64 = 0
+        for byte in utf8 {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
     }
 
     /// Reads a JSON value: a `"0x…"` string, or a non-negative integer (hand-written files).

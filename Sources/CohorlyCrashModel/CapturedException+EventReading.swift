@@ -27,6 +27,35 @@ extension CapturedException {
     init(parts: ExceptionEventParts) {
         let properties = CohorlyValue.object(parts.members)
         let exception = parts.exception.map(CohorlyValue.object)
+        let mechanism = exception?["mechanism"]
+        let facts = Self.facts(exception, properties: properties)
+        self.init(
+            description: CrashReason.describe(facts), facts: facts,
+            level: properties["$exception_level"]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
+        )
+        synthetic = mechanism?["synthetic"] == .bool(true)
+        mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
+        threads = [
+            Self.thread(
+                parts.exceptionStack, tid: exception?["thread_id"], name: properties["$exception_thread_name"],
+                crashed: true)
+        ]
+        // A producer may list the crashed thread again among all threads.
+        for other in parts.threads where !other.crashed {
+            threads.append(Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false))
+        }
+        images = Self.images(parts.images, frames: parts.exceptionStack.frames + parts.threads.flatMap(\.stack.frames))
+        arch = parts.images.first?["arch"]?.stringValue
+        timestampMs = properties["time"]?.intValue.map(Int64.init) ?? 0
+        insertId = properties["$insert_id"]?.stringValue ?? ""
+        executable = properties["$exception_executable"]?.stringValue
+        if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
+        self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
+    }
+
+    /// What the reason is decided from: the first exception's type, value and mechanism (its signal), and
+    /// `$issue_name` of `properties`.
+    static func facts(_ exception: CohorlyValue?, properties: CohorlyValue) -> CrashReason.Facts {
         let type = exception?["type"]?.stringValue ?? ""
         let value = exception?["value"]?.stringValue ?? ""
         let mechanism = exception?["mechanism"]
@@ -52,28 +81,7 @@ extension CapturedException {
                     ?? (value.isEmpty || source == "dwarf" ? type : "\(type): \(value)"),
                 source: source)
         }
-        self.init(
-            description: CrashReason.describe(facts), facts: facts,
-            level: properties["$exception_level"]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
-        )
-        synthetic = mechanism?["synthetic"] == .bool(true)
-        mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
-        threads = [
-            Self.thread(
-                parts.exceptionStack, tid: exception?["thread_id"], name: properties["$exception_thread_name"],
-                crashed: true)
-        ]
-        // A producer may list the crashed thread again among all threads.
-        for other in parts.threads where !other.crashed {
-            threads.append(Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false))
-        }
-        images = Self.images(parts.images, frames: parts.exceptionStack.frames + parts.threads.flatMap(\.stack.frames))
-        arch = parts.images.first?["arch"]?.stringValue
-        timestampMs = properties["time"]?.intValue.map(Int64.init) ?? 0
-        insertId = properties["$insert_id"]?.stringValue ?? ""
-        executable = properties["$exception_executable"]?.stringValue
-        if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
-        self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
+        return facts
     }
 
     /// A thread from a stacktrace: frames oldest first → physical frames innermost first, each with the symbols
@@ -137,7 +145,7 @@ extension CapturedException {
 
     /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,
     /// sized to reach the frame's highest address.
-    private static func images(_ list: [CohorlyValue], frames: [ExceptionEventParts.WireFrame]) -> [Image] {
+    static func images(_ list: [CohorlyValue], frames: [ExceptionEventParts.WireFrame]) -> [Image] {
         var images = list.compactMap { image -> Image? in
             guard let path = image["code_file"]?.stringValue, let base = wireAddress(image["image_addr"]) else {
                 return nil

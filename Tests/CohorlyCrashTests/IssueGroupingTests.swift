@@ -42,6 +42,20 @@ import Testing
         #expect(shown["latest"]?["insert_id"] == "i2")
     }
 
+    /// Grouping reads an event's grouping view, not the whole model: on real crashes (symbolicated on the
+    /// device, and raw) both give the same frames and the same key.
+    @Test func theGroupingViewOfRealCrashesKeysThemAsTheWholeModelDoes() async throws {
+        let events = try await Self.crashes.events()
+        for (name, event) in [("index", events.index1), ("null", events.null), ("raw", events.rawIndex)] {
+            let properties = CohorlyValue.object(event)
+            let view = CapturedException.groupingView(exceptionEvent: properties)
+            let full = CapturedException(exceptionEvent: properties)
+            #expect(!view.frames.isEmpty, "\(name)")
+            #expect(view.frames == full.groupingFrames(), "\(name)")
+            #expect(IssueKey(view, custom: nil) == IssueKey(full, custom: nil), "\(name)")
+        }
+    }
+
     @Test func aCallerSuppliedFingerprintWins() async throws {
         let events = try await Self.crashes.events()
         let collector = try IssueCollector()
