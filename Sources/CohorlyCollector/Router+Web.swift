@@ -27,7 +27,7 @@ extension Router {
                 let parts = request.path.dropFirst("/issues/".count).split(
                     separator: "/", omittingEmptySubsequences: false)
                 guard let first = parts.first, let id = Int64(first), id > 0, parts.count <= 2 else { return notFound }
-                if request.method == "GET", parts.count == 1 { return try issuePage(id: id) ?? notFound }
+                if request.method == "GET", parts.count == 1 { return try issuePage(id: id, request) ?? notFound }
                 if request.method == "POST", parts.count == 2 { return issueAction(request, id: id, action: parts[1]) }
                 return notFound
             default: return notFound

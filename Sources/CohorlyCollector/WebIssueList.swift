@@ -1,8 +1,9 @@
 import Foundation
 
 /// `GET /` (also `/issues`): the issues, filtered and sorted as `cohorly issues list` does (`state`, `level`,
-/// `release`, `sort` from the query, the form at the top), 50 at most, each with its state, level, counts, a
-/// chart of its last 14 days and its first and last release; above them a chart of every issue's last 14 days.
+/// `release`, `sort` from the query, the form at the top), 50 at most, each with its state, level, culprit,
+/// counts, a chart of its last 14 days and its first and last release; above them a chart of every issue's last
+/// 14 days.
 extension Router {
     /// Issues a list page shows.
     static let issuesPerPage = 50
@@ -32,7 +33,9 @@ extension Router {
             body.append(Self.levelBadge(issue.level))
             body.raw("<div class=\"muted\">")
             body.text(issue.subtitle)
-            body.raw("</div></td><td>")
+            body.raw("</div>")
+            body.append(Self.culprit(issue))
+            body.raw("</td><td>")
             body.append(Self.stateBadge(issue.state))
             body.raw("</td><td class=\"num\">\(issue.occurrences)</td><td class=\"num\">\(issue.users)</td>")
             body.raw("<td class=\"wide\">")
@@ -69,6 +72,16 @@ extension Router {
         html.raw("><input name=\"release\" placeholder=\"release\" size=\"14\" ")
         html.raw(HTML.attribute("value", filter.release ?? ""))
         html.raw("><button type=\"submit\">Filter</button></form>")
+        return html
+    }
+
+    /// Where the issue's stack says it failed (its top in-app frame), unless the subtitle already says it.
+    static func culprit(_ issue: IssueSummary) -> HTML {
+        var html = HTML()
+        guard !issue.culprit.isEmpty, issue.culprit != issue.subtitle else { return html }
+        html.raw("<div class=\"culprit muted\">in <code>")
+        html.text(issue.culprit)
+        html.raw("</code></div>")
         return html
     }
 

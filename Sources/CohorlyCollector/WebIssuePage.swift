@@ -1,14 +1,16 @@
 import Foundation
 
-/// `GET /issues/<id>`: one issue — its state and counts, charts of its occurrences per day and per release, the
-/// state changes, its latest occurrence symbolicated (as `/events/<id>` shows it) and links to the others; and,
+/// `GET /issues/<id>`: one issue — its state, culprit and counts, charts of its occurrences per day and per
+/// release, the state changes, its latest occurrence symbolicated (as `/events/<id>` shows it) and links to its
+/// occurrences, 20 at a time (`?before=<event id>`: the 20 after that one, *Older* and *Newest* between pages); and,
 /// when the collector allows it (`cohorly serve --web-actions`), the forms that resolve, reopen or mute it
 /// (`POST /issues/<id>/resolve|reopen|mute`, IssueActions).
 extension Router {
-    /// Other occurrences an issue page links to.
+    /// Occurrences an issue page links to at once (`?before=<event id>` shows the ones after that one).
     static let occurrencesPerIssuePage = 20
 
-    func issuePage(id: Int64) throws -> HTTPResponse? {
+    func issuePage(id: Int64, _ request: HTTPRequest) throws -> HTTPResponse? {
+        let before = try request.integer("before", in: QueryLimits.rowId).map(Int64.init)
         let queries = IssueQueries(store: store)
         guard let issue = try queries.issue(id: id) else { return nil }
         let now = Int64(Date().timeIntervalSince1970)
@@ -44,8 +46,11 @@ extension Router {
             body.append(Self.breadcrumbs(facts.properties["$exception_breadcrumbs"]?.arrayValue ?? []))
             body.append(Self.factList(facts, event: latest))
         }
+        // One more than a page: whether there are older ones.
+        let ids = try queries.occurrenceIds(id: id, limit: Self.occurrencesPerIssuePage + 1, before: before)
+        let page = Array(ids.prefix(Self.occurrencesPerIssuePage))
         body.append(
-            try occurrenceLinks(queries.occurrenceIds(id: id, limit: Self.occurrencesPerIssuePage, before: nil)))
+            try occurrenceLinks(page, issue: issue, after: before, older: ids.count > page.count ? page.last : nil))
         return WebPage.response(200, WebPage.document(title: issue.title, body))
     }
 
@@ -57,7 +62,8 @@ extension Router {
             if let left = issue.mutedForOccurrences { state += " for \(left) more occurrence\(left == 1 ? "" : "s")" }
         }
         let rows: [(String, String?)] = [
-            ("State", state), ("Occurrences", String(issue.occurrences)), ("Users", String(issue.users)),
+            ("State", state), ("Culprit", issue.culprit), ("Occurrences", String(issue.occurrences)),
+            ("Users", String(issue.users)),
             ("First seen", WebPage.time(milliseconds: issue.firstSeen * 1000)),
             ("Last seen", WebPage.time(milliseconds: issue.lastSeen * 1000)),
             ("First release", issue.firstRelease), ("Last release", issue.lastRelease),
@@ -106,9 +112,15 @@ extension Router {
         return html
     }
 
-    /// Links to the occurrences `ids` (newest first), each with its time, release and user.
-    func occurrenceLinks(_ ids: [Int64]) throws -> HTML {
-        var html = HTML(raw: "<h2>Occurrences</h2><ul class=\"occurrences\">")
+    /// Links to the occurrences `ids` (newest first), each with its time, release and user: the newest ones, or
+    /// (`after` an occurrence's event id) those after it; then the pager: *Newest* when this is not the first
+    /// page, *Older* (the page after `older`) when more follow.
+    func occurrenceLinks(_ ids: [Int64], issue: IssueSummary, after: Int64?, older: Int64?) throws -> HTML {
+        var html = HTML(raw: "<h2 id=\"occurrences\">Occurrences</h2>")
+        if after != nil {
+            html.raw("<p class=\"muted\">Older occurrences (of \(issue.occurrences), newest first).</p>")
+        }
+        html.raw("<ul class=\"occurrences\">")
         for id in ids {
             guard let event = try storedEvent(id: id) else { continue }
             let facts = OccurrenceFacts(event)
@@ -119,6 +131,13 @@ extension Router {
             html.raw("</span></li>")
         }
         html.raw("</ul>")
+        if ids.isEmpty { html.raw("<p class=\"muted\">No older occurrences.</p>") }
+        html.raw("<nav class=\"pager\">")
+        if after != nil { html.raw("<a class=\"newest\" href=\"/issues/\(issue.id)#occurrences\">Newest</a>") }
+        if let older {
+            html.raw("<a class=\"older\" href=\"/issues/\(issue.id)?before=\(older)#occurrences\">Older</a>")
+        }
+        html.raw("</nav>")
         return html
     }
 

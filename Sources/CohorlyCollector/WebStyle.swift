@@ -69,6 +69,8 @@ enum WebStyle {
         svg.chart text { fill: var(--muted); font-size: 10px; }
         svg.chart.bars text { fill: var(--fg); font-size: 12px; }
         ul.occurrences { padding-left: 1.2rem; }
+        nav.pager a { margin-right: 1rem; }
+        .culprit code { overflow-wrap: anywhere; }
         form.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0; }
         input { font: inherit; padding: .2rem .4rem; border: 1px solid var(--line); border-radius: 6px;
           background: var(--bg); color: var(--fg); }

@@ -69,7 +69,7 @@ import Testing
     @Test func aHostileEventIsTextOnEveryPage() throws {
         let router = try Self.router()
         let frame: JSONValue = [
-            "platform": "native", "instruction_addr": "0x1000", "module": "<b>mod</b>",
+            "platform": "native", "instruction_addr": "0x1000", "module": "<b>mod</b>", "in_app": true,
             "function": "<iframe src=//evil.example>", "filename": "</li><script>f()</script>", "lineno": 1,
         ]
         let properties: JSONValue = [
@@ -97,6 +97,11 @@ import Testing
                 #expect(!page.contains(markup), "\(path) holds \(markup)")
             }
             #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(path)")
+        }
+        // The culprit (the in-app frame's function) on the list and the issue page, as text.
+        for path in ["/", "/issues/1"] {
+            let page = String(decoding: Self.get(router, path, bearer)?.body ?? [], as: UTF8.self)
+            #expect(page.contains("&lt;iframe src=//evil.example&gt;"), "\(path): no culprit")
         }
         let page = String(decoding: Self.get(router, "/events/1", bearer)?.body ?? [], as: UTF8.self)
         for text in ["&lt;iframe src=//evil.example&gt;", "&lt;script&gt;3&lt;/script&gt;", "&lt;marquee&gt;"] {
@@ -269,6 +274,60 @@ import Testing
         #expect(muted.state == .muted && muted.mutedForOccurrences == 3 && muted.mutedUntil != nil)
         #expect(post("/issues/9/reopen", "")?.status == 404)
         #expect(post("/issues/1/delete", "")?.status == 404)
+    }
+
+    @Test func theIssuePagesShowTheCulpritAndPageThroughEveryOccurrence() throws {
+        let router = try Self.router()
+        let frame: JSONValue = [
+            "instruction_addr": "0x1000", "in_app": true, "function": "Shop.pay()", "instruction_addr_kind": "pc",
+        ]
+        let properties: JSONValue = [
+            "$exception_level": "error", "release": "1.2.0",
+            "$exception_list": [
+                [
+                    "type": "OrderError", "value": "declined", "mechanism": ["type": "handled"],
+                    "stacktrace": ["frames": [frame]],
+                ]
+            ],
+        ]
+        let events = (0..<45).map { n in
+            CollectorStore.NewEvent(
+                token: "t", event: "$exception", distinctId: "u\(n % 3)", time: 1_796_000_000_000 + Int64(n) * 1000,
+                insertId: "o\(n)", propertiesJSON: properties.jsonString)
+        }
+        _ = try router.store.insert(events: events, receivedAt: 1_796_000_000_000)
+        let session = ["cookie": try Self.signIn(router)]
+        func page(_ path: String) -> String {
+            String(decoding: Self.get(router, path, session)?.body ?? [], as: UTF8.self)
+        }
+        let list = page("/")
+        #expect(list.contains("<div class=\"culprit muted\">in <code>Shop.pay()</code></div>"), "\(list)")
+        #expect(page("/issues/1").contains("<dt>Culprit</dt><dd>Shop.pay()</dd>"))
+        // The occurrences 20 at a time, newest first, each page linking to the next until the last.
+        func links(_ html: String) -> (events: [Int64], older: String?, newest: Bool) {
+            let start = html.range(of: "<h2 id=\"occurrences\">")?.upperBound ?? html.endIndex
+            let part = html[start...]
+            let events = part.matches(of: /<li><a href="\/events\/(\d+)">/).compactMap { Int64($0.output.1) }
+            let older = part.firstMatch(of: /<a class="older" href="([^"]+)">Older<\/a>/).map { String($0.output.1) }
+            return (events, older, part.contains("<a class=\"newest\" href=\"/issues/1#occurrences\">Newest</a>"))
+        }
+        var seen: [Int64] = []
+        var next: String? = "/issues/1"
+        var pages: [(count: Int, newest: Bool)] = []
+        while let path = next, pages.count < 5 {
+            let shown = links(page(String(path.prefix { $0 != "#" })))
+            seen += shown.events
+            pages.append((shown.events.count, shown.newest))
+            next = shown.older
+        }
+        #expect(pages.map(\.count) == [20, 20, 5], "\(pages)")
+        #expect(pages.map(\.newest) == [false, true, true])
+        #expect(seen == (1...45).reversed().map { Int64($0) }, "every occurrence once, newest first: \(seen)")
+        // A cursor that is not an occurrence of the issue shows none; one that is not a number is refused.
+        #expect(links(page("/issues/1?before=999")).events.isEmpty)
+        #expect(page("/issues/1?before=999").contains("No older occurrences."))
+        #expect(Self.get(router, "/issues/1?before=x", session)?.status == 400)
+        #expect(Self.get(router, "/issues/1?before=-1", session)?.status == 400)
     }
 
     @Test func formFieldsDecode() {

@@ -18,7 +18,8 @@ struct WebPageBrowserTests {
 
     /// A collector with the secret `page-secret` holding the crashes (grouped into issues as they are stored);
     /// the async crash's row id and issue id, the fatal one's row id.
-    static func collector(webActions: Bool = false) async throws -> (
+    /// `earlierAsync`: that many more occurrences of the async crash, each a second before the one after it.
+    static func collector(webActions: Bool = false, earlierAsync: Int = 0) async throws -> (
         Collector, async: Int64, asyncIssue: Int64, fatal: Int64
     ) {
         let events = try await crashes.value
@@ -27,7 +28,14 @@ struct WebPageBrowserTests {
         configuration.webActions = webActions
         let collector = try Collector(configuration: configuration)
         try collector.start()
-        _ = try collector.store.insert(events: events.map(\.newEvent), receivedAt: 1_796_000_000_000)
+        var sent = events.map(\.newEvent)
+        for n in 0..<earlierAsync {
+            var earlier = events[0].newEvent
+            earlier.insertId = "\(events[0].insertId)-\(n)"
+            earlier.time -= Int64(n + 1) * 1000
+            sent.append(earlier)
+        }
+        _ = try collector.store.insert(events: sent, receivedAt: 1_796_000_000_000)
         let stored = try collector.store.events(matching: EventQuery(event: "$exception"))
         let async = try #require(stored.first { $0.insertId == events[0].insertId }?.id)
         let fatal = try #require(stored.first { $0.insertId == events[1].insertId }?.id)
@@ -98,6 +106,44 @@ struct WebPageBrowserTests {
         #expect(elsewhere.isEmpty, "\(elsewhere)")
         #expect(session.requests.contains { $0.url == base + WebStyle.path })
         #expect(session.documents.allSatisfy { $0.status == 200 }, "\(session.documents)")
+    }
+
+    @Test func theCulpritShowsAndTheIssuePagePagesThroughOlderOccurrences() async throws {
+        let (collector, _, issue, _) = try await Self.collector(earlierAsync: 24)
+        defer { collector.stop() }
+        let base = collector.baseURL.absoluteString
+        let culprits = try IssueQueries(store: collector.store).list(IssueFilter(), sort: .lastSeen, limit: 10)
+            .map(\.culprit).filter { !$0.isEmpty }
+        let facts =
+            "[...document.querySelectorAll('main dl.facts dt')].filter(e => e.textContent == 'Culprit')"
+            + ".map(e => e.nextElementSibling.textContent)"
+        let session = try await Chromium.run([
+            ["go": .string(collector.newLoginURL().absoluteString)], ["wait_url": .string(base + "/")],
+            Self.text("main table.issues td.title"),
+            ["go": .string("\(base)/issues/\(issue)")], ["eval": .string(facts)],
+            ["eval": "document.querySelectorAll('main ul.occurrences > li').length"], Self.text("main nav.pager a"),
+            ["click": "main nav.pager a.older"],
+            ["eval": "document.querySelectorAll('main ul.occurrences > li').length"],
+            Self.text("main nav.pager a"), ["eval": "location.search"],
+            ["click": "main nav.pager a.newest"],
+            ["eval": "document.querySelectorAll('main ul.occurrences > li').length"],
+        ])
+        let r = session.results
+        // The list shows each issue's culprit (its top in-app frame; the line under the title when it is the
+        // subtitle already, as for a runtime failure), the issue page too.
+        #expect(culprits.count == 2, "\(culprits)")
+        let rows = r[2].arrayValue?.compactMap(\.stringValue) ?? []
+        for culprit in culprits { #expect(rows.contains { $0.contains(culprit) }, "\(culprit) in \(rows)") }
+        #expect(rows.contains { $0.contains("in CrashDemo.crashFatalError()") }, "\(rows)")
+        let culprit = try #require(r[4].arrayValue?.first?.stringValue)
+        #expect(culprits.contains(culprit), "\(culprit)")
+        // 25 occurrences: 20 on the first page and a link to the older ones, 5 there and one back.
+        #expect(r[5] == 20 && r[6] == ["Older"], "\(r[5]) \(r[6])")
+        #expect(r[8] == 5 && r[9] == ["Newest"], "\(r[8]) \(r[9])")
+        #expect(r[10].stringValue?.hasPrefix("?before=") == true, "\(r[10])")
+        #expect(r[12] == 20)
+        #expect(session.documents.allSatisfy { $0.status == 200 }, "\(session.documents)")
+        #expect(session.requests.allSatisfy { $0.url.hasPrefix(base + "/") }, "\(session.requests)")
     }
 
     @Test func withoutTheSessionPagesAreRefusedAndTheLoginURLWorksOnce() async throws {
