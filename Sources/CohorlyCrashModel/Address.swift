@@ -26,11 +26,22 @@ public struct Address: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `0x` (optional) and at most 16 hex digits, read byte by byte (events hold thousands of addresses); nil
     /// for anything else, which ``init(hex:)`` then reads the general way.
     private static func hexDigits(_ text: String) -> UInt64? {
-        var utf8 = text.utf8[...]
-        if utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) { utf8 = utf8.dropFirst(2) }
-        guard !utf8.isEmpty, utf8.count <= 16 else { return nil }
+        var text = text
+        return text.withUTF8(hexDigits)
+    }
+
+    /// ``init(hex:)``'s fast path over UTF-8 bytes: `0x` (optional) and 1 to 16 hex digits; nil for anything else.
+    /// The one hex reader: the CLI's address arguments use it too.
+    public static func hexDigits(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var start = 0
+        if bytes.count >= 2, bytes[0] == UInt8(ascii: "0"),
+            bytes[1] == UInt8(ascii: "x") || bytes[1] == UInt8(ascii: "X")
+        {
+            start = 2
+        }
+        guard start < bytes.count, bytes.count - start <= 16 else { return nil }
         var value: UInt64 = 0
-        for byte in utf8 {
+        for byte in bytes[start...] {
             let digit: UInt8
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
