@@ -38,7 +38,8 @@ import Testing
         #expect(await eventually { store.groupCommit.waitingCount == 0 && store.groupCommit.isCommitting })
         for index in 1...4 { request(index) }
         #expect(await eventually { store.groupCommit.waitingCount == 4 })
-        #expect(try store.eventCount() == 0)  // nothing answered: nothing committed yet
+        #expect(try store.eventCount() == 0)  // nothing committed yet…
+        #expect(counts.total == 0)  // …and no request answered before its commit
         release.signal()
         #expect(finished.wait(timeout: .now() + 20) == .success)
         #expect(store.groupCommit.transactions == 2)
