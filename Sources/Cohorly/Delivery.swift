@@ -91,11 +91,30 @@ final class Delivery: @unchecked Sendable {
 
     /// Stops the thread after its current exchange and waits for it.
     func stop() {
+        beginStopping()
+        finished.wait()
+        finished.signal()  // stopped for good: a later stop returns at once
+    }
+
+    /// Stops the thread after its current exchange and waits at most `seconds` for it (the process is exiting):
+    /// true when it stopped. No new exchange starts meanwhile, so a record is not sent while nothing is left to
+    /// take its answer and remove it — which would send it again from the next launch.
+    @discardableResult
+    func stop(waitingAtMost seconds: Double) -> Bool {
+        beginStopping()
+        guard finished.wait(timeout: .now() + max(0, seconds)) == .success else { return false }
+        finished.signal()
+        return true
+    }
+
+    /// True once `stop` was called (the tests wait for it).
+    var isStopping: Bool { signal.withLock { stopping } }
+
+    private func beginStopping() {
         signal.withLock {
             stopping = true
             signal.broadcast()
         }
-        finished.wait()
     }
 
     private func run() {

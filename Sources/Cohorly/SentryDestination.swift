@@ -98,8 +98,11 @@ final class SentryDestination: Destination, @unchecked Sendable {
         var sent: [Int] = []
         var window = 1
         var next = 0
+        // Stopping (or a reset, or an opt-out): the envelopes in flight are answered and judged, no other starts.
+        var stopped = false
         while true {
-            while progress.stop == nil, next < planned.count, sent.count < window,
+            stopped = stopped || !context.wait(0)
+            while !stopped, progress.stop == nil, next < planned.count, sent.count < window,
                 !sent.contains(where: { planned[$0].alone }), !(planned[next].alone && !sent.isEmpty)
             {
                 let candidate = planned[next]
@@ -121,6 +124,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
         if let stop = progress.stop {
             return .keep(removable: progress.removable, delay: stop.delay, reason: stop.reason)
         }
+        if stopped, next < planned.count { return .cancelled(removable: progress.removable) }
         guard !progress.held.isEmpty else { return .finished(delivered: progress.delivered) }
         let now = clockNow()
         let wait = limits.until.values.map { $0 - now }.filter { $0 > 0 }.min() ?? 1

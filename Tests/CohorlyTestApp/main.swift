@@ -5,6 +5,9 @@
 //       tracks seq S..<S+N in chunks, printing "persisted K" once seq < K are on disk (delivery runs meanwhile).
 //   CohorlyTestApp track-and-exit --host URL --dir DIR --count N
 //       tracks N events and calls exit(0) at once (nothing sent, nothing awaited).
+//   CohorlyTestApp track-then-exit-on-input --host URL --dir DIR --count N [--batch B]
+//       tracks N events, prints "persisted N" once they are on disk (delivery runs meanwhile), then calls exit(0)
+//       when a line arrives on stdin.
 //   CohorlyTestApp flush --host URL --dir DIR [--batch B] [--token T]
 //       only flushes what an earlier run left queued.
 // Both print "flushed" and exit 0 once the queue is delivered.
@@ -107,6 +110,18 @@ if mode == "track-and-exit" {
     for seq in 0..<(Int(options["--count"] ?? "") ?? 100) {
         client.track("test event", properties: ["seq": .int(seq)])
     }
+    exit(0)
+}
+
+if mode == "track-then-exit-on-input" {
+    // Exits (normally) while delivery may be mid-exchange: the exit hook lets it end and starts no other.
+    let count = Int(options["--count"] ?? "") ?? 100
+    for seq in 0..<count {
+        client.track("test event", properties: ["seq": .int(seq)])
+    }
+    client.waitUntilPersisted()
+    say("persisted \(count)")
+    _ = readLine()
     exit(0)
 }
 

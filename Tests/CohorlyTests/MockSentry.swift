@@ -46,6 +46,7 @@ final class MockSentry: @unchecked Sendable {
     private var answering = 0
     private var arrived = 0
     private var gate: (after: Int, together: Int)?
+    private var held: (number: Int, released: Bool)?
 
     init(projectId: String = "42") throws {
         self.projectId = projectId
@@ -79,6 +80,20 @@ final class MockSentry: @unchecked Sendable {
     /// 10 s each): a client that sends one at a time makes the first of them wait 10 s, and `inFlight` shows it.
     func holdTogether(after: Int, together: Int) { arrivals.withLock { gate = (after, together) } }
 
+    /// Request `number` (1 for the first) is held, unanswered, until ``release()`` (at most 10 s).
+    func hold(request number: Int) { arrivals.withLock { held = (number, false) } }
+
+    /// Lets the held request be answered.
+    func release() {
+        arrivals.withLock {
+            held?.released = true
+            arrivals.broadcast()
+        }
+    }
+
+    /// How many requests have come in (answered or not).
+    var arrivedCount: Int { arrivals.withLock { arrived } }
+
     /// Counts the request in while `body` answers it; `body` gets how many are in (itself included) once it may
     /// go on.
     private func counted(_ body: (Int) -> HTTPResponse?) -> HTTPResponse? {
@@ -89,6 +104,10 @@ final class MockSentry: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(10)
             arrivals.broadcast()
             while arrived < gate.after + gate.together, arrivals.wait(until: deadline) {}
+        }
+        if held?.number == arrived {
+            let deadline = Date().addingTimeInterval(10)
+            while held?.released == false, arrivals.wait(until: deadline) {}
         }
         let inFlight = answering
         arrivals.unlock()
