@@ -37,7 +37,10 @@ extension Cohorly {
         if let directory { destination.sessions.launchLock = SentryLaunchLock(directory: directory, sid: session.sid) }
         state.waitUntilPersisted(timeout: 2)
         var taken: [String] = []
+        var open: Set<String> = [session.sid]
         let committed = try? store.apply(limit: options.maxQueueSize) { settings in
+            open.formUnion(
+                settings.values(prefix: SentrySession.openPrefix).compactMap { SentrySession(json: $0.value)?.sid })
             let start = destination.sessions.start(
                 session, settings: settings,
                 running: { sid in
@@ -48,7 +51,10 @@ extension Cohorly {
         }
         // On disk before the app goes on: a launch that crashes or is killed at once still has its session.
         guard committed != nil else { return }
-        if let directory { for sid in taken { SentryLaunchLock.remove(directory: directory, sid: sid) } }
+        if let directory {
+            for sid in taken { SentryLaunchLock.remove(directory: directory, sid: sid) }
+            SentryLaunchLock.removeStray(directory: directory, keeping: open)
+        }
         delivery.notifyQueued()
     }
 

@@ -48,6 +48,28 @@ final class SentryLaunchLock: @unchecked Sendable {
         unlink(path(directory, sid))
     }
 
+    /// Removes the files no launch needs: those of a launch killed after making its file and before committing
+    /// its session (no open session names them). Kept: the sessions `keeping` names, a file held (its launch
+    /// runs) and a file younger than `minimumAge` seconds (a launch may be between creating and locking it).
+    static func removeStray(directory: URL, keeping sids: Set<String>, minimumAge: Double = 60, now: Date = Date()) {
+        let kept = Set(sids.map { $0.lowercased() })
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix("sentry-") && name.hasSuffix(".lock") {
+            let sid = String(name.dropFirst("sentry-".count).dropLast(".lock".count))
+            guard !kept.contains(sid), path(directory, sid) == directory.appendingPathComponent(name).path else {
+                continue
+            }
+            var info = stat()
+            let file = path(directory, sid)
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { continue }
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            guard now.timeIntervalSince1970 - modified >= minimumAge, !isHeld(directory: directory, sid: sid) else {
+                continue
+            }
+            unlink(file)
+        }
+    }
+
     private static func path(_ directory: URL, _ sid: String) -> String {
         // The sid is a UUID this library made; anything else is kept out of the path.
         let safe = String(
