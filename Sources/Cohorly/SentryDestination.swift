@@ -89,31 +89,34 @@ final class SentryDestination: Destination, @unchecked Sendable {
 
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome {
         var progress = Progress()
-        let planned = plan(batch, removable: &progress.removable, options: context.options, context: context)
+        var envelopes = Envelopes(
+            entries: batch.entries, endpoint: endpoint, configuration: configuration, options: context.options)
         let transport = context.transport
         let exchanges = SentryExchanges(width: Self.maxEnvelopesInFlight) { Self.exchange($0, transport) }
         defer { exchanges.close() }
-        // Envelopes in flight, oldest first (index into `planned`, the request). One at a time until an envelope
-        // is accepted, then up to `maxEnvelopesInFlight`; back to one after any other answer.
+        // The envelopes started (`sent` indexes them), the next one once made, and those in flight, oldest first.
+        // One at a time until an envelope is accepted, then up to `maxEnvelopesInFlight`; back to one after any
+        // other answer.
+        var planned: [Planned] = []
+        var upcoming: Planned?
         var sent: [Int] = []
         var window = 1
-        var next = 0
         // Stopping (or a reset, or an opt-out): the envelopes in flight are answered and judged, no other starts.
         var stopped = false
         while true {
             stopped = stopped || !context.wait(0)
-            while !stopped, progress.stop == nil, next < planned.count, sent.count < window,
-                !sent.contains(where: { planned[$0].alone }), !(planned[next].alone && !sent.isEmpty)
-            {
-                let candidate = planned[next]
-                next += 1
+            while !stopped, progress.stop == nil, sent.count < window, !sent.contains(where: { planned[$0].alone }) {
+                if upcoming == nil { upcoming = envelopes.next(removable: &progress.removable, context: context) }
+                guard let candidate = upcoming, !(candidate.alone && !sent.isEmpty) else { break }
+                upcoming = nil
                 let now = clockNow()
                 if candidate.categories.contains(where: { limits.remaining($0, now: now) > 0 }) {
                     progress.held += candidate.ids
                     continue
                 }
-                exchanges.start(next - 1, candidate.request)
-                sent.append(next - 1)
+                planned.append(candidate)
+                exchanges.start(planned.count - 1, candidate.request)
+                sent.append(planned.count - 1)
             }
             guard !sent.isEmpty else { break }
             let index = sent.removeFirst()
@@ -124,7 +127,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
         if let stop = progress.stop {
             return .keep(removable: progress.removable, delay: stop.delay, reason: stop.reason)
         }
-        if stopped, next < planned.count { return .cancelled(removable: progress.removable) }
+        if stopped, upcoming != nil || !envelopes.isEmpty { return .cancelled(removable: progress.removable) }
         guard !progress.held.isEmpty else { return .finished(delivered: progress.delivered) }
         let now = clockNow()
         let wait = limits.until.values.map { $0 - now }.filter { $0 > 0 }.min() ?? 1
@@ -197,59 +200,68 @@ final class SentryDestination: Destination, @unchecked Sendable {
         return false
     }
 
-    /// The batch's envelopes, oldest first; records with no Sentry form are logged and finished.
-    private func plan(
-        _ batch: QueueBatch, removable: inout [Int64], options: CohorlyOptions, context: DeliveryContext
-    ) -> [Planned] {
-        let endpoint = endpoint
-        let configuration = configuration
-        var planned: [Planned] = []
+    /// The batch's envelopes, oldest first, each made when the delivery loop comes to it, so reading the next
+    /// record overlaps the envelopes in flight; records with no Sentry form are logged and finished.
+    private struct Envelopes {
+        let entries: [QueueEntry]
+        let endpoint: SentryEndpoint
+        let configuration: SentryConfiguration
+        let options: CohorlyOptions
         var index = 0
-        let entries = batch.entries
-        while index < entries.count {
-            let entry = entries[index]
-            index += 1
-            switch entry.kind {
-            case .session:
-                var ids = [entry.id]
-                var items = [SentryEnvelope.Item(type: "session", payload: entry.json)]
-                while index < entries.count, entries[index].kind == .session, ids.count < Self.maxSessionsPerEnvelope {
-                    ids.append(entries[index].id)
-                    items.append(SentryEnvelope.Item(type: "session", payload: entries[index].json))
-                    index += 1
-                }
-                let envelope = SentryEnvelope(eventId: nil, items: items)
-                planned.append(
-                    Planned(
+
+        /// Whether every record was taken.
+        var isEmpty: Bool { index >= entries.count }
+
+        /// The next envelope (nil: none is left); records it passes over are added to `removable`.
+        mutating func next(removable: inout [Int64], context: DeliveryContext) -> Planned? {
+            let (endpoint, configuration, options) = (endpoint, configuration, options)
+            while index < entries.count {
+                let entry = entries[index]
+                index += 1
+                switch entry.kind {
+                case .session:
+                    var ids = [entry.id]
+                    var items = [SentryEnvelope.Item(type: "session", payload: Array(entry.json.utf8))]
+                    while index < entries.count, entries[index].kind == .session,
+                        ids.count < SentryDestination.maxSessionsPerEnvelope
+                    {
+                        ids.append(entries[index].id)
+                        items.append(SentryEnvelope.Item(type: "session", payload: Array(entries[index].json.utf8)))
+                        index += 1
+                    }
+                    let envelope = SentryEnvelope(eventId: nil, items: items)
+                    return Planned(
                         ids: ids, request: { envelope.request(endpoint, options: options) }, categories: ["session"],
-                        label: "\(ids.count) session update(s)"))
-            case .exception:
-                guard let record = ExceptionRecord(json: entry.json) else {
-                    context.log("dropped an unreadable queued exception")
-                    removable.append(entry.id)
-                    continue
-                }
-                let eventId = SentryEvent.eventId(record.insertId)
-                let session = record.properties[SentrySessions.property]
-                // The event is rendered where it is sent, several at once.
-                let request: @Sendable () -> TransportRequest = {
-                    var items = [
-                        SentryEnvelope.Item(
-                            type: "event", payload: SentryEvent.json(record, configuration: configuration))
-                    ]
-                    if let session { items.append(SentryEnvelope.Item(type: "session", payload: session.jsonString)) }
-                    return SentryEnvelope(eventId: eventId, items: items).request(endpoint, options: options)
-                }
-                planned.append(
-                    Planned(
+                        label: "\(ids.count) session update(s)")
+                case .exception:
+                    guard let record = ExceptionRecord(json: entry.json) else {
+                        context.log("dropped an unreadable queued exception")
+                        removable.append(entry.id)
+                        continue
+                    }
+                    let eventId = SentryEvent.eventId(record.insertId)
+                    let session = record.properties[SentrySessions.property]
+                    // The event is rendered where it is sent, several at once.
+                    let request: @Sendable () -> TransportRequest = {
+                        var items = [
+                            SentryEnvelope.Item(
+                                type: "event", payload: SentryEvent.json(record, configuration: configuration))
+                        ]
+                        if let session {
+                            items.append(SentryEnvelope.Item(type: "session", payload: Array(session.jsonString.utf8)))
+                        }
+                        return SentryEnvelope(eventId: eventId, items: items).request(endpoint, options: options)
+                    }
+                    return Planned(
                         ids: [entry.id], request: request,
-                        categories: session == nil ? ["error"] : ["error", "session"], label: "event \(eventId)"))
-            case .event, .profile:
-                context.log("dropped a queued \(entry.kind.rawValue) record: Sentry has no equivalent")
-                removable.append(entry.id)
+                        categories: session == nil ? ["error"] : ["error", "session"], label: "event \(eventId)")
+                case .event, .profile:
+                    context.log("dropped a queued \(entry.kind.rawValue) record: Sentry has no equivalent")
+                    removable.append(entry.id)
+                }
             }
+            return nil
         }
-        return planned
     }
 
     private static func exchange(_ request: TransportRequest, _ transport: any Transport) -> SentryExchanges.Answer {

@@ -5,10 +5,10 @@ import Foundation
 /// event is inside, `sent_at` once, `dsn`, `sdk`), then per item a header line (`type`, `length` in bytes) and its
 /// payload, each followed by `\n`.
 struct SentryEnvelope: Sendable {
-    /// One item: its type (`event`, `session`) and payload (JSON text).
+    /// One item: its type (`event`, `session`) and payload (JSON text as UTF-8).
     struct Item: Sendable {
         var type: String
-        var payload: String
+        var payload: [UInt8]
     }
 
     var eventId: String?
@@ -17,14 +17,14 @@ struct SentryEnvelope: Sendable {
     /// The envelope's bytes, `sent_at` = `sentAtMs`.
     func bytes(_ endpoint: SentryEndpoint, sentAtMs: Int64) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(items.reduce(endpoint.headerTail.count + 96) { $0 + $1.payload.utf8.count + 40 })
+        out.reserveCapacity(items.reduce(endpoint.headerTail.count + 96) { $0 + $1.payload.count + 40 })
         out += "{".utf8
         if let eventId { out += "\"event_id\":\"\(eventId)\",".utf8 }
         out += "\"sent_at\":\"\(RFC3339.format(milliseconds: sentAtMs))\"".utf8
         out += endpoint.headerTail
         for item in items {
-            out += "{\"type\":\"\(item.type)\",\"length\":\(item.payload.utf8.count)}\n".utf8
-            out += item.payload.utf8
+            out += "{\"type\":\"\(item.type)\",\"length\":\(item.payload.count)}\n".utf8
+            out += item.payload
             out.append(UInt8(ascii: "\n"))
         }
         return out

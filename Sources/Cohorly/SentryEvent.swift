@@ -26,7 +26,8 @@ enum SentryEvent {
 
     /// The event's id: the record's `$insert_id` as 32 hex digits (so a resend is deduplicated by the server).
     static func eventId(_ insertId: String) -> String {
-        (UUIDText.canonical(insertId) ?? UUIDText.derived(from: insertId)).replacingOccurrences(of: "-", with: "")
+        let uuid = UUIDText.canonical(insertId) ?? UUIDText.derived(from: insertId)
+        return String(decoding: uuid.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self)
     }
 
     /// What the size trimming works on: the exception's stack and the other threads' stacks, oldest first.
@@ -44,43 +45,47 @@ enum SentryEvent {
     }
 
     /// The event JSON for `record`, trimmed to ``maxItemBytes``.
-    static func json(_ record: ExceptionRecord, configuration: SentryConfiguration) -> String {
+    static func json(_ record: ExceptionRecord, configuration: SentryConfiguration) -> [UInt8] {
         let exception = record.exception
         var stacks = Stacks(exception)
         let images =
             exception.hasStack
             ? exception.debugImages(referencedBy: stacks.subject + stacks.others.flatMap(\.frames)) : []
-        var text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
+        var text = bytes(exception, stacks: stacks, images: images, configuration: configuration)
         // Too large: the other threads go first (the last ones first), then the oldest frames of the stack,
         // keeping both ends; what was cut is counted in `extra`.
-        while text.utf8.count > maxItemBytes, !stacks.others.isEmpty {
+        while text.count > maxItemBytes, !stacks.others.isEmpty {
             let drop = max(1, stacks.others.count / 2)
             stacks.others.removeLast(drop)
             stacks.threadsDropped += drop
-            text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
+            text = bytes(exception, stacks: stacks, images: images, configuration: configuration)
         }
-        while text.utf8.count > maxItemBytes, stacks.subject.count > 2 {
+        while text.count > maxItemBytes, stacks.subject.count > 2 {
             let keep = stacks.subject.count / 4
             stacks.framesDropped += stacks.subject.count - 2 * keep
             stacks.subject = Array(stacks.subject.prefix(keep)) + Array(stacks.subject.suffix(keep))
-            text = value(exception, stacks: stacks, images: images, configuration: configuration).jsonString
+            text = bytes(exception, stacks: stacks, images: images, configuration: configuration)
         }
         return text
     }
 
-    /// The event for `record`, whole.
+    /// The event for `record`, whole, as the JSON tree it is sent as.
     static func value(_ record: ExceptionRecord, configuration: SentryConfiguration) -> CohorlyValue {
         let stacks = Stacks(record.exception)
         let images =
             record.exception.hasStack
             ? record.exception.debugImages(referencedBy: stacks.subject + stacks.others.flatMap(\.frames)) : []
-        return value(record.exception, stacks: stacks, images: images, configuration: configuration)
+        let text = bytes(record.exception, stacks: stacks, images: images, configuration: configuration)
+        return CohorlyValue(bytes: text) ?? .null
     }
 
-    static func value(
+    /// The event's compact JSON, written straight into bytes (one event per envelope: no tree is built and no
+    /// object's keys are sorted). Each object's members are written in sorted order, so the text is the one
+    /// `CohorlyValue.jsonString` makes of the same event (SentryEventTextTests).
+    static func bytes(
         _ exception: CapturedException, stacks: Stacks, images: [CapturedException.Image],
         configuration: SentryConfiguration
-    ) -> CohorlyValue {
+    ) -> [UInt8] {
         var properties = exception.wireProperties
         for (key, count) in [
             ("$exception_threads_dropped", stacks.threadsDropped), ("$exception_frames_dropped", stacks.framesDropped),
@@ -88,64 +93,124 @@ enum SentryEvent {
             properties[key] = .int((properties[key]?.intValue ?? 0) + count)
         }
         func string(_ key: String) -> String? { properties[key]?.stringValue }
-        var event: Properties = [
-            "event_id": .string(eventId(exception.insertId)),
-            "timestamp": .double(Double(exception.timestampMs) / 1000), "platform": "native",
-            "level": .string(exception.level), "environment": .string(configuration.environment),
-            "sdk": [
-                "name": .string(SentryDestination.sdkName), "version": .string(AutomaticProperties.libraryVersion),
-            ],
-        ]
-        if let release = string("release") ?? configuration.release { event["release"] = .string(release) }
-        if let dist = string("dist") ?? configuration.dist { event["dist"] = .string(dist) }
-        if let id = properties["distinct_id"], id != .null {
-            event["user"] = ["id": .string(id.stringValue ?? id.jsonString)]
-        }
-        if let host = string("$hostname") { event["server_name"] = .string(host) }
-        event["contexts"] = contexts(properties)
-        let message = exception.description.mechanism == "generic" && exception.synthetic
-        if message {
-            event["logentry"] = ["formatted": .string(String(exception.description.value.prefix(8192)))]
-        } else {
-            event["exception"] = ["values": [exceptionValue(exception, frames: stacks.subject)]]
-        }
-        var threads: [CohorlyValue] = []
-        if exception.hasStack {
-            var thread: Properties = [
-                "id": .int(Int(exception.crashedThread?.tid ?? 0)),
-                "crashed": .bool(!message && exception.level == "fatal"), "current": true,
-            ]
-            if let name = string("$exception_thread_name") { thread["name"] = .string(name) }
-            if message, !stacks.subject.isEmpty {
-                thread["stacktrace"] = stacktrace(stacks.subject, asyncStop: exception.crashedThread?.async?.stop)
-            }
-            threads.append(.object(thread))
-        }
-        for (other, frames) in stacks.others {
-            var thread: Properties = ["id": .int(Int(other.tid ?? 0)), "crashed": false, "current": false]
-            // Sentry refuses an empty stack (a thread whose unwinding failed has none).
-            if !frames.isEmpty { thread["stacktrace"] = stacktrace(frames, asyncStop: other.async?.stop) }
-            if let name = other.name, !name.isEmpty { thread["name"] = .string(name) }
-            threads.append(.object(thread))
-        }
-        if !threads.isEmpty { event["threads"] = ["values": .array(threads)] }
-        if !images.isEmpty { event["debug_meta"] = ["images": .array(images.map { exception.imageValue($0) })] }
-        if exception.hasBreadcrumbs {
-            event["breadcrumbs"] = ["values": CapturedException.breadcrumbsValue(exception.breadcrumbs)]
-        }
-        var tags: Properties = [:]
+        var tags: [String: String] = [:]
         var extra: Properties = [:]
         if let issueName = exception.description.issueName { extra["issue_name"] = .string(issueName) }
         for (key, value) in properties where !mapped.contains(key) {
             if isScalar(value), !key.hasPrefix("$"), key.utf8.count <= 200 {
-                tags[key] = .string(String((value.stringValue ?? value.jsonString).prefix(200)))
+                tags[key] = String((value.stringValue ?? value.jsonString).prefix(200))
             } else {
                 extra[key] = value
             }
         }
-        if !tags.isEmpty { event["tags"] = .object(tags) }
-        if !extra.isEmpty { event["extra"] = .object(extra) }
-        return .object(event)
+        let message = exception.description.mechanism == "generic" && exception.synthetic
+        var out = JSONWriter(capacity: 4096)
+        out.openObject()
+        if exception.hasBreadcrumbs {
+            out.key("breadcrumbs")
+            out.openObject()
+            out.key("values")
+            out.value(CapturedException.breadcrumbsValue(exception.breadcrumbs))
+            out.closeObject()
+        }
+        out.key("contexts")
+        contexts(properties, into: &out)
+        if !images.isEmpty {
+            out.key("debug_meta")
+            out.openObject()
+            out.key("images")
+            out.openArray()
+            for image in images { out.value(exception.imageValue(image)) }
+            out.closeArray()
+            out.closeObject()
+        }
+        if let dist = string("dist") ?? configuration.dist { out.member("dist", dist) }
+        out.member("environment", configuration.environment)
+        out.member("event_id", eventId(exception.insertId))
+        if !message {
+            out.key("exception")
+            out.openObject()
+            out.key("values")
+            out.openArray()
+            exceptionValue(exception, frames: stacks.subject, into: &out)
+            out.closeArray()
+            out.closeObject()
+        }
+        if !extra.isEmpty {
+            out.key("extra")
+            out.value(.object(extra))
+        }
+        out.member("level", exception.level)
+        if message {
+            out.key("logentry")
+            out.openObject()
+            out.member("formatted", String(exception.description.value.prefix(8192)))
+            out.closeObject()
+        }
+        out.member("platform", "native")
+        if let release = string("release") ?? configuration.release { out.member("release", release) }
+        out.key("sdk")
+        out.openObject()
+        out.member("name", SentryDestination.sdkName)
+        out.member("version", AutomaticProperties.libraryVersion)
+        out.closeObject()
+        if let host = string("$hostname") { out.member("server_name", host) }
+        if !tags.isEmpty {
+            out.key("tags")
+            out.openObject()
+            for (key, value) in tags.sorted(by: { $0.key < $1.key }) { out.member(key, value) }
+            out.closeObject()
+        }
+        if exception.hasStack || !stacks.others.isEmpty {
+            out.key("threads")
+            out.openObject()
+            out.key("values")
+            out.openArray()
+            if exception.hasStack {
+                let thread = exception.crashedThread
+                out.openObject()
+                out.key("crashed")
+                out.bool(!message && exception.level == "fatal")
+                out.key("current")
+                out.bool(true)
+                out.key("id")
+                out.int(Int(thread?.tid ?? 0))
+                if let name = string("$exception_thread_name") { out.member("name", name) }
+                if message, !stacks.subject.isEmpty {
+                    out.key("stacktrace")
+                    stacktrace(stacks.subject, asyncStop: thread?.async?.stop, into: &out)
+                }
+                out.closeObject()
+            }
+            for (other, frames) in stacks.others {
+                out.openObject()
+                out.key("crashed")
+                out.bool(false)
+                out.key("current")
+                out.bool(false)
+                out.key("id")
+                out.int(Int(other.tid ?? 0))
+                if let name = other.name, !name.isEmpty { out.member("name", name) }
+                // Sentry refuses an empty stack (a thread whose unwinding failed has none).
+                if !frames.isEmpty {
+                    out.key("stacktrace")
+                    stacktrace(frames, asyncStop: other.async?.stop, into: &out)
+                }
+                out.closeObject()
+            }
+            out.closeArray()
+            out.closeObject()
+        }
+        out.key("timestamp")
+        out.double(Double(exception.timestampMs) / 1000)
+        if let id = properties["distinct_id"], id != .null {
+            out.key("user")
+            out.openObject()
+            out.member("id", id.stringValue ?? id.jsonString)
+            out.closeObject()
+        }
+        out.closeObject()
+        return out.bytes
     }
 
     private static func isScalar(_ value: CohorlyValue) -> Bool {
@@ -155,26 +220,41 @@ enum SentryEvent {
         }
     }
 
-    private static func contexts(_ properties: Properties) -> CohorlyValue {
-        func string(_ key: String) -> CohorlyValue? { properties[key]?.stringValue.map { .string($0) } }
-        var os: Properties = ["name": string("$os") ?? "Linux"]
-        os["version"] = string("$os_version")
-        os["kernel_version"] = string("$kernel_version")
-        os["distribution_name"] = string("$os_distribution")
-        var contexts: Properties = ["os": .object(os), "runtime": ["name": "Swift"]]
-        if let arch = string("$arch") { contexts["device"] = ["arch": arch] }
-        var app: Properties = [:]
-        app["app_name"] = string("$app_name")
-        if let started = properties["$app_start_ms"]?.intValue {
-            app["app_start_time"] = .string(RFC3339.format(milliseconds: Int64(started)))
+    private static func contexts(_ properties: Properties, into out: inout JSONWriter) {
+        func string(_ key: String) -> String? { properties[key]?.stringValue }
+        out.openObject()
+        let started = properties["$app_start_ms"]?.intValue
+        if string("$app_name") != nil || started != nil {
+            out.key("app")
+            out.openObject()
+            if let name = string("$app_name") { out.member("app_name", name) }
+            if let started { out.member("app_start_time", RFC3339.format(milliseconds: Int64(started))) }
+            out.closeObject()
         }
-        if !app.isEmpty { contexts["app"] = .object(app) }
-        return .object(contexts)
+        if let arch = string("$arch") {
+            out.key("device")
+            out.openObject()
+            out.member("arch", arch)
+            out.closeObject()
+        }
+        out.key("os")
+        out.openObject()
+        if let distribution = string("$os_distribution") { out.member("distribution_name", distribution) }
+        if let kernel = string("$kernel_version") { out.member("kernel_version", kernel) }
+        out.member("name", string("$os") ?? "Linux")
+        if let version = string("$os_version") { out.member("version", version) }
+        out.closeObject()
+        out.key("runtime")
+        out.openObject()
+        out.member("name", "Swift")
+        out.closeObject()
+        out.closeObject()
     }
 
-    private static func exceptionValue(_ exception: CapturedException, frames: [CapturedException.LaidOutFrame])
-        -> CohorlyValue
-    {
+    /// The exception's members: `mechanism`, its `stacktrace`, `thread_id`, `type` and `value`.
+    private static func exceptionValue(
+        _ exception: CapturedException, frames: [CapturedException.LaidOutFrame], into out: inout JSONWriter
+    ) {
         let description = exception.description
         var mechanism: Properties = ["handled": .bool(exception.handled)]
         var data: Properties = [:]
@@ -197,55 +277,19 @@ enum SentryEvent {
             mechanism["meta"] = ["signal": .object(meta)]
         }
         if !data.isEmpty { mechanism["data"] = .object(data) }
-        var value: Properties = [
-            "type": .string(String(description.type.prefix(255))),
-            "value": .string(String(description.value.prefix(8192))), "mechanism": .object(mechanism),
-        ]
-        if exception.hasStack { value["thread_id"] = .int(Int(exception.crashedThread?.tid ?? 0)) }
+        out.openObject()
+        out.key("mechanism")
+        out.value(.object(mechanism))
         if !frames.isEmpty {
-            value["stacktrace"] = stacktrace(frames, asyncStop: exception.crashedThread?.async?.stop)
+            out.key("stacktrace")
+            stacktrace(frames, asyncStop: exception.crashedThread?.async?.stop, into: &out)
         }
-        return .object(value)
-    }
-
-    /// A stacktrace: the frames oldest first, the adjustment their kinds call for (``adjustment(for:)``), and
-    /// why the async walk stopped when the stack has async callers.
-    private static func stacktrace(_ frames: [CapturedException.LaidOutFrame], asyncStop: AsyncChain.Stop?)
-        -> CohorlyValue
-    {
-        let adjustment = adjustment(for: frames)
-        let root = asyncRootIndex(frames)
-        var stacktrace: Properties = [
-            "frames": .array(frames.enumerated().map { frame($1, adjustment, stackStart: $0 == root) }),
-            "instruction_addr_adjustment": .string(adjustment.rawValue),
-        ]
-        if let asyncStop, root != nil { stacktrace[CapturedException.asyncStopKey] = .string(asyncStop.rawValue) }
-        return .object(stacktrace)
-    }
-
-    private static func frame(
-        _ frame: CapturedException.LaidOutFrame, _ adjustment: AddressAdjustment, stackStart: Bool
-    ) -> CohorlyValue {
-        var value: Properties = [
-            "instruction_addr": .string(sentAddress(frame, adjustment).description),
-            "in_app": .bool(frame.stackFrame.inApp),
-        ]
-        if let image = frame.image {
-            value["image_addr"] = .string(Address(image.base).description)
-            value["package"] = .string(image.path)
+        if exception.hasStack {
+            out.key("thread_id")
+            out.int(Int(exception.crashedThread?.tid ?? 0))
         }
-        if frame.resolved, let symbol = frame.symbol {
-            if let function = symbol.function { value["function"] = .string(function) }
-            if let mangled = frame.swiftMangledName { value["symbol"] = .string(mangled) }
-            if frame.hasSourceLocation, let filename = symbol.file {
-                value["filename"] = .string(filename)
-                if filename.hasPrefix("/") { value["abs_path"] = .string(filename) }
-                value["lineno"] = .int(symbol.line)
-                if symbol.column > 0 { value["colno"] = .int(symbol.column) }
-            }
-        }
-        if let kind = frame.kind { value[CapturedException.frameKindKey] = .string(kind.wireName) }
-        if stackStart { value["stack_start"] = true }
-        return .object(value)
+        out.member("type", String(description.type.prefix(255)))
+        out.member("value", String(description.value.prefix(8192)))
+        out.closeObject()
     }
 }
