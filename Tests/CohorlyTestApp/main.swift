@@ -113,14 +113,18 @@ if mode == "track-and-exit" {
     exit(0)
 }
 
-if mode == "track-then-exit-on-input" {
-    // Exits (normally) while delivery may be mid-exchange: the exit hook lets it end and starts no other.
-    let count = Int(options["--count"] ?? "") ?? 100
-    for seq in 0..<count {
+/// Tracks seq `range`, then prints "persisted K" (K the range's end) once they are on disk.
+func trackPersisted(_ range: Range<Int>) {
+    for seq in range {
         client.track("test event", properties: ["seq": .int(seq)])
     }
     client.waitUntilPersisted()
-    say("persisted \(count)")
+    say("persisted \(range.upperBound)")
+}
+
+if mode == "track-then-exit-on-input" {
+    // Exits (normally) while delivery may be mid-exchange: the exit hook lets it end and starts no other.
+    trackPersisted(0..<(Int(options["--count"] ?? "") ?? 100))
     _ = readLine()
     exit(0)
 }
@@ -132,23 +136,12 @@ if mode == "track-chunks" {
     let chunk = Int(options["--chunk"] ?? "") ?? 50
     var seq = start
     while seq < start + count {
-        for value in seq..<min(seq + chunk, start + count) {
-            client.track("test event", properties: ["seq": .int(value)])
-        }
+        trackPersisted(seq..<min(seq + chunk, start + count))
         seq = min(seq + chunk, start + count)
-        client.waitUntilPersisted()
-        say("persisted \(seq)")
     }
 }
 
-if mode == "track" {
-    let count = Int(options["--count"] ?? "") ?? 100
-    for seq in 0..<count {
-        client.track("test event", properties: ["seq": .int(seq)])
-    }
-    client.waitUntilPersisted()
-    say("persisted \(count)")
-}
+if mode == "track" { trackPersisted(0..<(Int(options["--count"] ?? "") ?? 100)) }
 while await !client.flush() {}
 say("flushed")
 client.shutdown()
