@@ -19,6 +19,8 @@ final class Delivery: @unchecked Sendable {
     private let senderLock: SenderLock
     private let signal = ConditionLock()
     private let finished = DispatchSemaphore(value: 0)
+    /// The process whose thread sends (a forked child has none).
+    private let process = getpid()
     // Guarded by `signal`.
     private var flushRequests: [FlushRequest] = []
     private var stopping = false
@@ -101,6 +103,8 @@ final class Delivery: @unchecked Sendable {
     /// take its answer and remove it — which would send it again from the next launch.
     @discardableResult
     func stop(waitingAtMost seconds: Double) -> Bool {
+        // A forked child exiting has no sender thread to wait for.
+        guard getpid() == process else { return false }
         beginStopping()
         guard finished.wait(timeout: .now() + max(0, seconds)) == .success else { return false }
         finished.signal()
