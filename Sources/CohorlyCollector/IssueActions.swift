@@ -77,6 +77,8 @@ struct IssueActions: Sendable {
                 let (target, note) = decide(current)
                 try IssueTransitionWriter(store.db).change(current, to: target, now: now, release: release, note: note)
             }
+            // The issue writer knows the state it had.
+            store.forgetIssueWriter()
         }
     }
 }

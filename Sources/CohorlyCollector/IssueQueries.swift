@@ -24,8 +24,10 @@ struct IssueQueries: Sendable {
             values.append(.text(level))
         }
         if let release = filter.release {
-            clauses.append("id IN (SELECT issue_id FROM issue_releases WHERE release = ?)")
-            values.append(.text(release))
+            clauses.append(
+                "id IN (SELECT issue_id FROM issue_releases WHERE release = ?"
+                    + " UNION SELECT issue_id FROM issue_occurrences_new WHERE release = ?)")
+            values += [.text(release), .text(release)]
         }
         if let since = filter.since {
             clauses.append("last_seen >= ?")
@@ -41,7 +43,9 @@ struct IssueQueries: Sendable {
         values.append(.int(Int64(max(0, limit))))
         return try store.reading { db in
             var result: [IssueSummary] = []
-            try db.prepare("SELECT \(Self.columns) FROM issues\(filterSQL) ORDER BY \(order) LIMIT ?").rows(values) {
+            try db.prepare(
+                "SELECT \(Self.columns) FROM (\(IssuePending.issues()))\(filterSQL) ORDER BY \(order) LIMIT ?"
+            ).rows(values) {
                 result.append(Self.summary($0))
                 return true
             }
@@ -53,7 +57,9 @@ struct IssueQueries: Sendable {
     func issue(id: Int64) throws -> IssueSummary? {
         try store.reading { db in
             var found: IssueSummary?
-            try db.prepare("SELECT \(Self.columns) FROM issues WHERE id = ?").rows([.int(id)]) {
+            try db.prepare(
+                "SELECT \(Self.columns) FROM (\(IssuePending.issues(where: "i.id = ?1", pendingFilter: "issue_id = ?1")))"
+            ).rows([.int(id)]) {
                 found = Self.summary($0)
                 return false
             }
@@ -96,8 +102,12 @@ struct IssueQueries: Sendable {
             var result: [(release: String, count: Int)] = []
             try db.prepare(
                 """
-                SELECT r.release, r.count FROM issue_releases r LEFT JOIN issue_release_order o ON o.name = r.release
-                WHERE r.issue_id = ? AND r.count > 0 ORDER BY o.rank
+                SELECT r.release, SUM(r.count) AS count FROM (
+                    SELECT release, count FROM issue_releases WHERE issue_id = ?1
+                    UNION ALL SELECT release, COUNT(*) FROM issue_occurrences_new
+                        WHERE issue_id = ?1 AND release IS NOT NULL GROUP BY release) r
+                LEFT JOIN issue_release_order o ON o.name = r.release
+                GROUP BY r.release HAVING SUM(r.count) > 0 ORDER BY min(o.rank)
                 """
             ).rows([.int(id)]) { row in
                 result.append((row.text(0) ?? "", Int(row.int(1))))

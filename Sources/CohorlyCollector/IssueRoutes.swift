@@ -20,7 +20,9 @@ extension Router {
             let issues = try queries.list(
                 try Self.issueFilter(request), sort: try Self.issueSort(request),
                 limit: try request.integer("limit", in: QueryLimits.limit, absent: 100))
-            return .json(200, ["issues": .array(issues.map(\.json)), "count": .int(issues.count)])
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: Array(IssueListJSON.text(issues).utf8))
         }
         let parts = request.path.dropFirst("/api/issues/".count).split(separator: "/", omittingEmptySubsequences: false)
         guard let first = parts.first, let id = Int64(first), id > 0, parts.count <= 2 else {

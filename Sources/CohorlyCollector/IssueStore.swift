@@ -6,13 +6,15 @@ import Foundation
 /// The issue tables beside the events, written in the same transaction as the events they group (so an event is
 /// never stored without its issue, nor an issue counted for an event a rolled-back batch dropped):
 ///
-/// - `issues`: one row per fingerprint with its counters (kept as occurrences arrive, so a list reads 1,000 rows,
-///   not 100,000), its state and the mute's end. Times in unix milliseconds (crash time, not arrival).
+/// - `issues`: one row per fingerprint with its counters (so a list reads 1,000 rows, not 100,000), its state and
+///   the mute's end. Times in unix milliseconds (crash time, not arrival).
 /// - `issue_occurrences`: event id → issue, with the crash time, distinct id and release (per-day and per-release
 ///   counts, the occurrence list, and what regrouping moves), indexed by (issue, time).
 /// - `issue_occurrences_new`: the same rows as they arrive, without that index, until a few thousand are moved
-///   into `issue_occurrences` at once (IssueWriter.swift); every read of occurrences reads both.
-/// - `issue_users`, `issue_releases`: distinct users and occurrences per release of each issue.
+///   into `issue_occurrences` at once (IssueWriter.swift) and counted into their issues then (IssuePending.swift);
+///   every read of occurrences or counters reads both.
+/// - `issue_users`, `issue_releases`: distinct users and occurrences per release of each issue (the releases
+///   of moved rows; staged ones are counted as they are read).
 /// - `issue_release_order`: every release in the order the collector first saw it (ReleaseOrder.swift).
 /// - `issue_raw`: occurrences with in-app frames keyed by module offset, by build id (IssueRegrouping.swift).
 /// - `issue_transitions`: every state change with its time (unix seconds), release and note.
@@ -32,7 +34,7 @@ extension CollectorStore {
         CREATE INDEX IF NOT EXISTS issue_occurrences_issue ON issue_occurrences(issue_id, time);
         CREATE TABLE IF NOT EXISTS issue_occurrences_new(
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
-            distinct_id TEXT NOT NULL, release TEXT);
+            distinct_id TEXT NOT NULL, release TEXT, flags INTEGER NOT NULL DEFAULT 0);
         CREATE TABLE IF NOT EXISTS issue_users(
             issue_id INTEGER NOT NULL, distinct_id TEXT NOT NULL, PRIMARY KEY(issue_id, distinct_id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS issue_releases(
@@ -60,6 +62,7 @@ extension CollectorStore {
         if !columns.contains("culprit") {
             try db.execute("ALTER TABLE issues ADD COLUMN culprit TEXT NOT NULL DEFAULT ''")
         }
+        try IssuePending.upgrade(db)
     }
 }
 

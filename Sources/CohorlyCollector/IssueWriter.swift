@@ -3,16 +3,16 @@ import CohorlySQLite
 
 /// Files occurrences into their issues, inside the transaction that stores their events (the store's lock
 /// held). One writer lives as long as the store's connection: its statements are prepared once, and it keeps
-/// which fingerprint is which issue and which (issue, user) pairs are stored, so an occurrence of a known issue
-/// by a known user costs no lookup. A request's occurrences are filed per issue: one counter update per issue
-/// and one count per (issue, release), whatever the number of its occurrences. An occurrence arriving changes
-/// the state where the rules say (docs/issues.md "States"): a resolved issue regresses, a mute ends; each
-/// change is stored as a transition at the occurrence's arrival.
+/// which fingerprint is which issue, each issue's state and which (issue, user) pairs are stored, so an
+/// occurrence of a known issue by a known user costs one row. An occurrence arriving changes the state where
+/// the rules say (docs/issues.md "States"): a resolved issue regresses, a mute ends; each change is stored as a
+/// transition at the occurrence's arrival.
 ///
 /// At ingestion the occurrence rows go to `issue_occurrences_new` (no index but its row id) and are moved into
 /// `issue_occurrences` in bulk, sorted by issue, once ``stagedLimit`` are there: the (issue, time) index then
 /// takes a thousand rows in one pass over its pages instead of a page write per issue per request
-/// (IssueStore.swift). Regrouping writes to `issue_occurrences` itself, after moving the staged rows.
+/// (IssueStore.swift), and the issues' counters take them in one update per issue (IssuePending.swift) instead
+/// of one per issue per request. A writer that does not stage (regrouping) moves its rows at once.
 final class IssueWriter {
     /// Staged occurrence rows that trigger the move into `issue_occurrences`.
     static let stagedLimit = 4096
@@ -27,12 +27,13 @@ final class IssueWriter {
     private let link: SQLiteStatement
     private let addUser: SQLiteStatement
     private let seeRelease: SQLiteStatement
-    private let countRelease: SQLiteStatement
-    private let count: SQLiteStatement
+    private let readState: SQLiteStatement
     private let raw: SQLiteStatement
     private let transitions: IssueTransitionWriter
     /// Fingerprint → issue id of the issues this writer met (issue ids are never reused).
     private var ids: [String: Int64] = [:]
+    /// The issues this writer met: state, first and last seen (actions forget the writer: IssueActions.swift).
+    private var known: [Int64: KnownIssue] = [:]
     /// (issue, distinct id) pairs known to be in `issue_users`.
     private var users: Set<IssueUser> = []
     /// Releases known to be in `issue_release_order`.
@@ -40,7 +41,8 @@ final class IssueWriter {
     /// Rows in `issue_occurrences_new` (nil: not counted yet).
     private var stagedRows: Int?
 
-    /// A writer on `db`; `staged` false writes occurrence rows straight into `issue_occurrences` (regrouping).
+    /// A writer on `db`; `staged` false moves occurrence rows into `issue_occurrences` as it files them
+    /// (regrouping).
     init(_ db: SQLiteDatabase, staged: Bool = true, stagedLimit: Int = IssueWriter.stagedLimit) throws {
         self.db = db
         self.staged = staged
@@ -53,31 +55,14 @@ final class IssueWriter {
             VALUES (?,?,?,?,?,'open',?,?,0,0,?,?,?,?)
             """)
         link = try db.prepare(
-            "INSERT OR REPLACE INTO \(staged ? "issue_occurrences_new" : "issue_occurrences")"
-                + "(event_id, issue_id, time, distinct_id, release) VALUES (?,?,?,?,?)")
+            "INSERT OR REPLACE INTO issue_occurrences_new(event_id, issue_id, time, distinct_id, release, flags)"
+                + " VALUES (?,?,?,?,?,?)")
         addUser = try db.prepare("INSERT OR IGNORE INTO issue_users(issue_id, distinct_id) VALUES (?,?)")
         seeRelease = try db.prepare("INSERT OR IGNORE INTO issue_release_order(name) VALUES (?)")
-        countRelease = try db.prepare(
-            """
-            INSERT INTO issue_releases(issue_id, release, count) VALUES (?,?,?)
-            ON CONFLICT(issue_id, release) DO UPDATE SET count = count + excluded.count
-            """)
-        // One issue's occurrences of one request at once, as if they came one by one in order (the right-hand
-        // sides read the row before the update): ?3 the earliest crash time, ?4 the first release from the
-        // earliest occurrence on, ?5 the first release of all (for an issue whose first occurrence had none);
-        // ?6 the latest crash time, ?7 / ?8 the release and event of the last occurrence at that time.
-        count = try db.prepare(
-            """
-            UPDATE issues SET occurrences = occurrences + ?1, users = users + ?2,
-                first_release = CASE WHEN ?3 < first_seen THEN ?4 WHEN first_release IS NULL THEN ?5
-                    ELSE first_release END,
-                first_seen = min(first_seen, ?3),
-                last_release = CASE WHEN ?6 >= last_seen THEN ?7 ELSE last_release END,
-                latest_event_id = CASE WHEN ?6 >= last_seen THEN ?8 ELSE latest_event_id END,
-                last_seen = max(last_seen, ?6)
-            WHERE id = ?9
-            RETURNING id, state, resolved_in_release, resolved_at, muted_until, muted_for
-            """)
+        let issue = IssuePending.issues(where: "i.id = ?1", pendingFilter: "issue_id = ?1")
+        readState = try db.prepare(
+            "SELECT id, state, resolved_in_release, resolved_at, muted_until, muted_for, first_seen, last_seen,"
+                + " first_release IS NOT NULL FROM (\(issue))")
         raw = try db.prepare("INSERT OR IGNORE INTO issue_raw(build_id, event_id) VALUES (?,?)")
         transitions = try IssueTransitionWriter(db)
     }
@@ -109,30 +94,40 @@ final class IssueWriter {
             let entries = group.map { batch[$0] }
             let id = try issueId(for: entries[0].occurrence, eventId: entries[0].eventId)
             for index in group { issueIds[index] = id }
-            let issue = try file(entries, under: id)
+            var issue = try knownIssue(id)
+            try file(entries, under: id, &issue)
             if changesState {
-                var state = issue
                 for entry in entries {
-                    state = try transitions.afterOccurrence(
-                        state, entry.occurrence, eventId: entry.eventId, arrival: arrival)
+                    issue.state = try transitions.afterOccurrence(
+                        issue.state, entry.occurrence, eventId: entry.eventId, arrival: arrival)
                 }
             }
+            known[id] = issue
         }
-        if staged, try countStaged() >= stagedLimit {
+        if try !staged || countStaged() >= stagedLimit {
             try Self.moveStaged(db)
             stagedRows = 0
         }
         return issueIds
     }
 
-    /// Moves the staged occurrence rows into `issue_occurrences`, sorted by issue (the store's lock held).
-    static func moveStaged(_ db: SQLiteDatabase) throws {
-        try db.execute(
-            """
-            INSERT OR REPLACE INTO issue_occurrences(event_id, issue_id, time, distinct_id, release)
-            SELECT event_id, issue_id, time, distinct_id, release FROM issue_occurrences_new ORDER BY issue_id, time;
-            DELETE FROM issue_occurrences_new;
-            """)
+    /// Counts the staged occurrence rows into their issues and moves them into `issue_occurrences`, sorted by
+    /// issue (the store's lock held, inside a transaction).
+    static func moveStaged(_ db: SQLiteDatabase) throws { try IssuePending.fold(db) }
+
+    /// Issue `id` as stored with its staged rows (known, or read once).
+    private func knownIssue(_ id: Int64) throws -> KnownIssue {
+        if let issue = known[id] { return issue }
+        var found = KnownIssue(state: StoredIssueState(id: id), firstSeen: .max, lastSeen: .min, hasFirstRelease: false)
+        try readState.rows([.int(id)]) { row in
+            found = KnownIssue(
+                state: StoredIssueState(row), firstSeen: row.int(6), lastSeen: row.int(7),
+                hasFirstRelease: row.int(8) != 0)
+            return false
+        }
+        if known.count >= Self.cacheLimit { known.removeAll() }
+        known[id] = found
+        return found
     }
 
     /// The id of the occurrence's issue, created from it when there is none.
@@ -154,60 +149,50 @@ final class IssueWriter {
                 .int(occurrence.time), .int(occurrence.time), release, release, .int(eventId), .text(key.culprit),
             ])
             id = db.lastInsertRowID
+            known[id] = KnownIssue(
+                state: StoredIssueState(id: id), firstSeen: occurrence.time, lastSeen: occurrence.time,
+                hasFirstRelease: occurrence.release != nil)
         }
         if ids.count >= Self.cacheLimit { ids.removeAll() }
         ids[key.fingerprint] = id
         return id
     }
 
-    /// Stores the occurrence rows, users, releases and counters of one issue's `entries` (in arrival order);
-    /// returns the issue's state.
-    private func file(_ entries: [(occurrence: IssueOccurrence, eventId: Int64)], under id: Int64) throws
-        -> StoredIssueState
-    {
-        var newUsers: Int64 = 0
-        var releases: [(name: String, count: Int64)] = []
-        var earliest = entries[0]
-        var latest = entries[0]
-        let firstRelease = entries.first { $0.occurrence.release != nil }?.occurrence.release
+    /// Stages the occurrence rows of one issue's `entries` (in arrival order), each with what it changes of
+    /// `issue` (IssuePending.swift) and the users they bring.
+    private func file(
+        _ entries: [(occurrence: IssueOccurrence, eventId: Int64)], under id: Int64, _ issue: inout KnownIssue
+    ) throws {
         for entry in entries {
             let occurrence = entry.occurrence
-            let release: SQLiteStatement.Value = occurrence.release.map { .text($0) } ?? .null
-            try link.run([.int(entry.eventId), .int(id), .int(occurrence.time), .text(occurrence.distinctId), release])
+            var flags: Int64 = 0
+            if occurrence.time < issue.firstSeen {
+                issue.firstSeen = occurrence.time
+                issue.hasFirstRelease = occurrence.release != nil
+                flags |= IssuePending.Flag.firstRelease
+            } else if !issue.hasFirstRelease && occurrence.release != nil {
+                issue.hasFirstRelease = true
+                flags |= IssuePending.Flag.firstRelease
+            }
+            if occurrence.time >= issue.lastSeen {
+                issue.lastSeen = occurrence.time
+                flags |= IssuePending.Flag.latest
+            }
             if !occurrence.distinctId.isEmpty, !users.contains(IssueUser(issue: id, distinctId: occurrence.distinctId))
             {
                 try addUser.run([.int(id), .text(occurrence.distinctId)])
-                newUsers += Int64(db.changes)
+                if db.changes > 0 { flags |= IssuePending.Flag.newUser }
                 if users.count >= Self.cacheLimit { users.removeAll() }
                 users.insert(IssueUser(issue: id, distinctId: occurrence.distinctId))
             }
-            if let name = occurrence.release {
-                if let known = releases.firstIndex(where: { $0.name == name }) {
-                    releases[known].count += 1
-                } else {
-                    releases.append((name, 1))
-                }
-            }
+            let release: SQLiteStatement.Value = occurrence.release.map { .text($0) } ?? .null
+            try link.run([
+                .int(entry.eventId), .int(id), .int(occurrence.time), .text(occurrence.distinctId), release,
+                .int(flags),
+            ])
             for buildId in occurrence.key.rawBuildIds { try raw.run([.text(buildId), .int(entry.eventId)]) }
-            if occurrence.time < earliest.occurrence.time { earliest = entry }
-            if occurrence.time >= latest.occurrence.time { latest = entry }
         }
-        if staged { stagedRows = stagedRows.map { $0 + entries.count } }
-        for release in releases { try countRelease.run([.int(id), .text(release.name), .int(release.count)]) }
-        // The first release from the earliest occurrence on (in arrival order), else none.
-        let fromEarliest = entries.drop { $0.eventId != earliest.eventId }
-        let earliestRelease = fromEarliest.first { $0.occurrence.release != nil }?.occurrence.release
-        var state = StoredIssueState(id: id)
-        let text: (String?) -> SQLiteStatement.Value = { $0.map { .text($0) } ?? .null }
-        try count.rows([
-            .int(Int64(entries.count)), .int(newUsers), .int(earliest.occurrence.time), text(earliestRelease),
-            text(firstRelease), .int(latest.occurrence.time), text(latest.occurrence.release), .int(latest.eventId),
-            .int(id),
-        ]) { row in
-            state = StoredIssueState(row)
-            return true
-        }
-        return state
+        stagedRows = stagedRows.map { $0 + entries.count }
     }
 
     /// Rows in `issue_occurrences_new`, counted once per writer and kept up to date.
@@ -226,6 +211,16 @@ final class IssueWriter {
 private struct IssueUser: Hashable {
     var issue: Int64
     var distinctId: String
+}
+
+/// What the writer keeps of an issue it met.
+private struct KnownIssue {
+    var state: StoredIssueState
+    /// Crash times, unix ms, with the staged rows.
+    var firstSeen: Int64
+    var lastSeen: Int64
+    /// Whether it has a first release.
+    var hasFirstRelease: Bool
 }
 
 /// The state columns of one issue row.

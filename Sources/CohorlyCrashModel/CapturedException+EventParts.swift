@@ -12,15 +12,33 @@ struct ExceptionEventParts {
         var imageBase: UInt64?
         var module: String?
 
-        /// A frame from its members (nested containers may be emptied: only scalars are read).
+        /// A frame from its members (nested containers may be emptied: only scalars are read), in one pass over
+        /// them (events hold thousands of frames: a lookup per member read cost more than the rest).
         init(_ frame: CohorlyValue) {
-            inlined = frame["inline"] == .bool(true)
-            pc = CapturedException.wireAddress(frame["instruction_addr"])
-            kind = frame[CapturedException.frameKindKey]?.stringValue.map(Frame.Kind.init(wireName:))
-            inApp = frame["in_app"] == .bool(true)
-            symbol = CapturedException.symbol(frame, inlined: inlined)
-            imageBase = CapturedException.wireAddress(frame["image_addr"])?.value
-            module = frame["module"]?.stringValue
+            guard case .object(let members) = frame else { return }
+            var function: CohorlyValue?
+            var file: CohorlyValue?
+            var line: CohorlyValue?
+            var column: CohorlyValue?
+            var raw: CohorlyValue?
+            for (key, value) in members {
+                switch key {
+                case "instruction_addr": pc = CapturedException.wireAddress(value)
+                case CapturedException.frameKindKey: kind = value.stringValue.map(Frame.Kind.init(wireName:))
+                case "in_app": inApp = value == .bool(true)
+                case "inline": inlined = value == .bool(true)
+                case "image_addr": imageBase = CapturedException.wireAddress(value)?.value
+                case "module": module = value.stringValue
+                case "function": function = value
+                case "filename": file = value
+                case "lineno": line = value
+                case "colno": column = value
+                case "symbol": raw = value
+                default: continue
+                }
+            }
+            symbol = CapturedException.symbol(
+                function: function, file: file, line: line, column: column, raw: raw, inlined: inlined)
         }
     }
 

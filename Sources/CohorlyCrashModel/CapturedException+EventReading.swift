@@ -125,16 +125,20 @@ extension CapturedException {
             frames: physical, async: async)
     }
 
-    /// What the device resolved for one frame (nil when it resolved nothing). Numbers from the network: a line
-    /// or column outside 0…2³¹ is read as unknown.
-    static func symbol(_ frame: CohorlyValue, inlined: Bool) -> FrameSymbol? {
-        let function = frame["function"]?.stringValue
-        let file = frame["filename"]?.stringValue
+    /// What the device resolved for one frame (nil when it resolved nothing), from the frame's `function`,
+    /// `filename`, `lineno`, `colno` and `symbol` members. Numbers from the network: a line or column outside
+    /// 0…2³¹ is read as unknown.
+    static func symbol(
+        function: CohorlyValue?, file: CohorlyValue?, line: CohorlyValue?, column: CohorlyValue?, raw: CohorlyValue?,
+        inlined: Bool
+    ) -> FrameSymbol? {
+        let function = function?.stringValue
+        let file = file?.stringValue
         guard function != nil || file != nil else { return nil }
-        let line = frame["lineno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
-        let column = frame["colno"]?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        let line = line?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
+        let column = column?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         return FrameSymbol(
-            function: function, rawFunction: frame["symbol"]?.stringValue, file: file, line: line, column: column,
+            function: function, rawFunction: raw?.stringValue, file: file, line: line, column: column,
             inlined: inlined)
     }
 

@@ -3,8 +3,8 @@ import Testing
 
 @testable import CohorlyCollector
 
-/// The issue writer files a request's occurrences per issue (one counter update per issue) and stages the
-/// occurrence rows before moving them into the indexed table in bulk: the counts, the first and last release,
+/// The issue writer stages a request's occurrence rows and counts them into their issues when it moves them into
+/// the indexed table in bulk (reads add the staged rows meanwhile): the counts, the first and last release,
 /// the latest occurrence, the per-day counts and the occurrence pages come out as if every occurrence had been
 /// filed one by one, on either side of a move.
 @Suite struct IssueBatchTests {
@@ -94,6 +94,43 @@ import Testing
         // One occurrence each; the one without a release is not counted.
         let perRelease = releases.sorted { $0.release < $1.release }.map { "\($0.release)=\($0.count)" }
         #expect(perRelease == ["0.9.0=1", "1.0.0=1", "1.1.0=1", "1.2.0=1"], "\(releases)")
+    }
+
+    /// A collector of the earlier layout counted staged rows as they arrived (no `flags` column): opening its
+    /// database moves them without counting them again.
+    @Test func stagedRowsOfTheEarlierLayoutMoveWithoutBeingCountedTwice() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("issue-upgrade-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try CollectorStore(directory: directory)
+            _ = try store.insert(
+                events: [
+                    Self.event(1, site: 1, user: "a", time: 5_000, release: "1.0.0"),
+                    Self.event(2, site: 1, user: "b", time: 9_000, release: "1.1.0"),
+                ], receivedAt: 0)
+            // The rows counted into their issue, then staged again without flags, as the earlier writer left them.
+            try store.lock.withLock {
+                try store.db.transaction { try IssueWriter.moveStaged(store.db) }
+                try store.db.execute(
+                    """
+                    INSERT INTO issue_occurrences_new(event_id, issue_id, time, distinct_id, release)
+                    SELECT event_id, issue_id, time, distinct_id, release FROM issue_occurrences;
+                    DELETE FROM issue_occurrences;
+                    ALTER TABLE issue_occurrences_new DROP COLUMN flags;
+                    """)
+            }
+        }
+        let store = try CollectorStore(directory: directory)
+        #expect(try Self.rowCount(store, "issue_occurrences_new") == 0)
+        #expect(try Self.rowCount(store, "issue_occurrences") == 2)
+        let issues = try IssueQueries(store: store).list(IssueFilter(), sort: .occurrences, limit: 10)
+        #expect(issues.map(\.occurrences) == [2] && issues.map(\.users) == [2], "\(issues)")
+        #expect(issues.first?.firstRelease == "1.0.0" && issues.first?.lastRelease == "1.1.0")
+        // And the next occurrence is counted once.
+        _ = try store.insert(events: [Self.event(3, site: 1, user: "a", time: 7_000, release: nil)], receivedAt: 0)
+        let after = try IssueQueries(store: store).list(IssueFilter(), sort: .occurrences, limit: 10)
+        #expect(after.map(\.occurrences) == [3] && after.map(\.users) == [2], "\(after)")
+        #expect(try IssueQueries(store: store).occurrencesPerRelease(id: after.first?.id ?? 0).map(\.count) == [1, 1])
     }
 
     static func rowCount(_ store: CollectorStore, _ table: String) throws -> Int64 {
