@@ -33,8 +33,7 @@ extension Router {
                     headers: [("WWW-Authenticate", "Bearer")])
             }
         } else if request.method == "POST" {
-            let mediaType = request.header("Content-Type")?.split(separator: ";").first
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let mediaType = request.header("Content-Type")?.split(separator: ";").first.map(Self.mediaType)
             if envelope {
                 guard mediaType == SentryIngestion.contentType else {
                     return SentryIngestion.error(415, "Content-Type must be \(SentryIngestion.contentType)")
@@ -51,6 +50,15 @@ extension Router {
             }
         }
         return nil
+    }
+
+    /// A media type without the blanks around it, lowercased (every POST asks, a Sentry client once per event:
+    /// no Foundation bridging).
+    static func mediaType(_ text: Substring) -> String {
+        let blank = { (character: Character) in character == " " || character == "\t" }
+        var text = text.drop(while: blank)
+        while let last = text.last, blank(last) { text = text.dropLast() }
+        return text.lowercased()
     }
 
     /// `Bearer <secret>` with the scheme in any case (RFC 7235), compared in time independent of where they

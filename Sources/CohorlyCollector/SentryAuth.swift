@@ -13,26 +13,31 @@ enum SentryAuth {
         return nil
     }
 
-    /// `sentry_key` of an `X-Sentry-Auth` value (the `Sentry ` scheme in any case; pairs split at commas).
+    /// `sentry_key` of an `X-Sentry-Auth` value (the `Sentry ` scheme in any case; pairs split at commas), read
+    /// as bytes: every envelope request asks.
     static func headerKey(_ header: String) -> String? {
-        var text = Substring(header).drop { $0 == " " }
-        guard text.prefix(7).lowercased() == "sentry " else { return nil }
+        var text = Substring(header).utf8.drop { $0 == UInt8(ascii: " ") }
+        guard text.count >= 7, String(decoding: text.prefix(7), as: UTF8.self).lowercased() == "sentry " else {
+            return nil
+        }
         text = text.dropFirst(7)
-        for pair in text.split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, trimmed(parts[0]) == "sentry_key" else { continue }
-            let key = trimmed(parts[1])
-            return key.isEmpty ? nil : String(key)
+        for pair in text.split(separator: UInt8(ascii: ",")) {
+            // As `split(separator: "=", maxSplits: 1)` reads it: a pair with nothing after `=` names nothing.
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")), pair.index(after: equals) < pair.endIndex,
+                trimmed(pair[..<equals]).elementsEqual("sentry_key".utf8)
+            else { continue }
+            let key = trimmed(pair[pair.index(after: equals)...])
+            return key.isEmpty ? nil : String(decoding: key, as: UTF8.self)
         }
         return nil
     }
 
-    /// `text` without the spaces and tabs around it (every envelope request asks: no Foundation bridging).
-    private static func trimmed(_ text: Substring) -> Substring {
-        let blank = { (character: Character) in character == " " || character == "\t" }
-        var text = text.drop(while: blank)
-        while let last = text.last, blank(last) { text = text.dropLast() }
-        return text
+    /// `text` without the spaces and tabs around it.
+    private static func trimmed(_ text: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = text.firstIndex(where: { !blank($0) }), let last = text.lastIndex(where: { !blank($0) })
+        else { return text[text.endIndex...] }
+        return text[first...last]
     }
 
     /// The public key of a DSN: what stands between `://` and `@` (before a `:` secret).

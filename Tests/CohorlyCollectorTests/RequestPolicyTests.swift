@@ -68,6 +68,11 @@ import Testing
         let json = [("Content-Type", "Application/JSON; charset=utf-8"), ("X-Cohorly-Token", "t1")]
         #expect(send(collector, "/track", body: event(), headers: json).status == 200)
         #expect(try collector.store.eventCount() == 1)
+        // The media type is read without the blanks around it (a header's own are already trimmed).
+        let blanks = [("Content-Type", "application/json\t ; charset=utf-8"), ("X-Cohorly-Token", "t1")]
+        #expect(send(collector, "/track", body: event(), headers: blanks).status == 200)
+        #expect(Router.mediaType(" \tApplication/JSON\t ") == "application/json")
+        #expect(Router.mediaType("text/plain ") == "text/plain")
     }
 
     @Test func theSecretIsCheckedWithAnyCaseOfTheSchemeAndNeverEmpty() throws {

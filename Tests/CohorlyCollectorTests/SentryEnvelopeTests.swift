@@ -80,6 +80,14 @@ import Testing
         #expect(SentryAuth.key(bare, envelopeHeader: ["dsn": "https://sentry.example/1"]) == nil)
         #expect(SentryAuth.key(bare, envelopeHeader: nil) == nil)
         #expect(SentryAuth.headerKey("Bearer sentry_key=x") == nil)
+        // The header as Relay reads it: the scheme in any case, blanks around names and values, pairs in any order,
+        // a pair with nothing after `=` passed over.
+        #expect(SentryAuth.headerKey("  SENTRY sentry_key =\tk1 , sentry_version=7") == "k1")
+        #expect(SentryAuth.headerKey("sentry sentry_key=, sentry_key=k2") == "k2")
+        #expect(SentryAuth.headerKey("Sentry sentry_key=k=3") == "k=3")
+        #expect(SentryAuth.headerKey("Sentry sentry_key= ") == nil)
+        #expect(SentryAuth.headerKey("Sentry sentry_version=7") == nil)
+        #expect(SentryAuth.headerKey("Sentry") == nil)
     }
 
     @Test func theRouteNamesANumericProject() {
