@@ -46,31 +46,19 @@ extension CohorlyValue {
         }
     }
 
+    /// `string` quoted and escaped into `out`. The escaping is ``JSONWriter/append(_:to:)``'s, so the tree and the
+    /// writer give the same text; a string with nothing to escape is appended as it is.
     package static func writeString(_ string: String, into out: inout String) {
-        out += "\""
-        var needsEscape = false
-        for byte in string.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscape = true
-            break
-        }
-        if !needsEscape {
+        guard string.utf8.contains(where: JSONWriter.needsEscape) else {
+            out += "\""
             out += string
-        } else {
-            for scalar in string.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
+            out += "\""
+            return
         }
-        out += "\""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count + 8)
+        JSONWriter.append(string, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
 

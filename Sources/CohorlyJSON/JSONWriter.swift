@@ -74,11 +74,15 @@ package struct JSONWriter {
         if separate { bytes.append(0x2C) }
     }
 
-    /// `string` quoted and escaped into `bytes` exactly as ``CohorlyValue/writeString(_:into:)`` writes it.
+    /// Whether a string's UTF-8 `byte` is written escaped: a control character, `"` or `\`.
+    package static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
+
+    /// `string` quoted and escaped into `bytes`: the one escaping every JSON text of this module uses (the tree's
+    /// ``CohorlyValue/writeString(_:into:)`` calls it).
     package static func append(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(0x22)
         let utf8 = string.utf8
-        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+        if !utf8.contains(where: needsEscape) {
             bytes += utf8
         } else {
             let hex = Array("0123456789abcdef".utf8)
