@@ -39,10 +39,11 @@ struct IssueKey: Sendable, Hashable {
     ) {
         var stack = ""
         var culprit: String?
-        var firstCulprit: String?
         var raw: Set<String> = []
         var lastImage: (path: String, module: String)?
-        for frame in frames {
+        // The crash recorder's own frames (an earlier SDK marked them in-app) are left out: they say nothing of
+        // the bug, and events of either SDK group together.
+        for frame in frames where !(frame.function.map(FrameSymbol.isCrashRecorderFunction) ?? false) {
             var module = "?"
             if let path = frame.image?.path {
                 // Most frames are in the image of the frame before.
@@ -63,13 +64,10 @@ struct IssueKey: Sendable, Hashable {
                 site = name
             }
             stack += "\n" + name
-            if firstCulprit == nil { firstCulprit = site }
-            // The crash recorder's own frames (`cly_…`, in the app's executable when linked statically) name no
-            // culprit.
-            if culprit == nil && !site.hasPrefix("cly_") { culprit = site }
+            if culprit == nil { culprit = site }
         }
         title = description.type.isEmpty ? "Exception" : description.type
-        self.culprit = culprit ?? firstCulprit ?? ""
+        self.culprit = culprit ?? ""
         // A release trap's type already says the value (`Swift runtime failure: Index out of range`).
         let value = description.value
         subtitle = value.isEmpty || title.hasSuffix(value) ? self.culprit : value
@@ -81,7 +79,7 @@ struct IssueKey: Sendable, Hashable {
                 custom.unicodeScalars.count <= Self.maxCustomFingerprint ? custom : Self.sha256(custom)
             rawBuildIds = []
         } else {
-            fingerprint = Self.sha256(title + (frames.isEmpty ? "\n" + description.value : stack))
+            fingerprint = Self.sha256(title + (stack.isEmpty ? "\n" + description.value : stack))
         }
     }
 

@@ -117,13 +117,17 @@ extension FrameSymbol {
 }
 
 extension CapturedException.Thread {
-    /// Sets every frame's in-app flag (physical and async) from its address.
+    /// Sets every frame's in-app flag (physical and async) from its address; a frame whose physical function is
+    /// the crash recorder's own (``FrameSymbol/namesCrashRecorder``: the C++ terminate hook and the report
+    /// writer, on top of an uncaught C++ exception's stack) is not in-app wherever it is linked, so it is
+    /// neither the culprit nor part of the key on any backend.
     mutating func markInApp(_ isInApp: (UInt64) -> Bool) {
-        for index in frames.indices { frames[index].inApp = isInApp(frames[index].frame.address.value) }
-        guard var chain = async else { return }
-        for index in chain.frames.indices {
-            chain.frames[index].inApp = isInApp(chain.frames[index].frame.address.value)
+        func inApp(_ frame: CapturedException.StackFrame) -> Bool {
+            isInApp(frame.frame.address.value) && !(frame.symbols.last?.namesCrashRecorder ?? false)
         }
+        for index in frames.indices { frames[index].inApp = inApp(frames[index]) }
+        guard var chain = async else { return }
+        for index in chain.frames.indices { chain.frames[index].inApp = inApp(chain.frames[index]) }
         async = chain
     }
 }

@@ -26,10 +26,7 @@ extension SymbolicatedCrash {
     /// top of the crashed thread that name one of them are hidden from the text, as the Swift backtracer hides
     /// its own frames. JSON output keeps them.
     package static func isRecorderFrame(_ frame: Frame) -> Bool {
-        guard let symbol = frame.symbols.last else { return false }
-        let raw = symbol.rawFunction ?? symbol.function ?? ""
-        return raw.hasPrefix("cly_") || raw == "_ZN12_GLOBAL__N_114terminate_hookEv"
-            || symbol.function == "(anonymous namespace)::terminate_hook()"
+        frame.symbols.last?.namesCrashRecorder ?? false
     }
 
     /// Whether this was captured while the app lived on, not a crash: a hang (whether or not the process died

@@ -56,6 +56,38 @@ import Testing
         }
     }
 
+    /// An uncaught C++ exception's stack starts in the crash recorder (its terminate hook and report writer,
+    /// linked into the app): those frames are not in-app, so the culprit is the function that threw; an event of
+    /// an earlier SDK, which marked them in-app, has the same key.
+    @Test func anUncaughtCxxExceptionIsBlamedOnTheFunctionThatThrew() async throws {
+        let events = try await Self.crashes.events()
+        let view = CapturedException.groupingView(exceptionEvent: .object(events.cxx))
+        let key = IssueKey(view, custom: nil)
+        #expect(key.culprit.hasPrefix("demo::Widget<int>::explode("), "\(key.culprit)")
+        #expect(key.title == "std::runtime_error", "\(key.title)")
+        // The recorder's frames are in the event, named and not in-app.
+        let frames = events.cxx["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? []
+        let recorder = frames.indices.filter {
+            frames[$0]["function"]?.stringValue.map(FrameSymbol.isCrashRecorderFunction) ?? false
+        }
+        #expect(recorder.count >= 2, "\(frames.map { $0["function"]?.stringValue ?? "?" })")
+        #expect(recorder.allSatisfy { frames[$0]["in_app"] == false })
+        // As an earlier SDK sent it: the same key.
+        var earlier = frames
+        for index in recorder {
+            earlier[index] = .object((earlier[index].objectValue ?? [:]).merging(["in_app": true]) { $1 })
+        }
+        var exception = events.cxx["$exception_list"]?.arrayValue?.first?.objectValue ?? [:]
+        var stacktrace = exception["stacktrace"]?.objectValue ?? [:]
+        stacktrace["frames"] = .array(earlier)
+        exception["stacktrace"] = .object(stacktrace)
+        var old = events.cxx
+        old["$exception_list"] = [.object(exception)]
+        let oldView = CapturedException.groupingView(exceptionEvent: .object(old))
+        #expect(oldView.frames.count == recorder.count + view.frames.count, "the recorder's frames were in-app")
+        #expect(IssueKey(oldView, custom: nil) == key)
+    }
+
     @Test func aCallerSuppliedFingerprintWins() async throws {
         let events = try await Self.crashes.events()
         let collector = try IssueCollector()

@@ -7,13 +7,14 @@ import Testing
 
 /// `$exception` events of real CrashDemo crashes (debug build), made on the device as a next launch makes them:
 /// `index-out-of-range` twice (two launches), `null-write` once, and the first index crash again without the
-/// device's symbols (every frame raw, as from a device without the binary).
+/// device's symbols (every frame raw, as from a device without the binary), and an uncaught C++ exception.
 actor CrashEvents {
     struct Events: Sendable {
         var index1: [String: CohorlyValue]
         var index2: [String: CohorlyValue]
         var null: [String: CohorlyValue]
         var rawIndex: [String: CohorlyValue]
+        var cxx: [String: CohorlyValue]
         /// The crashed executable: its path and build id.
         var executable: (path: String, buildId: String)?
     }
@@ -32,10 +33,11 @@ actor CrashEvents {
         let first = try await crash(["crash", "index-out-of-range"], "issues-index-1")
         async let index2 = crash(["crash", "index-out-of-range"], "issues-index-2")
         async let null = crash(["crash", "null-write"], "issues-null")
+        async let cxx = crash(["crash", "cxx-exception"], "issues-cxx")
         let module = first.report.modules.first { $0.path == first.report.executable }
         return Events(
             index1: first.symbolicated, index2: try await index2.symbolicated, null: try await null.symbolicated,
-            rawIndex: first.raw,
+            rawIndex: first.raw, cxx: try await cxx.symbolicated,
             executable: module.map { ($0.path, $0.buildId) })
     }
 
