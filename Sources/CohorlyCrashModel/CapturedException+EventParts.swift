@@ -2,8 +2,41 @@
 /// frame reduced to the members it uses: made from a parsed tree, or straight from the bytes
 /// (`CapturedException(exceptionEventJSON:)`, no tree of the frames), then read into the crash by one code.
 struct ExceptionEventParts {
+    /// A member of a `stacktrace.frames` element that the readers use, told from its key by the key's length
+    /// first: a frame has ten members, and comparing each key with every name in turn cost more than the rest
+    /// of reading the frame (events hold thousands of frames; the collector groups every one it stores).
+    enum FrameMember {
+        case instructionAddr, kind, inApp, inline, imageAddr, module, function, filename, lineno, colno, symbol
+
+        /// The member `key` names; nil for one no reader uses.
+        init?(_ key: String) {
+            switch key.utf8.count {
+            case 5 where key == "colno": self = .colno
+            case 6:
+                switch key {
+                case "in_app": self = .inApp
+                case "inline": self = .inline
+                case "module": self = .module
+                case "lineno": self = .lineno
+                case "symbol": self = .symbol
+                default: return nil
+                }
+            case 8:
+                switch key {
+                case "function": self = .function
+                case "filename": self = .filename
+                default: return nil
+                }
+            case 10 where key == "image_addr": self = .imageAddr
+            case 16 where key == "instruction_addr": self = .instructionAddr
+            case CapturedException.frameKindKey.utf8.count where key == CapturedException.frameKindKey: self = .kind
+            default: return nil
+            }
+        }
+    }
+
     /// One `stacktrace.frames` element.
-    struct WireFrame {
+    struct WireFrame: WireImageReference {
         var inlined = false
         var pc: Address?
         var kind: Frame.Kind?
@@ -22,23 +55,65 @@ struct ExceptionEventParts {
             var column: CohorlyValue?
             var raw: CohorlyValue?
             for (key, value) in members {
-                switch key {
-                case "instruction_addr": pc = CapturedException.wireAddress(value)
-                case CapturedException.frameKindKey: kind = value.stringValue.map(Frame.Kind.init(wireName:))
-                case "in_app": inApp = value == .bool(true)
-                case "inline": inlined = value == .bool(true)
-                case "image_addr": imageBase = CapturedException.wireAddress(value)?.value
-                case "module": module = value.stringValue
-                case "function": function = value
-                case "filename": file = value
-                case "lineno": line = value
-                case "colno": column = value
-                case "symbol": raw = value
-                default: continue
+                switch FrameMember(key) {
+                case .instructionAddr: pc = CapturedException.wireAddress(value)
+                case .kind: kind = value.stringValue.map(Frame.Kind.init(wireName:))
+                case .inApp: inApp = value == .bool(true)
+                case .inline: inlined = value == .bool(true)
+                case .imageAddr: imageBase = CapturedException.wireAddress(value)?.value
+                case .module: module = value.stringValue
+                case .function: function = value
+                case .filename: file = value
+                case .lineno: line = value
+                case .colno: column = value
+                case .symbol: raw = value
+                case nil: continue
                 }
             }
             symbol = CapturedException.symbol(
                 function: function, file: file, line: line, column: column, raw: raw, inlined: inlined)
+        }
+    }
+
+    /// A frame as grouping reads it (``CapturedException/groupingView(exceptionEvent:)``): a ``WireFrame``
+    /// without the symbol's file, lines and raw name, which grouping never looks at — only whether the device
+    /// resolved a symbol (a function or a file: what makes the symbol stand) and its function, and those only
+    /// where they can name an in-app frame.
+    struct GroupingWireFrame: WireImageReference {
+        var inlined = false
+        var pc: Address?
+        var kind: Frame.Kind?
+        var inApp = false
+        /// Whether the device resolved a symbol for it (``WireFrame/symbol`` is not nil).
+        var resolved = false
+        /// The symbol's function.
+        var function: String?
+        var imageBase: UInt64?
+        var module: String?
+
+        /// A frame from its members, in one pass over them, as ``WireFrame/init(_:)`` reads them (looking up
+        /// the 6 to 8 members grouping reads cost more: a frame has ten, each lookup hashes its key).
+        init(_ frame: CohorlyValue) {
+            guard case .object(let members) = frame else { return }
+            var function: CohorlyValue?
+            var file: CohorlyValue?
+            for (key, value) in members {
+                switch FrameMember(key) {
+                case .instructionAddr: pc = CapturedException.wireAddress(value)
+                case .kind: kind = value.stringValue.map(Frame.Kind.init(wireName:))
+                case .inApp: inApp = value == .bool(true)
+                case .inline: inlined = value == .bool(true)
+                case .imageAddr: imageBase = CapturedException.wireAddress(value)?.value
+                case .module: module = value.stringValue
+                case .function: function = value
+                case .filename: file = value
+                case .lineno, .colno, .symbol, nil: continue
+                }
+            }
+            // The symbol matters only on an in-app frame, or on an inlined call (it may join one).
+            guard inApp || inlined else { return }
+            self.function = function?.stringValue
+            resolved = self.function != nil || file?.stringValue != nil
         }
     }
 

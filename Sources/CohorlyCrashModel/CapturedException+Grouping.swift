@@ -37,34 +37,41 @@ extension CapturedException {
     public static func groupingView(exceptionEvent properties: CohorlyValue) -> GroupingView {
         let exception = properties["$exception_list"]?.arrayValue?.first
         let facts = Self.facts(exception, properties: properties)
-        // The frames reduced as the full reading reduces them (ExceptionEventParts), of the first exception only.
-        let frames = ExceptionEventParts.Stack(exception?["stacktrace"]).frames
-        // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones.
-        var ordered: [(frame: Frame, hasKind: Bool, inApp: Bool, own: FrameSymbol?, inlined: FrameSymbol?)] = []
+        // The frames of the first exception only, each read for what grouping uses (not its file nor lines).
+        let frames = (exception?["stacktrace"]?["frames"]?.arrayValue ?? []).map(
+            ExceptionEventParts.GroupingWireFrame.init)
+        // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
+        // the function of the frame's own symbol, else of its outermost inlined call (reduced as
+        // ExceptionEventParts reduces them).
+        var ordered: [OrderedGroupingFrame] = []
+        ordered.reserveCapacity(frames.count)
         for frame in frames {
             if !frame.inlined {
                 guard let pc = frame.pc else { continue }
                 ordered.append(
-                    (Frame(pc, kind: frame.kind ?? .returnAddress), frame.kind != nil, frame.inApp, nil, nil))
+                    OrderedGroupingFrame(
+                        frame: Frame(pc, kind: frame.kind ?? .returnAddress), hasKind: frame.kind != nil,
+                        inApp: frame.inApp))
             }
             // The inlined calls join the frame before them; the outermost one names a frame without its own.
-            guard let last = ordered.indices.last, ordered[last].inApp, let symbol = frame.symbol else { continue }
+            guard let last = ordered.indices.last, ordered[last].inApp, frame.resolved else { continue }
             if !frame.inlined {
-                ordered[last].own = symbol
+                ordered[last].own = .some(frame.function)
             } else if ordered[last].inlined == nil {
-                ordered[last].inlined = symbol
+                ordered[last].inlined = .some(frame.function)
             }
         }
         // Innermost first; the async callers after the physical frame they continue from.
         var physical: [GroupingFrame?] = []
         var asyncFrames: [GroupingFrame?] = []
+        physical.reserveCapacity(ordered.count)
         var anchor: Int?
         for (index, entry) in ordered.reversed().enumerated() {
             var frame = entry.frame
             if !entry.hasKind && index == 0 { frame.kind = .pc }
             let grouping =
                 entry.inApp
-                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined)?.function, image: nil) : nil
+                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined) ?? nil, image: nil) : nil
             if frame.kind == .asyncResume && !physical.isEmpty {
                 if anchor == nil { anchor = physical.count - 1 }
                 asyncFrames.append(grouping)
@@ -97,4 +104,16 @@ extension CapturedException {
                 image: imageIndex(containing: frame.frame.address.value).map { images[$0] })
         }
     }
+}
+
+/// A physical frame while ``CapturedException/groupingView(exceptionEvent:)`` orders them.
+private struct OrderedGroupingFrame {
+    var frame: Frame
+    /// Whether the event said its kind.
+    var hasKind: Bool
+    var inApp: Bool
+    /// The function of its own symbol: nil without a symbol, `.some(nil)` for a symbol without a function.
+    var own: String?? = nil
+    /// The same of its outermost inlined call.
+    var inlined: String?? = nil
 }

@@ -104,6 +104,15 @@ import Testing
                 ]
             ])
         ),
+        (
+            "an inlined call not marked in-app names the in-app frame it joins; one after a frame not in-app does not",
+            event(frames: [
+                frame("0x2100", kind: "return_address", inApp: false, function: "Lib.call()"),
+                frame("0x2100", function: "Shop.inlinedIntoLib()", inline: true),
+                frame("0x2000", kind: "pc"),
+                frame("0x2000", inApp: false, function: "Shop.inlinedHelper()", inline: true),
+            ])
+        ),
         ("nothing at all", .object([:])),
     ]
 
@@ -134,6 +143,17 @@ import Testing
         let fast = IssueKey(view, custom: nil)
         let slow = IssueKey(full, custom: nil)
         #expect(fast == slow, "\(name)")
+    }
+
+    /// The fingerprint is the SHA-256 of the text docs/issues.md describes (the type, then `\n<module>
+    /// <function>` for each in-app frame, innermost first; `?` for a frame without an image): issues a collector
+    /// stored keep their key when it is rebuilt.
+    @Test func theFingerprintIsTheHashOfTheDocumentedText() {
+        let key = IssueKey(CapturedException.groupingView(exceptionEvent: Self.events[0].1), custom: nil)
+        // python3 -c 'import hashlib; print(hashlib.sha256(b"Fatal error\n? Shop.pay()\n? main").hexdigest())'
+        #expect(key.fingerprint == "a73cb69eb5bc65da1bf4fa6d27a4f7b4fd8d76ede8d05f06b986fb6c4a2bb5b6")
+        let inlined = CapturedException.groupingView(exceptionEvent: Self.events[Self.events.count - 2].1)
+        #expect(inlined.frames.map(\.function) == ["Shop.inlinedHelper()"])
     }
 
     @Test func theFramesComeInCallerOrderWithTheirPhysicalFunctions() {
