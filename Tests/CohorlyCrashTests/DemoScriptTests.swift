@@ -14,29 +14,7 @@ struct DemoScriptTests {
     /// destination (envelopes), with the release-health sessions the collector received.
     @Test(arguments: ["", "--posthog", "--sentry"])
     func theDemoExitsZeroAndShowsAllSixCrashesSymbolicated(destination: String) async throws {
-        let crashDemo = DemoBuild.release.executable
-        guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
-            throw CrashDemoError.missingExecutable(crashDemo)
-        }
-        let cohorly = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly")
-        let outputs = try makeTemporaryDirectory("demo")
-        defer { try? FileManager.default.removeItem(at: outputs) }
-        let outputURL = outputs.appendingPathComponent("output")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments =
-            [
-                Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
-                "--cohorly", cohorly.path,
-            ] + (destination.isEmpty ? [] : [destination])
-        let output = try FileHandle(forWritingTo: outputURL)
-        process.standardOutput = output
-        process.standardError = output  // bash's job lines would land here: they must not appear
-        try await runToEnd(process)
-        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-
+        let (process, text) = try await Self.runDemo(destination.isEmpty ? [] : [destination])
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0, "scripts/demo output:\n\(text)")
         let lines = text.split(separator: "\n").map(String.init)
@@ -84,6 +62,52 @@ struct DemoScriptTests {
             login.range(of: #"^   http://127\.0\.0\.1:[0-9]+/login\?token=[0-9a-f]{64}$"#, options: .regularExpression)
                 != nil, "\(login)")
         if destination == "--sentry" { expectSessions(lines) }
+    }
+
+    /// `--again`: the same six crashes once more open no issue: the list shows the same six issues, of two
+    /// occurrences each (issue 27: "a second demo run adds occurrences, not issues").
+    @Test func crashingTheSameWaysAgainAddsOccurrencesNotIssues() async throws {
+        let (process, text) = try await Self.runDemo(["--again"])
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "scripts/demo output:\n\(text)")
+        let lines = text.split(separator: "\n").map(String.init)
+        // Both issue lists, each a header (ID STATE LEVEL EVENTS USERS LAST-SEEN RELEASES ISSUE) and its rows.
+        let headers = lines.indices.filter { lines[$0].hasPrefix("ID ") && lines[$0].contains(" STATE ") }
+        #expect(headers.count == 2, "\(text)")
+        let lists = headers.map { header in
+            lines[(header + 1)...].prefix { !$0.isEmpty && !$0.hasPrefix("==") }.map {
+                $0.split(separator: " ").map(String.init)
+            }
+        }
+        guard let first = lists.first, let second = lists.last, lists.count == 2 else { return }
+        #expect(first.count == 6 && first.allSatisfy { $0.count > 6 && $0[3] == "1" }, "\(first)")
+        #expect(second.count == 6 && second.allSatisfy { $0[3] == "2" && $0[4] == "1" }, "\(second)")
+        #expect(Set(second.map { $0[0] }) == Set(first.map { $0[0] }), "the same issues: \(first) \(second)")
+    }
+
+    /// Runs scripts/demo with these arguments and the builds the test suite has; the process and its output.
+    static func runDemo(_ arguments: [String]) async throws -> (process: Process, text: String) {
+        let crashDemo = DemoBuild.release.executable
+        guard FileManager.default.isExecutableFile(atPath: crashDemo.path) else {
+            throw CrashDemoError.missingExecutable(crashDemo)
+        }
+        let cohorly = DemoBuild.debug.executable.deletingLastPathComponent().appendingPathComponent("cohorly")
+        let outputs = try makeTemporaryDirectory("demo")
+        defer { try? FileManager.default.removeItem(at: outputs) }
+        let outputURL = outputs.appendingPathComponent("output")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments =
+            [
+                Self.repository.appendingPathComponent("scripts/demo").path, "--crash-demo", crashDemo.path,
+                "--cohorly", cohorly.path,
+            ] + arguments
+        let output = try FileHandle(forWritingTo: outputURL)
+        process.standardOutput = output
+        process.standardError = output  // bash's job lines would land here: they must not appear
+        try await runToEnd(process)
+        return (process, (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
     }
 
     /// `cohorly sessions list` after the Sentry demo: one session per launch (seven), each crashed launch's `ok`
