@@ -36,7 +36,7 @@ struct ExceptionEventParts {
     }
 
     /// One `stacktrace.frames` element.
-    struct WireFrame: WireImageReference {
+    struct WireFrame {
         var inlined = false
         var pc: Address?
         var kind: Frame.Kind?
@@ -46,8 +46,10 @@ struct ExceptionEventParts {
         var module: String?
 
         /// A frame from its members (nested containers may be emptied: only scalars are read), in one pass over
-        /// them (events hold thousands of frames: a lookup per member read cost more than the rest).
-        init(_ frame: CohorlyValue) {
+        /// them (events hold thousands of frames: a lookup per member read cost more than the rest, each hashes
+        /// its key). `allSymbols` false (grouping: ``CapturedException/groupingView(exceptionEvent:)``) reads
+        /// the symbol only where it can name an in-app frame: on an in-app frame or an inlined call.
+        init(_ frame: CohorlyValue, allSymbols: Bool = true) {
             guard case .object(let members) = frame else { return }
             var function: CohorlyValue?
             var file: CohorlyValue?
@@ -70,50 +72,9 @@ struct ExceptionEventParts {
                 case nil: continue
                 }
             }
+            guard allSymbols || inApp || inlined else { return }
             symbol = CapturedException.symbol(
                 function: function, file: file, line: line, column: column, raw: raw, inlined: inlined)
-        }
-    }
-
-    /// A frame as grouping reads it (``CapturedException/groupingView(exceptionEvent:)``): a ``WireFrame``
-    /// without the symbol's file, lines and raw name, which grouping never looks at — only whether the device
-    /// resolved a symbol (a function or a file: what makes the symbol stand) and its function, and those only
-    /// where they can name an in-app frame.
-    struct GroupingWireFrame: WireImageReference {
-        var inlined = false
-        var pc: Address?
-        var kind: Frame.Kind?
-        var inApp = false
-        /// Whether the device resolved a symbol for it (``WireFrame/symbol`` is not nil).
-        var resolved = false
-        /// The symbol's function.
-        var function: String?
-        var imageBase: UInt64?
-        var module: String?
-
-        /// A frame from its members, in one pass over them, as ``WireFrame/init(_:)`` reads them (looking up
-        /// the 6 to 8 members grouping reads cost more: a frame has ten, each lookup hashes its key).
-        init(_ frame: CohorlyValue) {
-            guard case .object(let members) = frame else { return }
-            var function: CohorlyValue?
-            var file: CohorlyValue?
-            for (key, value) in members {
-                switch FrameMember(key) {
-                case .instructionAddr: pc = CapturedException.wireAddress(value)
-                case .kind: kind = value.stringValue.map(Frame.Kind.init(wireName:))
-                case .inApp: inApp = value == .bool(true)
-                case .inline: inlined = value == .bool(true)
-                case .imageAddr: imageBase = CapturedException.wireAddress(value)?.value
-                case .module: module = value.stringValue
-                case .function: function = value
-                case .filename: file = value
-                case .lineno, .colno, .symbol, nil: continue
-                }
-            }
-            // The symbol matters only on an in-app frame, or on an inlined call (it may join one).
-            guard inApp || inlined else { return }
-            self.function = function?.stringValue
-            resolved = self.function != nil || file?.stringValue != nil
         }
     }
 
@@ -164,7 +125,7 @@ extension ExceptionEventParts {
 extension ExceptionEventParts.Stack {
     /// A parsed `stacktrace` value.
     init(_ stacktrace: CohorlyValue?) {
-        frames = (stacktrace?["frames"]?.arrayValue ?? []).map(ExceptionEventParts.WireFrame.init)
+        frames = (stacktrace?["frames"]?.arrayValue ?? []).map { ExceptionEventParts.WireFrame($0) }
         asyncStop = stacktrace?[CapturedException.asyncStopKey]?.stringValue
     }
 }

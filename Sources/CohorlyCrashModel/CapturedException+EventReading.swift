@@ -149,8 +149,7 @@ extension CapturedException {
 
     /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,
     /// sized to reach the frame's highest address.
-    static func images<Frames: Sequence>(_ list: [CohorlyValue], frames: Frames) -> [Image]
-    where Frames.Element: WireImageReference {
+    static func images(_ list: [CohorlyValue], frames: [ExceptionEventParts.WireFrame]) -> [Image] {
         var images = list.compactMap { image -> Image? in
             guard let path = image["code_file"]?.stringValue, let base = wireAddress(image["image_addr"]) else {
                 return nil
@@ -163,7 +162,7 @@ extension CapturedException {
         }
         var extra: [UInt64: (module: String, end: UInt64)] = [:]
         for frame in frames {
-            guard let base = frame.imageBase, let pc = frame.pcValue, pc >= base,
+            guard let base = frame.imageBase, let pc = frame.pc?.value, pc >= base,
                 !images.contains(where: { $0.base <= pc && pc - $0.base < $0.size })
             else { continue }
             let module = frame.module ?? extra[base]?.module ?? "???"
@@ -179,17 +178,4 @@ extension CapturedException {
         }
         return images
     }
-}
-
-/// What ``CapturedException/images(_:frames:)`` reads of a wire frame: where its image was loaded, its address
-/// and its module's name.
-protocol WireImageReference {
-    var imageBase: UInt64? { get }
-    var pc: Address? { get }
-    var module: String? { get }
-}
-
-extension WireImageReference {
-    /// The frame's address.
-    var pcValue: UInt64? { pc?.value }
 }

@@ -37,9 +37,10 @@ extension CapturedException {
     public static func groupingView(exceptionEvent properties: CohorlyValue) -> GroupingView {
         let exception = properties["$exception_list"]?.arrayValue?.first
         let facts = Self.facts(exception, properties: properties)
-        // The frames of the first exception only, each read for what grouping uses (not its file nor lines).
-        let frames = (exception?["stacktrace"]?["frames"]?.arrayValue ?? []).map(
-            ExceptionEventParts.GroupingWireFrame.init)
+        // The frames of the first exception only, symbols only where they can name an in-app frame.
+        let frames = (exception?["stacktrace"]?["frames"]?.arrayValue ?? []).map {
+            ExceptionEventParts.WireFrame($0, allSymbols: false)
+        }
         // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
         // the function of the frame's own symbol, else of its outermost inlined call (reduced as
         // ExceptionEventParts reduces them).
@@ -54,11 +55,11 @@ extension CapturedException {
                         inApp: frame.inApp))
             }
             // The inlined calls join the frame before them; the outermost one names a frame without its own.
-            guard let last = ordered.indices.last, ordered[last].inApp, frame.resolved else { continue }
+            guard let last = ordered.indices.last, ordered[last].inApp, let symbol = frame.symbol else { continue }
             if !frame.inlined {
-                ordered[last].own = .some(frame.function)
+                ordered[last].own = .some(symbol.function)
             } else if ordered[last].inlined == nil {
-                ordered[last].inlined = .some(frame.function)
+                ordered[last].inlined = .some(symbol.function)
             }
         }
         // Innermost first; the async callers after the physical frame they continue from.
