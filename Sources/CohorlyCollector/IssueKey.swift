@@ -58,7 +58,7 @@ struct IssueKey: Sendable, Hashable {
             if let function = frame.function {
                 stack.append(UInt8(ascii: " "))
                 stack.append(contentsOf: function.utf8)
-                if culprit == nil { culprit = function }
+                if culprit == nil { culprit = Self.culpritName(function) }
                 continue
             }
             let offset: String
@@ -133,6 +133,22 @@ struct IssueKey: Sendable, Hashable {
         return frames.map {
             FrameSymbol(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.isInlined)
         }
+    }
+
+    /// How a function shows as a culprit: the piece of an async function where it resumed (`(1) suspend resume
+    /// partial function for F`, `(2) await resume partial function for F`, as Swift's demangler names them) as
+    /// `F`, the function that was written; any other name as it is. Only what the issue shows: the key keeps the
+    /// name whole.
+    static func culpritName(_ function: String) -> String {
+        guard function.hasPrefix("("), let close = function.firstIndex(of: ")") else { return function }
+        let counter = function[function.index(after: function.startIndex)..<close]
+        guard !counter.isEmpty, counter.allSatisfy(\.isNumber) else { return function }
+        let rest = function[close...].dropFirst()
+        for piece in [" suspend resume partial function for ", " await resume partial function for "]
+        where rest.hasPrefix(piece) && rest.count > piece.count {
+            return String(rest.dropFirst(piece.count))
+        }
+        return function
     }
 
     /// `$exception_fingerprint` as one string: a non-empty string, or a list of strings joined by newlines.

@@ -156,6 +156,29 @@ import Testing
         #expect(inlined.frames.map(\.function) == ["Shop.inlinedHelper()"])
     }
 
+    /// The culprit of a crash in async code names the function, not the piece of it where it resumed; the key
+    /// keeps the whole name, and other names are left as they are.
+    @Test func anAsyncFunctionsResumptionIsShownAsTheFunction() {
+        let names = [
+            "(1) suspend resume partial function for Shop.Engine.price(for: Swift.String) async -> Swift.Int",
+            "(12) await resume partial function for closure #1 () async -> () in Shop.run() async -> ()",
+            "(x) suspend resume partial function for Shop.odd()", "(1)suspend resume partial function for Shop.odd()",
+            "(1) suspend resume partial function for ", "Shop.pay()", "(anonymous namespace)::helper()",
+        ]
+        #expect(
+            names.map(IssueKey.culpritName) == [
+                "Shop.Engine.price(for: Swift.String) async -> Swift.Int",
+                "closure #1 () async -> () in Shop.run() async -> ()",
+                "(x) suspend resume partial function for Shop.odd()",
+                "(1)suspend resume partial function for Shop.odd()", "(1) suspend resume partial function for ",
+                "Shop.pay()", "(anonymous namespace)::helper()",
+            ])
+        let event = Self.event(frames: [Self.frame("0x1100", kind: "pc", function: names[0])])
+        let key = IssueKey(CapturedException.groupingView(exceptionEvent: event), custom: nil)
+        #expect(key.culprit == "Shop.Engine.price(for: Swift.String) async -> Swift.Int")
+        #expect(key.fingerprint == IssueKey.sha256("Fatal error\n? " + names[0]))
+    }
+
     @Test func theFramesComeInCallerOrderWithTheirPhysicalFunctions() {
         // Innermost first: a frame without a symbol of its own takes its outermost inlined call's name; one
         // with a file but no function has none.
