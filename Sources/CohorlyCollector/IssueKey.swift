@@ -142,7 +142,7 @@ struct IssueKey: Sendable, Hashable {
     static func culpritName(_ function: String) -> String {
         guard function.hasPrefix("("), let close = function.firstIndex(of: ")") else { return function }
         let counter = function[function.index(after: function.startIndex)..<close]
-        guard !counter.isEmpty, counter.allSatisfy(\.isNumber) else { return function }
+        guard !counter.isEmpty, counter.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return function }
         let rest = function[close...].dropFirst()
         for piece in [" suspend resume partial function for ", " await resume partial function for "]
         where rest.hasPrefix(piece) && rest.count > piece.count {

@@ -44,22 +44,20 @@ extension CapturedException {
         // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
         // the function of the frame's own symbol, else of its outermost inlined call (reduced as
         // ExceptionEventParts reduces them).
-        var ordered: [OrderedGroupingFrame] = []
+        var ordered: [(frame: Frame, hasKind: Bool, inApp: Bool, own: FrameSymbol?, inlined: FrameSymbol?)] = []
         ordered.reserveCapacity(frames.count)
         for frame in frames {
             if !frame.inlined {
                 guard let pc = frame.pc else { continue }
                 ordered.append(
-                    OrderedGroupingFrame(
-                        frame: Frame(pc, kind: frame.kind ?? .returnAddress), hasKind: frame.kind != nil,
-                        inApp: frame.inApp))
+                    (Frame(pc, kind: frame.kind ?? .returnAddress), frame.kind != nil, frame.inApp, nil, nil))
             }
             // The inlined calls join the frame before them; the outermost one names a frame without its own.
             guard let last = ordered.indices.last, ordered[last].inApp, let symbol = frame.symbol else { continue }
             if !frame.inlined {
-                ordered[last].own = .some(symbol.function)
+                ordered[last].own = symbol
             } else if ordered[last].inlined == nil {
-                ordered[last].inlined = .some(symbol.function)
+                ordered[last].inlined = symbol
             }
         }
         // Innermost first; the async callers after the physical frame they continue from.
@@ -72,7 +70,7 @@ extension CapturedException {
             if !entry.hasKind && index == 0 { frame.kind = .pc }
             let grouping =
                 entry.inApp
-                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined) ?? nil, image: nil) : nil
+                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined)?.function, image: nil) : nil
             if frame.kind == .asyncResume && !physical.isEmpty {
                 if anchor == nil { anchor = physical.count - 1 }
                 asyncFrames.append(grouping)
@@ -105,16 +103,4 @@ extension CapturedException {
                 image: imageIndex(containing: frame.frame.address.value).map { images[$0] })
         }
     }
-}
-
-/// A physical frame while ``CapturedException/groupingView(exceptionEvent:)`` orders them.
-private struct OrderedGroupingFrame {
-    var frame: Frame
-    /// Whether the event said its kind.
-    var hasKind: Bool
-    var inApp: Bool
-    /// The function of its own symbol: nil without a symbol, `.some(nil)` for a symbol without a function.
-    var own: String?? = nil
-    /// The same of its outermost inlined call.
-    var inlined: String?? = nil
 }

@@ -206,16 +206,14 @@ private func httpAccessHandler(
             }
             early = answer
         }
+        let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
         guard let early else {
             // The body in one allocation: grown by doubling, a 1 MB batch was copied 16 times, each time into
             // fresh pages. Content-Length is only the client's word, so at most the body limit is reserved (and
             // its pages are touched only as bytes arrive).
-            if let length = request.header("Content-Length").flatMap({ Int($0) }), length > 0 {
-                body.bytes.reserveCapacity(min(length, server.maxBodyBytes))
-            }
+            if length > 0 { body.bytes.reserveCapacity(min(length, server.maxBodyBytes)) }
             return readBody()
         }
-        let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
         let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
         guard request.header("Expect")?.lowercased() == "100-continue" || (length == 0 && !chunked) else {
             body.refusal = early

@@ -163,6 +163,7 @@ import Testing
             "(1) suspend resume partial function for Shop.Engine.price(for: Swift.String) async -> Swift.Int",
             "(12) await resume partial function for closure #1 () async -> () in Shop.run() async -> ()",
             "(x) suspend resume partial function for Shop.odd()", "(1)suspend resume partial function for Shop.odd()",
+            "(\u{663}) suspend resume partial function for Shop.odd()",
             "(1) suspend resume partial function for ", "Shop.pay()", "(anonymous namespace)::helper()",
         ]
         #expect(
@@ -170,7 +171,8 @@ import Testing
                 "Shop.Engine.price(for: Swift.String) async -> Swift.Int",
                 "closure #1 () async -> () in Shop.run() async -> ()",
                 "(x) suspend resume partial function for Shop.odd()",
-                "(1)suspend resume partial function for Shop.odd()", "(1) suspend resume partial function for ",
+                "(1)suspend resume partial function for Shop.odd()",
+                "(\u{663}) suspend resume partial function for Shop.odd()", "(1) suspend resume partial function for ",
                 "Shop.pay()", "(anonymous namespace)::helper()",
             ])
         let event = Self.event(frames: [Self.frame("0x1100", kind: "pc", function: names[0])])
