@@ -44,20 +44,22 @@ extension CapturedException {
         // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
         // the function of the frame's own symbol, else of its outermost inlined call (reduced as
         // ExceptionEventParts reduces them).
-        var ordered: [(frame: Frame, hasKind: Bool, inApp: Bool, own: FrameSymbol?, inlined: FrameSymbol?)] = []
+        var ordered: [OrderedGroupingFrame] = []
         ordered.reserveCapacity(frames.count)
         for frame in frames {
             if !frame.inlined {
                 guard let pc = frame.pc else { continue }
                 ordered.append(
-                    (Frame(pc, kind: frame.kind ?? .returnAddress), frame.kind != nil, frame.inApp, nil, nil))
+                    OrderedGroupingFrame(
+                        frame: Frame(pc, kind: frame.kind ?? .returnAddress), hasKind: frame.kind != nil,
+                        inApp: frame.inApp))
             }
             // The inlined calls join the frame before them; the outermost one names a frame without its own.
             guard let last = ordered.indices.last, ordered[last].inApp, let symbol = frame.symbol else { continue }
             if !frame.inlined {
-                ordered[last].own = symbol
+                ordered[last].own = .some(symbol.function)
             } else if ordered[last].inlined == nil {
-                ordered[last].inlined = symbol
+                ordered[last].inlined = .some(symbol.function)
             }
         }
         // Innermost first; the async callers after the physical frame they continue from.
@@ -70,7 +72,7 @@ extension CapturedException {
             if !entry.hasKind && index == 0 { frame.kind = .pc }
             let grouping =
                 entry.inApp
-                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined)?.function, image: nil) : nil
+                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined) ?? nil, image: nil) : nil
             if frame.kind == .asyncResume && !physical.isEmpty {
                 if anchor == nil { anchor = physical.count - 1 }
                 asyncFrames.append(grouping)
@@ -103,4 +105,18 @@ extension CapturedException {
                 image: imageIndex(containing: frame.frame.address.value).map { images[$0] })
         }
     }
+}
+
+/// A physical frame while ``CapturedException/groupingView(exceptionEvent:)`` orders them: only the functions of
+/// its symbols, not the symbols (a tuple of two `FrameSymbol?` copied four strings per frame of every event the
+/// collector groups: 0.75× and 0.79× of `--no-issues` in scripts/bench-collector, against 0.80× and 0.80× this way, runs taken in turn).
+private struct OrderedGroupingFrame {
+    var frame: Frame
+    /// Whether the event said its kind.
+    var hasKind: Bool
+    var inApp: Bool
+    /// The function of its own symbol: nil without a symbol, `.some(nil)` for a symbol without a function.
+    var own: String?? = nil
+    /// The same of its outermost inlined call.
+    var inlined: String?? = nil
 }
