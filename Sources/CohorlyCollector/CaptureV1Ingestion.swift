@@ -102,7 +102,7 @@ struct CaptureV1Ingestion: Sendable {
             }
         }
         do {
-            _ = try store.insert(events: events, receivedAt: now)
+            _ = try store.insert(writing: events, receivedAt: now)
         } catch  where CollectorStore.isFull(error) {
             return Self.error(507, "storage_full", "storage full: \(error)")
         } catch {
@@ -118,7 +118,8 @@ struct CaptureV1Ingestion: Sendable {
         let rawValue: String
     }
 
-    /// The stored event for one batch item, or why it is dropped.
+    /// The stored event for one batch item, its properties' text not written yet
+    /// (``CollectorStore/insert(writing:receivedAt:)`` writes it), or why it is dropped.
     static func event(_ item: JSONValue, uuid: String, token: String, sdk: (lib: String, version: String)?, now: Int64)
         -> Result<CollectorStore.NewEvent, DropTag>
     {
@@ -158,7 +159,7 @@ struct CaptureV1Ingestion: Sendable {
         return .success(
             CollectorStore.NewEvent(
                 token: token, event: name, distinctId: distinctId, time: time, insertId: uuid,
-                propertiesJSON: parsed.jsonString, properties: parsed))
+                propertiesJSON: "", properties: parsed))
     }
 
     static func timestamp(_ value: JSONValue) -> Int64? { value.stringValue.flatMap(RFC3339.milliseconds) }

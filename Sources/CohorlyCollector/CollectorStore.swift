@@ -146,9 +146,10 @@ public final class CollectorStore: @unchecked Sendable {
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
-    /// Each new `$exception` is filed under its issue in the same transaction (IssueWriter.swift).
-    func insert(events: [NewEvent], receivedAt: Int64) throws -> Int {
-        let occurrences = issues.occurrences(for: events)
+    /// Each new `$exception` is filed under its issue in the same transaction (IssueWriter.swift): `occurrences`
+    /// (one per event, ``IssueGrouping/occurrences(for:)``) when the caller found them, else found here.
+    func insert(events: [NewEvent], occurrences: [IssueOccurrence?]? = nil, receivedAt: Int64) throws -> Int {
+        let occurrences = occurrences ?? issues.occurrences(for: events)
         return try lock.withLock {
             do {
                 return try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }

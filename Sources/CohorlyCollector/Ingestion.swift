@@ -69,7 +69,7 @@ struct Ingestion: Sendable {
                     }
                     events.append(event)
                 }
-                inserted = try store.insert(events: events, receivedAt: now)
+                inserted = try store.insert(writing: events, receivedAt: now)
             case .engage, .alias:
                 var stored: [(token: String, json: String)] = []
                 for (index, record) in records.enumerated() {
@@ -104,6 +104,8 @@ struct Ingestion: Sendable {
         }
     }
 
+    /// The event a `/track` record stands for, its properties' text not written yet
+    /// (``CollectorStore/insert(writing:receivedAt:)`` writes it); nil when it lacks a name or a distinct id.
     static func event(_ record: JSONValue, token: String, now: Int64) -> CollectorStore.NewEvent? {
         guard let name = record["event"]?.stringValue, !name.isEmpty,
             var properties = record["properties"]?.objectValue,
@@ -115,6 +117,6 @@ struct Ingestion: Sendable {
         let parsed = JSONValue.object(properties)
         return CollectorStore.NewEvent(
             token: token, event: name, distinctId: distinctId, time: time, insertId: insertId,
-            propertiesJSON: parsed.jsonString, properties: parsed)
+            propertiesJSON: "", properties: parsed)
     }
 }
