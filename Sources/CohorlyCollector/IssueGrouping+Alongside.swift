@@ -2,9 +2,10 @@ import Foundation
 
 /// A request's events are grouped on a second thread while the request's own thread writes their properties'
 /// JSON text, the larger of the two jobs (34 µs against 12 µs an event of 8 frames, a release build): one sender's
-/// batches are then stored about as fast as without grouping (scripts/bench-collector --issues: 0.91× the events/s
-/// of `--no-issues`, against 0.83× grouping after the writing; the CPU either way 0.79–0.80×, BENCHMARKS.md
-/// "Issues"). On a machine whose cores are all busy the CPU ratio is what is left.
+/// batches are then stored nearer the speed of no grouping (scripts/bench-collector --issues: 0.89× and 0.91× the
+/// events/s of `--no-issues`, against 0.83× grouping after the writing; serve CPU 0.78–0.79× against 0.80×, the
+/// hand-off and the trees read on a second core; BENCHMARKS.md "Issues", session 12). On a machine whose cores are
+/// all busy the CPU ratio is what is left.
 ///
 /// The two threads take the events from opposite ends (the grouping from the last), so an event's parsed tree is
 /// read by one of them at a time: its reference counts are not written from two cores at once.
@@ -68,7 +69,8 @@ private final class AlongsideGrouping: @unchecked Sendable {
 extension CollectorStore {
     /// Inserts `events` whose `propertiesJSON` is still to be written from their `properties` (an ingestion
     /// route's parsed events), all or none: the texts are written while their issue occurrences are found
-    /// (``IssueGrouping/occurrences(for:alongside:)``). Returns how many were new, as ``insert(events:receivedAt:)``.
+    /// (``IssueGrouping/occurrences(for:alongside:)``). Returns how many were new, as
+    /// ``insert(events:occurrences:receivedAt:)``.
     func insert(writing events: [NewEvent], receivedAt: Int64) throws -> Int {
         let (texts, occurrences) = issues.occurrences(for: events) {
             events.map { $0.properties?.jsonString ?? $0.propertiesJSON }

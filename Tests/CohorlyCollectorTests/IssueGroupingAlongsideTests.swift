@@ -32,14 +32,19 @@ import Testing
         let grouping = IssueGrouping()
         let events = Self.mixedBatch()
         var ran = 0
+        var handedOff = false
         // The hand-off runs at once, before `work`: the other side does all of the grouping, from the last event.
         let (output, occurrences) = grouping.occurrences(
             for: events,
             alongside: { () -> Int in
                 ran += 1
                 return 7
-            }, dispatch: { $0() })
-        #expect(output == 7 && ran == 1)
+            },
+            dispatch: {
+                handedOff = true
+                $0()
+            })
+        #expect(output == 7 && ran == 1 && handedOff)
         #expect(Self.sites(occurrences) == Self.expectedSites())
         #expect(occurrences.map { $0?.distinctId } == events.map { $0.event == "$exception" ? $0.distinctId : nil })
         #expect(Self.sites(grouping.occurrences(for: events)) == Self.expectedSites())
