@@ -155,7 +155,8 @@ public enum CohorlyCrash {
                 ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0
             // Earlier launches' sessions, unless their crash (or hang) event is still to come, ended unseen.
             cohorly.previousLaunchesExamined(pending: AbnormalExits.pendingEnds(directory: store.directory.path))
-            let files = store.pendingReports()
+            let files = Self.earlierLaunchesReports(
+                store.pendingReports(), launchInsertId: CrashRecorder.pendingInsertId)
             let hangReports = HangReportFile.leftovers(in: store.directory)
             // The detached sender starts before the reports are turned into events (symbolication takes a
             // while): if this launch dies first, the sender takes over the reports it was handed and the hang
@@ -192,6 +193,21 @@ public enum CohorlyCrash {
         if version == nil, let fromEnvironment, fromEnvironment.contains("@") { return fromEnvironment }
         guard let version = version ?? fromEnvironment, !version.isEmpty else { return name }
         return "\(name)@\(version)"
+    }
+
+    /// `files` without this launch's own crash report (named `…-<launchInsertId>.json`). A launch can only find
+    /// its own report while it dies: the crash handler lets the other threads go before the process ends, and this
+    /// launch's delivery thread may list the directory in that moment. Handing the report over from there races the
+    /// death: a detached sender started then sends it at once, and a load or symbolication cut short by the death
+    /// counts against the report (three cut-short loads quarantine it; a cut-short symbolication sends it raw). So
+    /// the next launch sends it, as it sends every crash. (Seen as a flaky test: 1 run in 40 found no report after
+    /// the crash, the dying launch's sender having sent and deleted it.)
+    static func earlierLaunchesReports(
+        _ files: [CrashReportStore.ReportFile], launchInsertId: String
+    ) -> [CrashReportStore.ReportFile] {
+        guard !launchInsertId.isEmpty else { return files }
+        let own = "-\(launchInsertId.lowercased()).json"
+        return files.filter { !$0.name.lowercased().hasSuffix(own) }
     }
 
     /// Hands the reports `files` of `store` to the queue, symbolicated on the device unless `options` say not
