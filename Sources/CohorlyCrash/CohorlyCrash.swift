@@ -205,9 +205,7 @@ public enum CohorlyCrash {
     static func earlierLaunchesReports(
         _ files: [CrashReportStore.ReportFile], launchInsertId: String
     ) -> [CrashReportStore.ReportFile] {
-        guard !launchInsertId.isEmpty else { return files }
-        let own = "-\(launchInsertId.lowercased()).json"
-        return files.filter { !$0.name.lowercased().hasSuffix(own) }
+        files.filter { !AbnormalExits.isReport($0.name, of: launchInsertId) }
     }
 
     /// Hands the reports `files` of `store` to the queue, symbolicated on the device unless `options` say not
