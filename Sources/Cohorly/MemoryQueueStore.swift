@@ -43,6 +43,10 @@ final class MemoryQueueStore: QueueStore, @unchecked Sendable {
                 nextId += 1
             case .setMeta(let key, let value): metaValues[key] = value
             case .clear(let keepPrepared): records.removeAll { !keepPrepared || !$0.prepared }
+            case .replace(let insertId, let json):
+                for index in records.indices where records[index].prepared && records[index].insertId == insertId {
+                    records[index].json = json
+                }
             }
         }
         return trim(limit)

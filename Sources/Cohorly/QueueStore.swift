@@ -20,6 +20,9 @@ enum QueueOperation: Sendable {
     case setMeta(String, String?)
     /// Removes queued records; `keepPrepared` keeps prepared events.
     case clear(keepPrepared: Bool)
+    /// Replaces the text of the queued prepared record with dedupe key `insertId` (nothing when it is no longer
+    /// queued).
+    case replace(insertId: String, json: String)
 }
 
 /// One queued record as read back.

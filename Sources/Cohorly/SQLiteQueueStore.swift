@@ -15,6 +15,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let deleteMeta: SQLiteStatement
     private let selectBatch: SQLiteStatement
     private let findInsertId: SQLiteStatement
+    private let replace: SQLiteStatement
     private var cachedCount: Int
     private var cachedLastId: Int64
     private var droppedUnreadable = 0
@@ -44,6 +45,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
         selectBatch = try db.prepare(
             "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
+        replace = try db.prepare("UPDATE queue SET body = ? WHERE prepared = 1 AND insert_id = ?")
         findInsertId = try db.prepare("SELECT 1 FROM queue WHERE prepared = 1 AND insert_id = ? LIMIT 1")
         var count: Int64 = 0
         try db.prepare("SELECT COUNT(*) FROM queue").rows { row in
@@ -88,6 +90,8 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
                         try db.execute(
                             keepPrepared ? "DELETE FROM queue WHERE prepared = 0" : "DELETE FROM queue")
                         count -= db.changes
+                    case .replace(let insertId, let json):
+                        try replace.run([.text(json), .text(insertId)])
                     }
                 }
                 return try trim(&count, limit: limit)

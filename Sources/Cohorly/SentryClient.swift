@@ -80,12 +80,14 @@ extension Cohorly {
     /// Called by a crash monitor (CohorlyCrash) once it watches this launch, which it knows as `launchId` (the
     /// insert id of the launch's crash report and abnormal-exit event): the next launch's monitor then tells how
     /// the launch ended. Without one, the next launch takes a launch that did not exit normally for `abnormal`.
+    /// `release`, when given, is the release the monitor's events carry: the launch's session carries it too.
     /// Nothing for other destinations.
-    package func crashMonitorStarted(launchId: String) {
+    package func crashMonitorStarted(launchId: String, release: String? = nil) {
         guard let sentry = destination as? SentryDestination else { return }
         // On disk before this returns (before the monitor marks the launch): a launch killed right after is still
         // known by its launch id.
-        let operations = sentry.sessions.monitored(by: launchId)
+        let operations =
+            (release.map { sentry.sessions.launchRelease($0) } ?? []) + sentry.sessions.monitored(by: launchId)
         guard !operations.isEmpty else { return }
         state.waitUntilPersisted(timeout: 2)
         _ = try? store.apply(operations, limit: options.maxQueueSize)
@@ -125,6 +127,15 @@ extension Cohorly {
         }
         guard committed != nil, changed else { return }
         delivery.notifyQueued()
+    }
+
+    /// The release this client's destination names for the launch (`SentryConfiguration.release`), when it names
+    /// one: a crash monitor given no release of its own takes it, so events and sessions agree.
+    package var configuredRelease: String? {
+        guard let release = (destination as? SentryDestination)?.configuration.release, !release.isEmpty else {
+            return nil
+        }
+        return release
     }
 
     /// At a normal exit, ends the shared client's Sentry session (registered after `commitAtExit`, so it runs

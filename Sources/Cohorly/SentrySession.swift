@@ -95,12 +95,16 @@ struct SentrySession: Codable, Equatable {
         return .object(payload)
     }
 
-    /// The queue record of an update.
+    /// The queue record of an update. The first update's record has a dedupe key (``startKey``), by which it is
+    /// rewritten while queued when the launch's release becomes known (``SentrySessions/launchRelease(_:)``).
     func record(status: String, atMs timeMs: Int64, initial: Bool, observed: Bool = true) -> QueueOperation {
         .append(
-            .session, insertId: nil,
+            .session, insertId: initial ? startKey : nil,
             json: update(status: status, atMs: timeMs, initial: initial, observed: observed).jsonString, prepared: true)
     }
+
+    /// The dedupe key of the session's first update in the queue.
+    var startKey: String { "sentry-session-start." + sid }
 }
 
 /// The sessions of one Sentry destination: this launch's (when the app started one) and those of earlier launches
@@ -170,6 +174,24 @@ final class SentrySessions: @unchecked Sendable {
 
     private func removal(of session: SentrySession) -> QueueOperation {
         .setMeta(session.launchId.map(SentrySession.waitingKey) ?? SentrySession.previousKey, nil)
+    }
+
+    /// This launch's release is `release` (given to the crash monitor, as its events carry it): this launch's session
+    /// carries it from now on, in its settings and in its first update while that is still queued. Nothing when
+    /// there is no session or it carries that release already.
+    func launchRelease(_ release: String) -> [QueueOperation] {
+        lock.withLock {
+            guard var session = current, !release.isEmpty, session.release != release else { return [] }
+            session.release = release
+            current = session
+            var first = session
+            first.errors = 0
+            let update = first.update(status: "ok", atMs: session.startedMs, initial: true)
+            return [
+                .setMeta(SentrySession.openKey(session.sid), session.json),
+                .replace(insertId: session.startKey, json: update.jsonString),
+            ]
+        }
     }
 
     /// A crash monitor watches this launch and knows it as `launchId`: a later launch's monitor tells how it ended.

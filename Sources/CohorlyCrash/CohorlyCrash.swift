@@ -101,7 +101,8 @@ public enum CohorlyCrash {
     /// one fatal `$exception` event in the client's persisted queue. A report is deleted only once its event is
     /// durably queued.
     /// - Parameters:
-    ///   - release: the release crash events carry. Default `<executable name>@<version>`.
+    ///   - release: the release crash events (and, with Sentry, the launch's session) carry. Default the Sentry
+    ///     destination's `SentryConfiguration.release` when it has one, else `<executable name>@<version>`.
     ///   - dist: the distribution, optional.
     ///   - version: the version in the default release. Default `COHORLY_RELEASE` from the environment.
     /// - Throws: ``CrashRecorder/InstallError`` when the recorder cannot be installed.
@@ -110,14 +111,17 @@ public enum CohorlyCrash {
         cohorly: Cohorly, release: String? = nil, dist: String? = nil, version: String? = nil,
         options: Options = Options()
     ) throws -> Delivery {
-        let context = CrashContext(
-            release: release ?? defaultRelease(version: version), dist: dist, distinctId: cohorly.currentDistinctId)
+        // One release for the launch's events and its session (Sentry release health): the one given, else the
+        // destination's, else the default.
+        let launchRelease =
+            release ?? (version == nil ? cohorly.configuredRelease : nil) ?? defaultRelease(version: version)
+        let context = CrashContext(release: launchRelease, dist: dist, distinctId: cohorly.currentDistinctId)
         let recorderOptions = CrashRecorder.Options(
             reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
             context: context)
         try CrashRecorder.install(recorderOptions)
         // Release health (Sentry): the next launch learns how this one ended from its report or marker.
-        cohorly.crashMonitorStarted(launchId: CrashRecorder.pendingInsertId)
+        cohorly.crashMonitorStarted(launchId: CrashRecorder.pendingInsertId, release: launchRelease)
         // Marked on the caller's thread: a launch killed right after install is still found by the next one.
         if options.abnormalExits.enabled {
             LaunchMarker.start(

@@ -96,6 +96,43 @@ import Testing
         #expect(envelope.sessions.first?["errors"] == 1)
     }
 
+    /// Issue 41.10: the release given to the crash monitor (`CohorlyCrash.install(cohorly:release:)`) is the one the
+    /// launch's events carry, so every update of the launch's session carries it — the first, queued before the
+    /// monitor was installed, included — and so does the crashed update in the next launch's crash envelope.
+    @Test func theReleaseGivenToTheCrashMonitorIsEveryUpdatesRelease() async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let directory = temporaryDirectory()
+        let unset: (inout SentryConfiguration) -> Void = {
+            $0.release = nil
+            $0.environment = "staging"
+        }
+        // A launch that ends normally, then one that crashes, both monitored with release App@3.1.
+        let exited = try makeSentryClient(mock, directory: directory, unset)
+        exited.crashMonitorStarted(launchId: UUID().uuidString.lowercased(), release: "App@3.1")
+        exited.endSentrySession()
+        exited.shutdown()
+        let crashed = try makeSentryClient(mock, directory: directory, unset)
+        crashed.crashMonitorStarted(launchId: SentryRecords.crash().insertId, release: "App@3.1")
+        let crashTime = Int64(Date().timeIntervalSince1970 * 1000)
+        crashed.shutdown()
+        let next = try makeSentryClient(mock, directory: directory, unset)
+        defer { next.shutdown() }
+        var crash = SentryRecords.crash(at: crashTime)
+        crash.properties["release"] = "App@3.1"
+        _ = try next.enqueuePrepared(crash)
+        #expect(await next.flush())
+        let envelope = try #require(mock.envelopes.first { !$0.events.isEmpty })
+        #expect(envelope.events.first?["release"] == "App@3.1")
+        #expect(envelope.sessions.first?["status"] == "crashed")
+        let monitored = mock.sessions.filter { $0["attrs"]?["release"] == "App@3.1" }
+        #expect(monitored.map { $0["status"] } == ["ok", "exited", "ok", "crashed"], "\(mock.sessions)")
+        #expect(mock.sessions.allSatisfy { $0["attrs"]?["environment"] == "staging" })
+        // The next launch, unmonitored, keeps the destination's default release.
+        let defaultRelease = try SentryConfiguration(dsn: mock.dsn()).sessionRelease
+        #expect(mock.sessions.filter { $0["status"] == "ok" }.last?["attrs"]?["release"] == .string(defaultRelease))
+    }
+
     @Test func handledErrorsButNotMessagesCountInTheSession() async throws {
         let mock = try MockSentry()
         defer { mock.stop() }
