@@ -103,7 +103,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
         let response = context.transport.send(request)
         let outcome = RetryContract.outcome(
             for: response, count: bodies.count, bestEffort: route == .alias, failures: failures + 1,
-            policy: context.options.retry)
+            policy: context.options.retry, acknowledges: { Self.acknowledges(route, $0) })
         context.options.attemptObserver?(
             DeliveryAttempt(
                 path: "/" + route.rawValue, count: bodies.count, bytes: request.body.count, outcome: outcome,
@@ -112,6 +112,9 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
         switch outcome {
         case .delivered:
             context.log("POST \(path): \(bodies.count) record(s), \(request.body.count) bytes delivered")
+            if case .http(_, _, let body) = response, let refused = Self.refusedOperations(body) {
+                context.log("POST \(path): the server refused \(refused) operation(s) and applied the others")
+            }
             failures = 0
             return .finished(delivered: true)
         case .dropped(let reason):
@@ -128,7 +131,22 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
                     "POST \(request.url.absoluteString) failed: \(message). If the server speaks plain HTTP (`cohorly"
                         + " serve` does), use http:// in the host. Events stay queued and flush() returns false.")
             }
+            if case .failure(let message) = response, !message.contains("SSL") {
+                context.warnOnce("unreachable", unreachable(request.url, message))
+            }
             return .keep(removable: [], delay: delay, reason: "\(path): \(reason)")
+        case .unacknowledged(let status, let delay):
+            failures += 1
+            let body: [UInt8]
+            if case .http(_, _, let answer) = response { body = answer } else { body = [] }
+            context.warnOnce(
+                "unacknowledged",
+                "POST \(request.url.absoluteString) answered \(status)\(ConfigurationWarnings.saying(body)) without the"
+                    + " Cohorly API's success answer ({\"status\":1,…}): something other than a Cohorly collector answers"
+                    + " there; check the host (COHORLY_HOST). Events stay queued (up to maxQueueSize) and flush() returns"
+                    + " false until the server answers as the API does.")
+            return .keep(
+                removable: [], delay: delay, reason: "\(path): HTTP \(status) without the API's success answer")
         case .misconfigured(let status, let delay):
             failures += 1
             let body: [UInt8]
@@ -138,6 +156,35 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
                 removable: [], delay: delay,
                 reason: "\(path): HTTP \(status)\(ConfigurationWarnings.saying(body)), a configuration problem")
         }
+    }
+
+    /// Whether `body` is the Cohorly API's success answer to `route`: `{"status":1,"inserted":N}` from `/track`,
+    /// `{"status":1,…}` from `/engage` and `/alias`, or `/engage`'s partial refusal (`{"status":0,"refused":[…]}`:
+    /// the other operations were applied, and the refused ones would be refused again).
+    static func acknowledges(_ route: Route, _ body: [UInt8]) -> Bool {
+        guard let answer = CohorlyValue(bytes: body)?.objectValue else { return false }
+        switch (route, answer["status"]) {
+        case (.track, .int(1)?):
+            if case .int = answer["inserted"] { return true }
+            return false
+        case (.engage, .int(1)?), (.alias, .int(1)?): return true
+        case (.engage, .int(0)?): return answer["refused"]?.arrayValue != nil
+        default: return false
+        }
+    }
+
+    /// How many operations an `/engage` answer says were refused (nil: none).
+    static func refusedOperations(_ body: [UInt8]) -> Int? {
+        guard let refused = CohorlyValue(bytes: body)?["refused"]?.arrayValue, !refused.isEmpty else { return nil }
+        return refused.count
+    }
+
+    /// What a network failure (nothing answers at `url`) means, naming the URL and how to start or point at a
+    /// collector.
+    func unreachable(_ url: URL, _ message: String) -> String {
+        "POST \(url.absoluteString) failed: \(message). Nothing answers there: start a collector (`cohorly serve`)"
+            + " or point the client at one (COHORLY_HOST, or the apiHost given to initialize). Events stay queued (up"
+            + " to maxQueueSize) and flush() returns false until it answers."
     }
 
     /// What a 401 or 404 from the Cohorly API means, naming the URL, what the server said and the likely fix.

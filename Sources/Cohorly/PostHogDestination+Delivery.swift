@@ -4,8 +4,9 @@ import Foundation
 /// Capture V1 delivery of one batch (research/posthog.md part A §1.3–1.4):
 /// - one `PostHog-Request-Id` and one `created_at` per batch, `PostHog-Attempt` 1, 2, … and a fresh
 ///   `PostHog-Request-Timestamp` on every attempt;
-/// - 2xx: per-event results; only `retry` events are sent again; `ok`, `warning`, `drop`, `limited`, unknown or
-///   missing results and an unparseable body are terminal;
+/// - 2xx with per-event results (`{"results": {uuid: {"result"}}}`, PostHog's success answer): only `retry` events
+///   are sent again; `ok`, `warning`, `drop`, `limited`, unknown or missing results are terminal. A 2xx without
+///   that answer (something other than PostHog answers at the host) is retried like a 5xx and said once;
 /// - 408, 5xx and transport errors resend the events still pending; every other status is terminal (429 too);
 ///   413 halves the batch while it has more than one event;
 /// - the wait before attempt n+1 is `max(min(base·2^(n−1), cap), min(Retry-After, cap))`, at most `maxRetries`
@@ -33,7 +34,10 @@ extension PostHogDestination {
                 options: context.options)
             switch context.transport.send(request) {
             case .http(let status, let after, let body) where (200..<300).contains(status):
-                let (retry, finished) = results(body, items: items, indices: pending, context: context)
+                guard let answer = Self.resultsMap(body) else {
+                    return unacknowledged(status, body: body, path: Self.path, retryAfter: after, context: context)
+                }
+                let (retry, finished) = results(answer, items: items, indices: pending, context: context)
                 removable += finished.map { batch.entries[$0].id }
                 context.log(
                     "POST /\(Self.path): \(pending.count) event(s), attempt \(attempt): HTTP \(status)"
@@ -111,15 +115,31 @@ extension PostHogDestination {
             timeout: options.retry.requestTimeout, connectTimeout: options.retry.connectTimeout)
     }
 
-    /// Reads a 2xx body's per-event results: the indices to send again (`retry`) and the finished ones. Drops and
-    /// limits are logged with their details; an unparseable body finishes everything.
-    private func results(_ body: [UInt8], items: [Item], indices: [Int], context: DeliveryContext)
+    /// The per-event results of a capture V1 success answer (nil: the body is not one).
+    static func resultsMap(_ body: [UInt8]) -> [String: CohorlyValue]? {
+        CohorlyValue(bytes: body)?["results"]?.objectValue
+    }
+
+    /// A 2xx on `path` whose body is not PostHog's success answer: not a delivery, retried as a 5xx would be, and
+    /// said once.
+    func unacknowledged(
+        _ status: Int, body: [UInt8], path: String, retryAfter: Double?, context: DeliveryContext
+    ) -> AttemptStep {
+        let url = configuration.host.appendingPathComponent(path).absoluteString
+        let expected = path == Self.legacyPath ? "{\"status\": 1}" : "{\"results\": …}"
+        context.warnOnce(
+            "posthog unacknowledged",
+            "POST \(url) answered \(status)\(ConfigurationWarnings.saying(body)) without PostHog's success answer"
+                + " (\(expected)): something other than PostHog answers there; check the host. Events stay queued (up"
+                + " to maxQueueSize) and flush() returns false until the server answers as PostHog does.")
+        return .retry(reason: "HTTP \(status) without PostHog's success answer", retryAfter: retryAfter)
+    }
+
+    /// Reads a success answer's per-event `results`: the indices to send again (`retry`) and the finished ones.
+    /// Drops and limits are logged with their details.
+    private func results(_ results: [String: CohorlyValue], items: [Item], indices: [Int], context: DeliveryContext)
         -> (retry: [Int], finished: [Int])
     {
-        guard let results = CohorlyValue(bytes: body)?["results"]?.objectValue else {
-            context.log("2xx answer without readable per-event results: \(indices.count) event(s) taken as done")
-            return ([], indices)
-        }
         var retry: [Int] = []
         var finished: [Int] = []
         var refused: [String: [Int]] = [:]

@@ -8,9 +8,11 @@ import Foundation
 /// - body `{"api_key", "batch": [{event, distinct_id, properties, timestamp, uuid}, …], "sent_at"}`: the key in
 ///   the body, each event's V1 `options` folded back into the legacy properties (`$process_person_profile`,
 ///   `$cookieless_mode`, `$ignore_sent_at`, `$product_tour_id`), `$lib` / `$lib_version` properties again;
-/// - the answer is for the whole batch (`200 {"status": 1}`): 2xx delivers it; 408, 5xx and transport errors are
-///   retried as on V1 (same uuids and timestamps); 413 halves a batch of more than one event; 401 (the key
-///   refused) and 404 are configuration problems (kept, said once); every other status drops the batch.
+/// - the answer is for the whole batch: `2xx {"status": 1}` delivers it (a 2xx without that answer is retried and
+///   said once); 408, 429, 5xx and transport errors are retried as V1 retries (same uuids and timestamps), waiting
+///   at least `Retry-After` (PostHog's legacy compliance suite checks it on a 429); 413 halves a batch of more than
+///   one event; 401 (the key refused) and 404 are configuration problems (kept, said once); every other status
+///   drops the batch.
 extension PostHogDestination {
     /// The legacy capture path.
     static let legacyPath = "batch"
@@ -34,10 +36,15 @@ extension PostHogDestination {
         ) {
             attempt in
             switch context.transport.send(legacyRequest(events, options: context.options)) {
-            case .http(let status, _, _) where (200..<300).contains(status):
+            case .http(let status, let after, let body) where (200..<300).contains(status):
+                guard CohorlyValue(bytes: body)?["status"] == .int(1) else {
+                    return unacknowledged(
+                        status, body: body, path: Self.legacyPath, retryAfter: after, context: context)
+                }
                 context.log("POST /\(Self.legacyPath): \(events.count) event(s), attempt \(attempt): HTTP \(status)")
                 return .done(.finished(delivered: true))
-            case .http(let status, let after, let body) where status == 408 || (500..<600).contains(status):
+            case .http(let status, let after, let body)
+            where status == 408 || status == 429 || (500..<600).contains(status):
                 let reason = "HTTP \(status)\(Self.errorTag(body))"
                 context.log("POST /\(Self.legacyPath): attempt \(attempt): \(reason)")
                 return .retry(reason: reason, retryAfter: after)

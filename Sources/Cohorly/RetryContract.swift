@@ -1,6 +1,6 @@
 /// What to do with a batch after one exchange: the shared Cohorly retry contract, as a pure function.
 enum DeliveryOutcome: Equatable, Sendable {
-    /// 2xx: remove the batch, reset the failure count and the backoff.
+    /// 2xx with the server's success answer: remove the batch, reset the failure count and the backoff.
     case delivered
     /// Remove the batch without delivering it (400, other 4xx, a single record still too large, a failed alias).
     case dropped(String)
@@ -11,18 +11,26 @@ enum DeliveryOutcome: Equatable, Sendable {
     /// 401 (the token refused) or 404 (nothing at the configured ingestion path): not a verdict on the events but
     /// on the configuration. Keep the batch, wait `delay` (the longest backoff), and say so once per launch.
     case misconfigured(status: Int, delay: Double)
+    /// A 2xx whose body is not the API's success answer (something other than the configured server answers at
+    /// its address): not a delivery. Keep the batch, back off as after any failure (`delay`), and say so once.
+    case unacknowledged(status: Int, delay: Double)
 }
 
 enum RetryContract {
     /// The outcome of `response` for a batch of `count` records (`bestEffort`: an alias, sent once), after
-    /// `failures` consecutive failures including this one (used only when the outcome is a retry).
+    /// `failures` consecutive failures including this one (used only when the outcome is a retry). `acknowledges`
+    /// says whether a 2xx body is the server's success answer.
     static func outcome(
         for response: TransportResponse, count: Int, bestEffort: Bool, failures: Int,
-        policy: RetryPolicy
+        policy: RetryPolicy, acknowledges: (_ body: [UInt8]) -> Bool
     ) -> DeliveryOutcome {
         switch response {
-        case .http(let status, let retryAfter, _):
-            if (200..<300).contains(status) { return .delivered }
+        case .http(let status, let retryAfter, let body):
+            if (200..<300).contains(status) {
+                if acknowledges(body) { return .delivered }
+                if bestEffort { return .dropped("alias answered \(status) without a success answer (best effort)") }
+                return .unacknowledged(status: status, delay: policy.delay(afterFailures: failures))
+            }
             if bestEffort {
                 return .dropped("alias answered \(status) (best effort, not retried)")
             }

@@ -73,6 +73,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
         var request: @Sendable () -> TransportRequest
         var categories: Set<String>
         var label: String
+        /// The envelope's event id (nil: it carries session updates only): Sentry's answer must name it.
+        var eventId: String? = nil
         /// It carries session updates: it is sent alone, after every envelope before it is answered, so a
         /// session's updates arrive in order.
         var alone: Bool { categories.contains("session") }
@@ -145,7 +147,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
         limits.update(status: response.status, headers: headers, retryAfter: retryAfter(response), now: clockNow())
         let path = endpoint.path
         switch response {
-        case .http(let status, _, _) where (200..<300).contains(status):
+        case .http(let status, _, let body)
+        where (200..<300).contains(status) && Self.acknowledges(body, eventId: planned.eventId):
             context.log("POST \(path): \(planned.label), \(request.body.count) bytes: HTTP \(status)")
             observe(context, planned, request, .delivered, response)
             progress.removable += planned.ids
@@ -165,30 +168,46 @@ final class SentryDestination: Destination, @unchecked Sendable {
             context.log("POST \(path): dropped \(planned.label): Sentry refused it as invalid (400): \(reason)")
             observe(context, planned, request, .dropped("400: \(reason)"), response)
             progress.removable += planned.ids
+        case .http(let status, _, let body) where status == 401 || status == 403 || status == 404:
+            // Not a verdict on the event but on the DSN: kept, said once.
+            let outcome = DeliveryOutcome.misconfigured(status: status, delay: context.options.retry.maxDelay)
+            observe(context, planned, request, outcome, response)
+            guard progress.stop == nil else { break }
+            failures += 1
+            context.warnOnce("sentry \(status)", misconfiguration(status, body: body))
+            progress.stop = (context.options.retry.maxDelay, "POST \(path): HTTP \(status), a configuration problem")
         default:
             // The first such answer counts a failure and stops the batch; envelopes still in flight then only
             // add what they finish.
             let first = progress.stop == nil
             let outcome = RetryContract.outcome(
                 for: response, count: planned.ids.count, bestEffort: false, failures: failures + (first ? 1 : 0),
-                policy: context.options.retry)
+                policy: context.options.retry, acknowledges: { Self.acknowledges($0, eventId: planned.eventId) })
             observe(context, planned, request, outcome, response)
             switch outcome {
             case .retry(let delay, let reason):
                 guard first else { break }
                 failures += 1
                 progress.stop = (delay, "POST \(path): \(reason)")
-            case .misconfigured(let status, let delay):
+            case .unacknowledged(let status, let delay):
                 guard first else { break }
                 failures += 1
                 var said = ""
-                if case .http(_, _, let body) = response { said = ConfigurationWarnings.saying(body) }
+                if case .http(_, _, let body) = response { said = redacted(ConfigurationWarnings.saying(body)) }
                 context.warnOnce(
-                    "sentry \(status)",
-                    "POST \(path) answered \(status)\(said): "
-                        + (status == 401 ? "the DSN's key was refused" : "no Sentry project there")
-                        + ": check the DSN. Events stay queued (up to maxQueueSize) and flush() returns false"
-                        + " until this is fixed.")
+                    "sentry unacknowledged",
+                    "POST \(configuration.envelopeURL.absoluteString) answered \(status)\(said) without Sentry's"
+                        + " success answer ({\"id\": <event id>}): something other than a Sentry server answers there;"
+                        + " check the DSN's host. Events stay queued (up to maxQueueSize) and flush() returns false"
+                        + " until the server answers as Sentry does.")
+                progress.stop = (delay, "POST \(path): HTTP \(status) without Sentry's success answer")
+            case .misconfigured(let status, let delay):
+                // 401 and 404 are taken above; the contract's other configuration answers, should it gain any.
+                guard first else { break }
+                failures += 1
+                var body: [UInt8] = []
+                if case .http(_, _, let answer) = response { body = answer }
+                context.warnOnce("sentry \(status)", misconfiguration(status, body: body))
                 progress.stop = (delay, "POST \(path): HTTP \(status), a configuration problem")
             case .dropped(let reason):
                 context.log("POST \(path): dropped \(planned.label): \(reason)")
@@ -254,7 +273,8 @@ final class SentryDestination: Destination, @unchecked Sendable {
                     }
                     return Planned(
                         ids: [entry.id], request: request,
-                        categories: session == nil ? ["error"] : ["error", "session"], label: "event \(eventId)")
+                        categories: session == nil ? ["error"] : ["error", "session"], label: "event \(eventId)",
+                        eventId: eventId)
                 case .event, .profile:
                     context.log("dropped a queued \(entry.kind.rawValue) record: Sentry has no equivalent")
                     removable.append(entry.id)
@@ -282,6 +302,34 @@ final class SentryDestination: Destination, @unchecked Sendable {
             DeliveryAttempt(
                 path: endpoint.path, count: planned.ids.count, bytes: request.body.count,
                 outcome: outcome, status: response.status))
+    }
+
+    /// Whether `body` is a Sentry server's success answer to an envelope: `{"id": "<event id>"}` naming the
+    /// envelope's event (dashes and case aside); for an envelope without an event, any JSON object (Relay answers
+    /// `{}`). An empty body is taken too: Bugsink answers every accepted envelope so.
+    static func acknowledges(_ body: [UInt8], eventId: String?) -> Bool {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return true }
+        guard let answer = CohorlyValue(bytes: body)?.objectValue else { return false }
+        guard let eventId else { return true }
+        func normalized(_ id: String) -> String { id.lowercased().filter { $0 != "-" } }
+        return answer["id"]?.stringValue.map { normalized($0) == normalized(eventId) } ?? false
+    }
+
+    /// What a 401, 403 or 404 from the envelope endpoint means: the URL, the status, the server's reason (the DSN's
+    /// key taken out) and the fix.
+    func misconfiguration(_ status: Int, body: [UInt8]) -> String {
+        let fix =
+            status == 404
+            ? "no Sentry project there: check the DSN's host, path and project id"
+            : "the DSN's key or project was refused: check the DSN's key and project id"
+        return "POST \(configuration.envelopeURL.absoluteString) answered \(status)"
+            + "\(redacted(ConfigurationWarnings.saying(body))): \(fix). Events stay queued (up to maxQueueSize) and"
+            + " flush() returns false until this is fixed."
+    }
+
+    /// `text` with the DSN's key taken out (a server may quote the DSN it was sent, as Bugsink does).
+    func redacted(_ text: String) -> String {
+        configuration.publicKey.isEmpty ? text : text.replacingOccurrences(of: configuration.publicKey, with: "<key>")
     }
 
     /// Sentry's reason in a refusal's body (`{"detail": …}`), else the body's text (at most 300 bytes).

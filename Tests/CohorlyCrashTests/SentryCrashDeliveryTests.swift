@@ -35,7 +35,10 @@ import Testing
             guard request.path == "/api/7/envelope/", request.header("X-Sentry-Auth")?.contains("sentry_key=k1") == true
             else { return HTTPResponse(status: 403, body: []) }
             envelopes.add(request.body)
-            return HTTPResponse(status: 200, body: Array("{}".utf8))
+            // Sentry's success answer names the envelope's event (`{}` for session updates alone).
+            let header = CohorlyValue(bytes: Array(request.body.prefix { $0 != UInt8(ascii: "\n") }))
+            let answer: CohorlyValue = header?["event_id"].map { ["id": $0] } ?? [:]
+            return HTTPResponse(status: 200, body: Array(answer.jsonString.utf8))
         }
         let port = try server.start(port: 0)
         defer { server.stop() }

@@ -4,9 +4,10 @@ import Testing
 
 @testable import Cohorly
 
-/// A misconfigured client is not silent and loses nothing: a 404 from the configured ingestion path or a refused
-/// key keeps the events (bounded by the queue), `flush()` returns false, and one line per launch says — without
-/// `debug` — which URL answered what and the likely fix. A host string is checked when the client is made.
+/// A misconfigured client is not silent and loses nothing: a 404 from the configured ingestion path, a refused
+/// key (a Sentry DSN's too) or a collector that cannot be reached keeps the events (bounded by the queue),
+/// `flush()` returns false, and one line per launch says — without `debug` — which URL answered what and the likely
+/// fix. A host string is checked when the client is made.
 struct ConfigurationProblemTests {
     /// A client of `url` (not in debug mode) whose log lines go to `recorder`.
     static func client(_ url: URL, token: String = "test-token", recorder: Recorder) -> Cohorly {
@@ -79,6 +80,71 @@ struct ConfigurationProblemTests {
         let line = try #require(recorder.lines.first)
         #expect(line.contains("answered 401 (the server said: \"invalid_api_key\")"), "\(line)")
         #expect(line.contains("project API key was refused"), "\(line)")
+    }
+
+    @Test(arguments: [401, 403])
+    func aRefusedSentryKeyKeepsTheCrashAndSaysOnceWhatToFixWithoutTheKey(status: Int) async throws {
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        // Bugsink's refusal quotes the DSN it was sent, key included.
+        let reason = #"{"detail":"Project not found or key incorrect: http://\#(mock.publicKey)@127.0.0.1/42"}"#
+        mock.then(.status(status, body: reason), .status(status, body: reason))
+        let recorder = Recorder()
+        let client = try makeSentryClient(
+            mock, recorder: recorder, { $0.sessions = false }, options: { $0.debug = false })
+        defer { client.shutdown() }
+        _ = try client.enqueuePrepared(SentryRecords.crash())
+        #expect(await client.flush() == false)
+        #expect(await client.flush() == false)
+        #expect(client.queuedCount == 1)  // kept, not dropped
+        #expect(recorder.lines.count == 1, "\(recorder.lines)")
+        let line = try #require(recorder.lines.first)
+        #expect(line.contains("POST http://127.0.0.1:\(mock.port)/api/42/envelope/ answered \(status)"), "\(line)")
+        #expect(line.contains("Project not found or key incorrect"), "\(line)")
+        #expect(line.contains("check the DSN's key and project id"), "\(line)")
+        #expect(line.contains("flush() returns false"), "\(line)")
+        #expect(!line.contains(mock.publicKey), "\(line)")
+        // Once the server takes it (the DSN fixed), the crash goes.
+        #expect(await client.flush())
+        #expect(mock.storedEvents.count == 1)
+        #expect(client.queuedCount == 0)
+    }
+
+    @Test func theCollectorRefusingASentryKeyIsSaidOnce() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let recorder = Recorder()
+        var options = testOptions(temporaryDirectory(), recorder: recorder)
+        options.debug = false
+        let sentry = try SentryConfiguration(dsn: "http://wrong-key@127.0.0.1:\(collector.baseURL.port ?? 0)/1")
+        let client = Cohorly(sentry: sentry, options: options)
+        defer { client.shutdown() }
+        _ = try client.enqueuePrepared(SentryRecords.crash())
+        #expect(await client.flush() == false)
+        #expect(client.queuedCount == 2)  // the crash and the launch's session
+        #expect(recorder.lines.count == 1, "\(recorder.lines)")
+        let line = try #require(recorder.lines.first)
+        #expect(line.contains("answered 403 (the server said: \"unknown sentry_key\")"), "\(line)")
+        #expect(!line.contains("wrong-key"), "\(line)")
+    }
+
+    @Test func aCollectorThatCannotBeReachedIsSaidOnce() async throws {
+        let collector = try startCollector()
+        let url = collector.baseURL
+        collector.stop()  // nothing listens there now
+        let recorder = Recorder()
+        let client = Self.client(url, recorder: recorder)
+        defer { client.shutdown() }
+        client.track("Unheard")
+        #expect(await client.flush() == false)
+        #expect(await client.flush() == false)
+        #expect(client.queuedCount == 1)
+        #expect(recorder.lines.count == 1, "\(recorder.lines)")
+        let line = try #require(recorder.lines.first)
+        let root = url.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        #expect(line.contains("POST \(root)/track failed"), "\(line)")
+        #expect(line.contains("cohorly serve"), "\(line)")
+        #expect(line.contains("COHORLY_HOST"), "\(line)")
     }
 
     @Test func httpsAgainstAPlainHTTPServerSaysSoOnce() async throws {

@@ -25,7 +25,7 @@ final class FlagsTransport: Transport, @unchecked Sendable {
         let isFlags = Self.isFlags(request)
         let (response, gate): (TransportResponse, DispatchSemaphore?) = lock.withLock {
             sent.append(request)
-            guard isFlags else { return (.http(status: 200, retryAfter: nil, body: []), nil) }
+            guard isFlags else { return (Self.accepted(request), nil) }
             let next = script.count > 1 ? script.removeFirst() : script.first ?? .failure("no script")
             return (next, self.gate)
         }
@@ -34,6 +34,13 @@ final class FlagsTransport: Transport, @unchecked Sendable {
             gate?.wait()
         }
         return response
+    }
+
+    /// The success answer of the capture endpoint `request` went to: PostHog capture V1's per-event results, else
+    /// the Cohorly API's.
+    static func accepted(_ request: TransportRequest) -> TransportResponse {
+        let body = request.url.path.hasSuffix("/analytics/events") ? #"{"results":{}}"# : #"{"status":1,"inserted":0}"#
+        return answer(body)
     }
 
     /// A flags request: Cohorly's `/flags/evaluate` or PostHog's `/flags`.

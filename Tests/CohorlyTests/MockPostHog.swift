@@ -5,7 +5,8 @@ import CohorlyCompression
 import CohorlyHTTPServer
 
 /// A mock PostHog capture V1 server over loopback (libmicrohttpd, the collector's `HTTPServer`): records every
-/// request (gzip bodies inflated) and answers from a script, then `200` with an `ok` result per event. Flags
+/// request (gzip bodies inflated) and answers from a script, then with PostHog's success answer — `200` with an `ok`
+/// result per event on capture V1, `200 {"status": 1}` on the legacy `/batch` (research/posthog.md part A2). Flags
 /// requests (`POST /flags`) are kept apart (`flagsRequests`, answered from `thenFlags`, else `{"flags":{}}`), so
 /// a client's flag evaluations never take a capture answer.
 final class MockPostHog: @unchecked Sendable {
@@ -15,6 +16,8 @@ final class MockPostHog: @unchecked Sendable {
         var headers: [String: String]
         var rawBody: [UInt8]
         var body: CohorlyValue?
+        /// When it arrived (monotonic seconds).
+        var receivedAt = ProcessInfo.processInfo.systemUptime
 
         func header(_ name: String) -> String? { headers[name.lowercased()] }
         var batch: [CohorlyValue] { body?["batch"]?.arrayValue ?? [] }
@@ -24,7 +27,7 @@ final class MockPostHog: @unchecked Sendable {
 
     /// A scripted answer.
     enum Answer {
-        /// 200, `ok` for every event.
+        /// PostHog's success answer: 200, `ok` for every event (`{"status": 1}` on `/batch`).
         case ok
         /// A status with an optional `Retry-After` and `{"error": tag}` body.
         case status(Int, retryAfter: String? = nil, error: String? = nil)
@@ -108,6 +111,8 @@ final class MockPostHog: @unchecked Sendable {
                 body: Array(value.jsonString.utf8))
         }
         switch next {
+        case .ok where request.path.hasSuffix("/batch"):
+            return json(200, ["status": 1])
         case .ok:
             return json(
                 200,

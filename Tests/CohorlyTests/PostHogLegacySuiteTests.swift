@@ -34,6 +34,26 @@ import Testing
         #expect(mock.requests.last?.uuids == requests.first?.uuids)
     }
 
+    /// The suite's `respects_retry_after_header`: a 429 with `Retry-After: 3`, then 200; at least 2 requests within
+    /// 5 s, the retry at least 2.5 s after the first (here `Retry-After: 1` and 0.9 s, against a 0.001 s backoff).
+    @Test func a429IsRetriedAfterItsRetryAfter() async throws {
+        let mock = try MockPostHog()
+        defer { mock.stop() }
+        mock.then(.status(429, retryAfter: "1", error: "Rate limited"), .ok)
+        let client = try makePostHogClient(mock) {
+            $0.captureEndpoint = .legacyBatch
+            $0.maxRetryDelay = 30
+        }
+        defer { client.shutdown() }
+        client.track("a")
+        #expect(await client.flush())
+        let requests = mock.requests
+        #expect(requests.count == 2)
+        #expect(Set(requests.map(\.uuids)).count == 1)
+        if requests.count == 2 { #expect(requests[1].receivedAt - requests[0].receivedAt >= 0.9) }
+        #expect(client.queuedCount == 0)
+    }
+
     @Test func maxRetriesIsRespected() async throws {
         let mock = try MockPostHog()
         defer { mock.stop() }
