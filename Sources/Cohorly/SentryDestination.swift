@@ -3,11 +3,13 @@ import Foundation
 /// Sentry's envelope endpoint (research/sentry.md): each exception record becomes one envelope with its event
 /// item (and, for the previous launch's fatal event, that launch's session update); session updates travel up to
 /// 100 per envelope. Answers:
-/// - 200: done (its `X-Sentry-Rate-Limits` are taken too);
+/// - 2xx with Sentry's success answer (``acknowledges(_:eventId:)``): done (its `X-Sentry-Rate-Limits` are taken
+///   too);
 /// - 429: the categories it limits (`X-Sentry-Rate-Limits`, else `Retry-After` or 60 s for all) are held — not
 ///   sent, not dropped — until their time passes, while envelopes of other categories flow;
 /// - 413: the one oversized envelope's record is dropped (logged); 400: the invalid record is dropped, logged with
-///   Sentry's reason;
+///   Sentry's reason; 401, 403 and 404 (a DSN whose key, project or path the server does not know) keep the records
+///   and are said once (``misconfiguration(_:body:)``); a 2xx without Sentry's success answer too;
 /// - 5xx and network errors: kept and retried with the shared backoff; other statuses as the retry contract says.
 ///
 /// Tracked events, profile operations and aliases have no Sentry equivalent: they are not queued (a debug line
@@ -168,21 +170,17 @@ final class SentryDestination: Destination, @unchecked Sendable {
             context.log("POST \(path): dropped \(planned.label): Sentry refused it as invalid (400): \(reason)")
             observe(context, planned, request, .dropped("400: \(reason)"), response)
             progress.removable += planned.ids
-        case .http(let status, _, let body) where status == 401 || status == 403 || status == 404:
-            // Not a verdict on the event but on the DSN: kept, said once.
-            let outcome = DeliveryOutcome.misconfigured(status: status, delay: context.options.retry.maxDelay)
-            observe(context, planned, request, outcome, response)
-            guard progress.stop == nil else { break }
-            failures += 1
-            context.warnOnce("sentry \(status)", misconfiguration(status, body: body))
-            progress.stop = (context.options.retry.maxDelay, "POST \(path): HTTP \(status), a configuration problem")
         default:
             // The first such answer counts a failure and stops the batch; envelopes still in flight then only
-            // add what they finish.
+            // add what they finish. A 403 (a key or project the server does not know: Bugsink, Relay, `cohorly
+            // serve`) is, like 401 and 404, not a verdict on the event but on the DSN.
             let first = progress.stop == nil
-            let outcome = RetryContract.outcome(
-                for: response, count: planned.ids.count, bestEffort: false, failures: failures + (first ? 1 : 0),
-                policy: context.options.retry, acknowledges: { Self.acknowledges($0, eventId: planned.eventId) })
+            let outcome =
+                response.status == 403
+                ? .misconfigured(status: 403, delay: context.options.retry.maxDelay)
+                : RetryContract.outcome(
+                    for: response, count: planned.ids.count, bestEffort: false, failures: failures + (first ? 1 : 0),
+                    policy: context.options.retry, acknowledges: { Self.acknowledges($0, eventId: planned.eventId) })
             observe(context, planned, request, outcome, response)
             switch outcome {
             case .retry(let delay, let reason):
@@ -202,7 +200,6 @@ final class SentryDestination: Destination, @unchecked Sendable {
                         + " until the server answers as Sentry does.")
                 progress.stop = (delay, "POST \(path): HTTP \(status) without Sentry's success answer")
             case .misconfigured(let status, let delay):
-                // 401 and 404 are taken above; the contract's other configuration answers, should it gain any.
                 guard first else { break }
                 failures += 1
                 var body: [UInt8] = []
