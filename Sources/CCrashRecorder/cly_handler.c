@@ -24,8 +24,9 @@
 //       our report is symbolicated later, off the crash path.
 // What runs later, in normal code: the Swift side lists, salvages and sends the reports (CohorlyCrash).
 // Every function called here is on POSIX's async-signal-safe list (sigaction, sigprocmask, open, read,
-// write, close, rename, unlink, clock_gettime, getpid, the string functions of POSIX.1-2016) or a raw
-// syscall (gettid, tgkill, futex, getdents64, getrandom), or our own code that only touches static memory.
+// write, close, rename, unlink, clock_gettime, getpid, the string functions of POSIX.1-2016), a raw
+// syscall (gettid, tgkill, futex, getdents64, getrandom, pread), `_dl_find_object` (documented
+// async-signal-safe), or our own code that only touches static memory.
 // No malloc, no locks, no stdio, no Swift.
 #include <dlfcn.h>
 #include <errno.h>
