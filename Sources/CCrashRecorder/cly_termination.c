@@ -15,6 +15,13 @@
 // (at most CLY_TERMINATION_GENERATIONS): a handler running while the next is wrapped reads a stable action, and an
 // app's handler that chains to the action it replaced (ours) reaches the action before it, not itself again.
 //
+// libdispatch's handler only forwards the signal to its manager thread, which reads it from a signalfd — and a
+// signalfd may also take a pending SIGTERM before any thread's handler runs, ours included (Linux dequeues a
+// process-directed signal for whoever asks first). So when the monitor wraps libdispatch's handler, it also makes a
+// dispatch signal source of its own for that signal (libdispatch installs its handler once per signal: ours stays),
+// which fires with the app's: when our handler did not see that signal, the source records it as handled (the
+// sender unknown).
+//
 // What runs in the handler (termination_handler), in call order:
 //   - the action it stands for: the newest wrapped action, or, when this thread is already inside this handler for
 //     this signal (an app's handler chained to ours), the one before;
@@ -28,6 +35,7 @@
 // What runs later: the next launch reads the record (LaunchMarker+Format.swift, AbnormalExits.swift).
 // Every call is async-signal-safe (sigaction, sigprocmask, open, close, unlink, getpid, clock_gettime; pwrite:
 // a plain system call with no userspace state) or a raw syscall (gettid, tgkill). No malloc, no locks, no stdio.
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -47,6 +55,18 @@ static atomic_bool watching[WATCHED_COUNT];
 // Nesting of the handler per signal on one thread (an app's handler that chains back to ours).
 static atomic_int nesting_tid[WATCHED_COUNT];
 static atomic_int nesting_depth[WATCHED_COUNT];
+
+// libdispatch, referenced weakly (NULL when it is not loaded): what a dispatch signal source of our own needs. Its
+// objects are passed as plain pointers (the header's transparent unions have the same calling convention).
+extern const char _dispatch_source_type_signal[] __attribute__((weak));
+extern void *dispatch_source_create(const void *type, uintptr_t handle, uintptr_t mask, void *queue)
+    __attribute__((weak));
+extern void *dispatch_get_global_queue(intptr_t identifier, uintptr_t flags) __attribute__((weak));
+extern void dispatch_set_context(void *object, void *context) __attribute__((weak));
+extern void dispatch_source_set_event_handler_f(void *source, void (*handler)(void *)) __attribute__((weak));
+extern void dispatch_resume(void *object) __attribute__((weak));
+static atomic_bool handler_saw[WATCHED_COUNT];  // our handler recorded the signal (the source need not)
+static bool dispatch_observed[WATCHED_COUNT];    // our own source is made (under install_lock)
 
 static pthread_t watcher;
 static bool watcher_started;
@@ -87,6 +107,7 @@ static void termination_handler(int signal_number, siginfo_t *info, void *contex
         owner = atomic_compare_exchange_strong(&nesting_tid[index], &free_slot, tid);
     }
     const struct sigaction *previous = wrapped_action(index, depth);
+    atomic_store(&handler_saw[index], true);
     if (previous == NULL) {
         // nothing older to stand for
     } else if (!is_app_handler(previous)) {
@@ -108,6 +129,38 @@ static void termination_handler(int signal_number, siginfo_t *info, void *contex
 
 static bool ours(const struct sigaction *action) {
     return (action->sa_flags & SA_SIGINFO) != 0 && action->sa_sigaction == termination_handler;
+}
+
+/// Whether `action` is libdispatch's signal handler (it lies in the object that holds libdispatch).
+static bool is_libdispatch_handler(const struct sigaction *action) {
+    if (dispatch_source_create == NULL) return false;
+    void *handler = (action->sa_flags & SA_SIGINFO) != 0 ? (void *)action->sa_sigaction : (void *)action->sa_handler;
+    struct dl_find_object handler_object, dispatch_object;
+    return _dl_find_object(handler, &handler_object) == 0 &&
+           _dl_find_object((void *)dispatch_source_create, &dispatch_object) == 0 &&
+           handler_object.dlfo_map_start == dispatch_object.dlfo_map_start;
+}
+
+/// Our dispatch source fired (a dispatch queue's thread): record the signal unless our handler did.
+static void dispatched_signal(void *context) {
+    int index = (int)(intptr_t)context;
+    if (index < 0 || index >= WATCHED_COUNT || atomic_exchange(&handler_saw[index], false)) return;
+    cly_launch_marker_record_termination(watched_signals[index], NULL, CLY_TERMINATION_HANDLED);
+}
+
+/// Makes our own dispatch source for watched signal `index`, once (libdispatch's handler is installed for it, so
+/// libdispatch leaves the action alone). Called with install_lock held.
+static void observe_through_dispatch(int index) {
+    if (dispatch_observed[index] || _dispatch_source_type_signal == NULL || dispatch_get_global_queue == NULL ||
+        dispatch_set_context == NULL || dispatch_source_set_event_handler_f == NULL || dispatch_resume == NULL)
+        return;
+    void *source = dispatch_source_create(_dispatch_source_type_signal, (uintptr_t)watched_signals[index], 0,
+                                          dispatch_get_global_queue(0, 0));
+    if (source == NULL) return;
+    dispatch_set_context(source, (void *)(intptr_t)index);
+    dispatch_source_set_event_handler_f(source, dispatched_signal);
+    dispatch_resume(source);  // kept for the life of the process
+    dispatch_observed[index] = true;
 }
 
 /// Wraps every watched signal whose action is not ours and is one we watch (see the top of this file). Called with
@@ -145,6 +198,7 @@ static int wrap_current_actions(void) {
             continue;
         }
         atomic_store(&watching[i], true);
+        if (is_libdispatch_handler(&current)) observe_through_dispatch(i);
     }
     return result;
 }

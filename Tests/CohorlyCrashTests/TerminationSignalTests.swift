@@ -121,7 +121,9 @@ struct TerminationSignalTests {
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_abnormal_exit_cause"] == "killed_after_termination_signal")
         #expect(properties["$exception_termination_signal"] == "SIGTERM")
-        #expect(properties["$exception_termination_sender_pid"]?.intValue == Int(getpid()))
+        // Known when the signal went through our handler; not when libdispatch's signalfd took it first.
+        let sender = properties["$exception_termination_sender_pid"]?.intValue
+        #expect(sender == nil || sender == Int(getpid()))
     }
 
     @Test func anIgnoredSIGTERMStaysIgnored() async throws {
