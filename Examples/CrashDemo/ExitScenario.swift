@@ -1,3 +1,4 @@
+import CCrashRecorder
 import CohorlyCrash
 import CrashDemoSupport
 import Foundation
@@ -10,15 +11,42 @@ enum ExitScenario {
         "exit-during-symbolication", "die-during-symbolication",
     ]
 
-    /// `--app-sigterm MODE`, before install: `exit` and `continue` install the app's handler, `ignore` SIG_IGN.
+    /// `--app-sigterm MODE`, before install: `exit` and `continue` install the app's handler, `ignore` SIG_IGN;
+    /// `dispatch` does its part after install (``startDispatchSource()``).
     static func prepareAppSignalHandling(_ mode: String) {
         switch mode {
         case "exit", "continue":
             if demo_install_sigterm_handler() != 0 { usage("cannot install the SIGTERM handler") }
         case "ignore": signal(SIGTERM, SIG_IGN)
-        default: usage("unknown --app-sigterm mode '\(mode)' (exit, continue, ignore)")
+        case "dispatch": break
+        default: usage("unknown --app-sigterm mode '\(mode)' (exit, continue, ignore, dispatch)")
         }
     }
+
+    /// SIGTERMs the app's dispatch source delivered.
+    nonisolated(unsafe) static var dispatchedSignals = 0
+    static let signalQueue = DispatchQueue(label: "demo.signals")
+
+    /// What a server framework's graceful shutdown does after install (ServiceLifecycle's `UnixSignalsSequence`,
+    /// Vapor): SIGTERM ignored, then a dispatch signal source for it, resumed and registered (libdispatch then puts
+    /// its own handler in place). Prints `monitor watches SIGTERM` once the termination monitor has wrapped that.
+    static func startDispatchSource() {
+        signal(SIGTERM, SIG_IGN)
+        let registered = DispatchSemaphore(value: 0)
+        let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: signalQueue)
+        source.setEventHandler {
+            dispatchedSignals += 1
+            say("app source: SIGTERM")
+        }
+        source.setRegistrationHandler { registered.signal() }
+        source.resume()
+        registered.wait()
+        keptSource = source
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !cly_termination_watches(SIGTERM) && Date() < deadline { usleep(1000) }
+        say(cly_termination_watches(SIGTERM) ? "monitor watches SIGTERM" : "monitor does not watch SIGTERM")
+    }
+    nonisolated(unsafe) static var keptSource: DispatchSourceSignal?
 
     /// A quick relaunch (a CLI tool, a health check): exits normally the moment the delivery of the last launch's
     /// crash is symbolicating it (its `.symbolicating` marker exists), printing the marker's mode; `dying`: is
@@ -45,8 +73,10 @@ enum ExitScenario {
     }
 
     /// Waits to be ended by a signal (at most 60 s, or until the `--until` file exists). With the app's handler
-    /// (`--app-sigterm exit`), a SIGTERM makes it exit with status 7; with `continue` it goes on waiting.
+    /// (`--app-sigterm exit`), a SIGTERM makes it exit with status 7; with `continue` or `dispatch` (a shutdown
+    /// that does not finish) it goes on waiting.
     static func waitForSignal(_ options: DemoOptions) -> Never {
+        if options.appSigterm == "dispatch" { startDispatchSource() }
         let deadline = Date(timeIntervalSinceNow: 60)
         var reported = 0
         while Date() < deadline {
@@ -54,7 +84,7 @@ enum ExitScenario {
                 say("sigterm ignored \(demo_sigterm_is_ignored())")
                 exit(0)
             }
-            let count = Int(demo_sigterm_count())
+            let count = Int(demo_sigterm_count()) + signalQueue.sync { dispatchedSignals }
             if count > reported {
                 reported = count
                 if options.appSigterm == "exit" {

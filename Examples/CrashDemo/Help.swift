@@ -26,7 +26,7 @@ let helpText = """
                               $XDG_STATE_HOME/cohorly/crashes or ~/.local/state/cohorly/crashes)
       --storage DIR           the client's queue directory (default $COHORLY_STORAGE, else the client's
                               default, $XDG_STATE_HOME/cohorly or ~/.local/state/cohorly)
-      --no-chain              do not call the Swift backtracer after the report
+      --no-chain              do not call the handlers installed before the recorder's after the report
       --threads N             park N extra named threads (each --depth frames deep) before crashing
       --depth D               frames deep for the parked threads (default 3)
       --library PATH          a shared library with `cly_fixture_crash` (scenario dlopen-crash)
@@ -41,8 +41,10 @@ let helpText = """
       --until FILE            crash, scenario sigkill: wait until FILE exists (at most 60 s) before crashing
       --no-abnormal-exits     do not mark the launch (no abnormal-exit reports; benchmarks)
       --app-sigterm MODE      the app's own SIGTERM handling, set before install: exit (a handler, then exit(7)),
-                              continue (a handler, the launch goes on) or ignore (SIG_IGN)
+                              continue (a handler, the launch goes on) or ignore (SIG_IGN); or after install:
+                              dispatch (SIG_IGN and a dispatch signal source, as ServiceLifecycle does)
       --dist D                the dist crash and live events carry (default none)
+      --print-fault-time      crash: print `fault_monotonic_ns N` (CLOCK_MONOTONIC) just before crashing
       --crashed-only          symbolicate-report: only the crashed thread
       --hang-threshold-ms N   turn the hang watchdog on with this threshold
       --hang-ms M             how long a `hang` case blocks (default 3000)
@@ -58,7 +60,7 @@ let helpText = """
       -h, --help              show this help
 
     ENVIRONMENT: COHORLY_HOST, COHORLY_TOKEN, COHORLY_DESTINATION, COHORLY_CRASH_DIR, COHORLY_STORAGE, XDG_STATE_HOME, HOME,
-    SWIFT_BACKTRACE (enable=no turns the Swift backtracer off).
+    SWIFT_BACKTRACE (enable=yes runs the Swift runtime's backtracer after the report).
 
     EXIT STATUS: a crash kills the process with its signal (132, 133, 134, 135, 136 or 139 in a shell);
     `run` exits 0 when the reports were delivered, 1 when not; 2 usage error.

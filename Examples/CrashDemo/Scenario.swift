@@ -13,6 +13,7 @@ enum Scenario {
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
+            "sleeping-main",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -38,6 +39,8 @@ enum Scenario {
             crash(on: "main") { CrashKind.fatalError.crash(scratchDirectory: "/tmp") }
         case "blocked-thread":
             blockedThread()
+        case "sleeping-main":
+            sleepingMain()
         case "identify-then-crash":
             // The crash-time context follows the client's identity after install.
             Cohorly.shared?.identify("identified-after-install")
@@ -95,6 +98,28 @@ enum Scenario {
 
     /// A thread that blocks every signal (it can never answer) is listed without frames, and the crash
     /// does not wait for it.
+    /// The main thread sleeps in `sleep()` while a background thread crashes (a null write, SIGSEGV). The crash
+    /// handler's capture signal interrupts that sleep (EINTR): were the main thread let go before the process died,
+    /// it would exit with status 3 and a supervisor would read an ordinary exit.
+    static func sleepingMain() -> Never {
+        let mainTid = cly_live_current_tid()
+        Thread {
+            CrashRecorder.prepareCurrentThread()
+            demo_set_thread_name("demo-crasher")
+            // Crash once the main thread is inside its sleep (clock_nanosleep, or nanosleep: its syscall number).
+            let path = "/proc/self/task/\(mainTid)/syscall"
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while Date() < deadline {
+                let call = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: " ").first
+                if let number = call.flatMap({ Int($0) }), demo_is_sleep_syscall(number) != 0 { break }
+                usleep(1000)
+            }
+            demo_null_write()
+        }.start()
+        sleep(60)
+        exit(3)
+    }
+
     static func blockedThread() -> Never {
         let ready = DispatchSemaphore(value: 0)
         Thread {

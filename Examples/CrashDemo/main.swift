@@ -37,6 +37,7 @@ struct DemoOptions {
     var asyncWalk = true
     var asyncReadPipe = false
     var appSigterm: String?
+    var printFaultTime = false
     var dist: String?
 
     static func parse(_ arguments: [String]) -> DemoOptions {
@@ -75,6 +76,7 @@ struct DemoOptions {
             case "--hang-report-after-ms": options.hangOngoingReportMilliseconds = Int(iterator.next() ?? "")
             case "--no-abnormal-exits": options.abnormalExits = false
             case "--app-sigterm": options.appSigterm = iterator.next()
+            case "--print-fault-time": options.printFaultTime = true
             case "--dist": options.dist = iterator.next()
             case "-h", "--help":
                 print(helpText)
@@ -179,6 +181,11 @@ case "crash":
     applyAsyncHooks(options)
     Workers.park(count: options.parkedThreads, depth: options.parkDepth)
     sleepBeforeCrashing(options)
+    if options.printFaultTime {  // scripts/bench-crash-exit: fault to process exit
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        say("fault_monotonic_ns \(Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec))")
+    }
     let scratch = scratchDirectory
     crash(on: options.place) { kind.crash(scratchDirectory: scratch) }
 case "run":

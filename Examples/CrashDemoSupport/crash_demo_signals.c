@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static atomic_int termination_count;
@@ -40,3 +41,5 @@ void demo_unblock_all_signals(void) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
+
+int demo_is_sleep_syscall(long number) { return number == SYS_clock_nanosleep || number == SYS_nanosleep; }

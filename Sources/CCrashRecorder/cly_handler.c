@@ -13,19 +13,27 @@
 //         . cly_context_copy_for_crash (seqlock copy of the app's context);
 //         . cly_report_write (open/write/rename, no allocation) - the committed report;
 //         . cly_launch_marker_clear_for_crash (unlink) - this launch ended in a reported crash;
-//         . cly_threads_release;
-//     - chain: restore the previous actions (or the default ones), call the previous handler (the Swift
-//       runtime's backtracer when it is on), then make sure the process dies of the original signal: a
-//       hardware fault returns and faults again under SIG_DFL; a sent signal (abort, raise, SIGTRAP) is
-//       raised again with tgkill.
+//         . after_report: what the dying process does once the report is committed, in order —
+//           cly_crash_line_write (one line on stderr: the reason and the crashing function);
+//       the other threads stay parked (cly_threads.c): no app code runs again;
+//     - chain: restore the previous actions (or the default ones), call the previous handler, then make sure
+//       the process dies of the original signal: a hardware fault returns and faults again under SIG_DFL; a
+//       sent signal (abort, raise, SIGTRAP) is raised again with tgkill. The Swift runtime's backtracer (on by
+//       default, installed before us) is called only when SWIFT_BACKTRACE asks for it explicitly
+//       (`enable=yes`): it symbolicates in the dying process, which kept a crashed server down for seconds;
+//       our report is symbolicated later, off the crash path.
 // What runs later, in normal code: the Swift side lists, salvages and sends the reports (CohorlyCrash).
 // Every function called here is on POSIX's async-signal-safe list (sigaction, sigprocmask, open, read,
-// write, close, rename, unlink, clock_gettime, getpid, the string functions of POSIX.1-2016) or a raw
-// syscall (gettid, tgkill, futex, getdents64, getrandom), or our own code that only touches static memory.
+// write, close, rename, unlink, clock_gettime, getpid, the string functions of POSIX.1-2016), a raw
+// syscall (gettid, tgkill, futex, getdents64, getrandom, pread), `_dl_find_object` (documented
+// async-signal-safe), or our own code that only touches static memory.
 // No malloc, no locks, no stdio, no Swift.
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cly_internal.h"
 #include "cly_recorder.h"
@@ -33,7 +41,6 @@
 static atomic_int winner_tid;            // the thread that writes the report
 static atomic_int report_done;           // the report is committed (or given up)
 static atomic_int recrash_marked;
-static atomic_int crash_signal;          // the signal of the crash being written
 static atomic_int recording_disabled;    // cly_set_enabled(false): the user opted out
 static atomic_int crashed_unwinding_tid; // the crashed thread while it unwinds itself
 static sigjmp_buf crashed_unwind_jump;
@@ -45,7 +52,9 @@ static char context_copy[CLY_MAX_CONTEXT];
 static const int handled_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT};
 #define HANDLED_COUNT ((int)(sizeof handled_signals / sizeof handled_signals[0]))
 static struct sigaction previous_actions[HANDLED_COUNT];
+static bool previous_is_swift_backtracer[HANDLED_COUNT];
 static bool chain_to_previous = true;
+static bool swift_backtracer_requested;  // SWIFT_BACKTRACE asks for the runtime's backtracer explicitly
 
 static void copy_registers(const ucontext_t *context, uintptr_t *out) {
     static const int order[18] = {REG_RIP, REG_RSP, REG_RBP, REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
@@ -55,10 +64,29 @@ static void copy_registers(const ucontext_t *context, uintptr_t *out) {
 
 void cly_set_enabled(bool enabled) { atomic_store(&recording_disabled, enabled ? 0 : 1); }
 
+/// Whether the previous action of `signal_number` is the Swift runtime's backtracer that is skipped (it is there,
+/// the chain is on, and SWIFT_BACKTRACE did not ask for it).
+static bool skips_swift_backtracer(int index) {
+    return index >= 0 && chain_to_previous && previous_is_swift_backtracer[index] && !swift_backtracer_requested;
+}
+
+static int signal_index(int signal_number) {
+    for (int i = 0; i < HANDLED_COUNT; i++)
+        if (handled_signals[i] == signal_number) return i;
+    return -1;
+}
+
+/// What the dying process does once the crash is recorded (`report_state`: the report committed, or not written),
+/// in order. Every step is signal-safe and bounded. `crashed` is NULL when nothing was unwound.
+static void after_report(const cly_crash *crash, const cly_thread *crashed, const char *report_state) {
+    cly_crash_line_write(crash, crashed, report_state, skips_swift_backtracer(signal_index(crash->signal_number)));
+}
+
 bool cly_handle_crash(const cly_crash *crash) {
     if (atomic_load(&report_done) != 0) return true;  // written already (C++ terminate, then SIGABRT)
     if (atomic_load(&recording_disabled) != 0) {  // opted out: no report, only the chain
         cly_launch_marker_clear_for_crash();          // …and no abnormal-exit event for this crash either
+        after_report(crash, NULL, "no report: crash reporting is off for this user");
         return false;
     }
     pid_t tid = cly_gettid();
@@ -71,7 +99,7 @@ bool cly_handle_crash(const cly_crash *crash) {
         return false;
     }
     atomic_store(&cly_crash_started, 1);
-    atomic_store(&crash_signal, crash->signal_number);
+    atomic_store(&cly_crash_signal, crash->signal_number);
     cly_report_input input;
     memset(&input, 0, sizeof input);
     input.crash = crash;
@@ -113,8 +141,9 @@ bool cly_handle_crash(const cly_crash *crash) {
         if (other_threads[i].answered) cly_async_walk(&other_threads[i]);
     input.context = context_copy;
     input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
-    if (cly_report_write(&input)) cly_launch_marker_clear_for_crash();  // the report is this launch's event
-    cly_threads_release();
+    bool committed = cly_report_write(&input);
+    if (committed) cly_launch_marker_clear_for_crash();  // the report is this launch's event
+    after_report(crash, &crashed_thread, committed ? "report written" : "no report: it could not be written");
     atomic_store(&report_done, 1);
     cly_futex_wake(&report_done);
     return true;
@@ -128,17 +157,13 @@ static void restore_actions(void) {
         sigaction(handled_signals[i], chain_to_previous ? &previous_actions[i] : &default_action, NULL);
 }
 
-static int signal_index(int signal_number) {
-    for (int i = 0; i < HANDLED_COUNT; i++)
-        if (handled_signals[i] == signal_number) return i;
-    return -1;
-}
-
 static void chain(int signal_number, siginfo_t *info, void *context) {
     restore_actions();
     int index = signal_index(signal_number);
-    if (chain_to_previous && index >= 0) {
+    if (chain_to_previous && index >= 0 && !skips_swift_backtracer(index)) {
         const struct sigaction *previous = &previous_actions[index];
+        // The runtime's backtracer may take a minute on a large binary: the parked threads wait for it.
+        if (previous_is_swift_backtracer[index]) cly_threads_extend_park(CLY_PARKED_THREAD_LIMIT_WITH_BACKTRACER_MS);
         if ((previous->sa_flags & SA_SIGINFO) != 0 && previous->sa_sigaction != NULL)
             previous->sa_sigaction(signal_number, info, context);
         else if ((previous->sa_flags & SA_SIGINFO) == 0 && previous->sa_handler != SIG_DFL &&
@@ -168,8 +193,7 @@ static void crash_signal_handler(int signal_number, siginfo_t *info, void *conte
         if (atomic_exchange(&recrash_marked, 1) == 0) cly_report_mark_recrash(signal_number);
         chain_to_previous = false;
         restore_actions();
-        cly_threads_release();
-        int original = atomic_load(&crash_signal);
+        int original = atomic_load(&cly_crash_signal);
         cly_die_of(original != 0 ? original : signal_number);
         cly_die_of(signal_number);  // the original signal was blocked or ignored: the fault itself ends it
         return;
@@ -191,8 +215,46 @@ static void crash_signal_handler(int signal_number, siginfo_t *info, void *conte
     errno = saved_errno;
 }
 
+/// Whether SWIFT_BACKTRACE (comma-separated `key=value` settings, as the runtime reads them) turns the runtime's
+/// backtracer on explicitly: `enable=` with a value other than no, n, false, f, off or 0.
+static bool swift_backtrace_requested(const char *settings) {
+    static const char *const off[] = {"no", "n", "false", "f", "off", "0"};
+    for (const char *item = settings; item != NULL && *item != 0;) {
+        while (*item == ' ' || *item == ',') item++;
+        const char *end = strchr(item, ',');
+        size_t length = end != NULL ? (size_t)(end - item) : strlen(item);
+        if (length > 7 && strncmp(item, "enable=", 7) == 0) {
+            const char *value = item + 7;
+            size_t value_length = length - 7;
+            for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+                if (strlen(off[i]) == value_length && strncasecmp(value, off[i], value_length) == 0) return false;
+            return true;
+        }
+        item = end != NULL ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/// Whether `action` is the Swift runtime's backtracer: a SA_SIGINFO handler in the object that holds the Swift
+/// runtime, which is also SIGQUIT's handler (the runtime installs one handler for QUIT, ABRT, BUS, FPE, ILL, SEGV
+/// and TRAP; the SIGQUIT check tells it from an app's handler when the runtime is linked into the executable).
+static bool is_swift_backtracer(const struct sigaction *action) {
+    if ((action->sa_flags & SA_SIGINFO) == 0 || action->sa_sigaction == NULL) return false;
+    if (swift_getFatalErrorMessageBuffer == NULL) return false;
+    struct sigaction quit;
+    if (sigaction(SIGQUIT, NULL, &quit) != 0 || (quit.sa_flags & SA_SIGINFO) == 0 ||
+        quit.sa_sigaction != action->sa_sigaction)
+        return false;
+    struct dl_find_object handler_object, runtime_object;
+    if (_dl_find_object((void *)action->sa_sigaction, &handler_object) != 0 ||
+        _dl_find_object((void *)swift_getFatalErrorMessageBuffer, &runtime_object) != 0)
+        return false;
+    return handler_object.dlfo_map_start == runtime_object.dlfo_map_start;
+}
+
 int cly_signals_install(bool chain_enabled) {
     chain_to_previous = chain_enabled;
+    swift_backtracer_requested = swift_backtrace_requested(getenv("SWIFT_BACKTRACE"));
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = crash_signal_handler;
@@ -208,6 +270,7 @@ int cly_signals_install(bool chain_enabled) {
         }
     }
     memcpy(previous_actions, saved, sizeof saved);
+    for (int i = 0; i < HANDLED_COUNT; i++) previous_is_swift_backtracer[i] = is_swift_backtracer(&saved[i]);
     return 0;
 }
 

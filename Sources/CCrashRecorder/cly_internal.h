@@ -92,10 +92,12 @@ void cly_async_walk(cly_thread *thread);
 // ---- other threads (cly_threads.c) ----
 
 /// Stops up to CLY_MAX_THREADS - 1 other threads, has each record its own stack into `threads`, and waits at
-/// most CLY_THREAD_WAIT_MS. Returns how many entries of `threads` are filled (answered or not). Signal-safe.
+/// most CLY_THREAD_WAIT_MS; then stops every other thread too. Stopped threads stay parked until the process
+/// dies. Returns how many entries of `threads` are filled (answered or not). Signal-safe.
 int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, int *requested, int *answered);
-/// Lets the stopped threads run again. Signal-safe.
-void cly_threads_release(void);
+/// Gives the parked threads (which never run again) `limit_ms` more before one of them ends the process itself,
+/// of the crash's signal — for a chained handler that takes long (the Swift runtime's backtracer). Signal-safe.
+void cly_threads_extend_park(uint32_t limit_ms);
 /// Whether `tid` is a thread currently recording its own stack for us; if so, jumps back out of its unwind
 /// (used when that unwind faults). Signal-safe. Returns only when `tid` is not such a thread.
 void cly_threads_escape_if_dumping(pid_t tid);
@@ -180,6 +182,31 @@ typedef struct {
     const char *cxx_what;     // C++ what() or NULL
 } cly_crash;
 
+// ---- the crash's line on stderr (cly_crash_line.c, cly_symbol_name.c) ----
+
+/// Writes one line on stderr (once per process): the crash's reason and the crashing function (the innermost
+/// frame of `crashed` in the executable; `crashed` NULL: the context's PC), `report_state` ("report written"…),
+/// and, when `backtracer_skipped`, the setting that brings the Swift runtime's backtrace back. Signal-safe.
+void cly_crash_line_write(const cly_crash *crash, const cly_thread *crashed, const char *report_state,
+                          bool backtracer_skipped);
+/// Whether `address` lies in the main executable (`_dl_find_object`). Signal-safe.
+bool cly_symbol_in_executable(uintptr_t address);
+/// When reading symbols stops: CLOCK_MONOTONIC and this thread's CPU clock, in nanoseconds.
+typedef struct {
+    uint64_t wall_ns;
+    uint64_t cpu_ns;
+} cly_symbol_budget;
+/// This thread's CPU time in nanoseconds (clock_gettime: async-signal-safe).
+static inline uint64_t cly_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/// Names `address` into `out`: its function from the object's symbol table (a Swift name as Module.Type.name),
+/// read until `budget` runs out, else `<object file>+0x<offset>`. Returns the length (0: not in any loaded
+/// object). Signal-safe (open, pread, close; static buffers: one caller at a time).
+size_t cly_symbol_describe(uintptr_t address, const cly_symbol_budget *budget, char *out, size_t size);
+
 /// Writes the one report of this process for `crash` unless another thread is already writing it. Returns
 /// true when this call wrote it (or it had been written before). Signal-safe.
 bool cly_handle_crash(const cly_crash *crash);
@@ -251,6 +278,8 @@ void cly_symbolication_marker_remove_at_end(void);
 
 /// Non-zero once a crash began (set by the thread that writes the report).
 extern atomic_int cly_crash_started;
+/// The signal of the crash being handled (0 before a crash, or for a crash that did not come from a signal).
+extern atomic_int cly_crash_signal;
 /// Set by install, read by the handler.
 extern char cly_report_directory[CLY_MAX_PATH];
 extern char cly_executable_path[CLY_MAX_PATH];

@@ -2,7 +2,7 @@
 // uses none of them (so install, the handler, the report writer and the live capture do not depend on each
 // other through it).
 //   - cly_crash_started: set once by the thread that writes the report; module refreshes, context updates,
-//     breadcrumbs and live captures stop when they see it;
+//     breadcrumbs and live captures stop when they see it; cly_crash_signal: that crash's signal;
 //   - cly_report_directory / cly_executable_path: set by install (normal code), read by the handler;
 //   - this process's `$insert_id` (made at install, renewed in a forked child);
 //   - cly_die_of: how every handler ends the process with a given signal.
@@ -13,6 +13,7 @@
 #include "cly_recorder.h"
 
 atomic_int cly_crash_started;
+atomic_int cly_crash_signal;
 char cly_report_directory[CLY_MAX_PATH];
 char cly_executable_path[CLY_MAX_PATH];
 

@@ -24,13 +24,15 @@
 #include "cly_writer.h"
 
 #define DUMP_SIGNAL SIGSYS
-#define PARK_LIMIT_NS (10ull * 1000000000ull)
+#define PARK_POLL_NS 100000000ull
 
 static cly_thread *slots;
 static int slot_count;
 static atomic_int answered_count;
-static atomic_int released;
-static atomic_int capture_open;
+static atomic_int parking;       // a crash is being handled: our SIGSYS parks the thread it reaches, for good
+static atomic_int capture_open;  // …and a thread with a slot records its stack first
+static atomic_int never_woken;   // the futex word the parked threads sleep on
+static _Atomic uint64_t park_deadline_ns;  // monotonic: past it, a parked thread ends the process itself
 static atomic_int dumping_tid[CLY_MAX_THREADS];
 static sigjmp_buf dump_jumps[CLY_MAX_THREADS];
 
@@ -104,15 +106,30 @@ static int find_slot(pid_t tid) {
     return -1;
 }
 
+/// Parks the calling thread until the process dies (the crashed thread ends it). Past the park deadline the
+/// process should have died long ago: end it here, of the crash's signal.
+static void park_until_death(void) {
+    for (;;) {
+        uint64_t now = cly_monotonic_ns();
+        uint64_t deadline = atomic_load(&park_deadline_ns);
+        if (now >= deadline) break;
+        uint64_t wait = deadline - now < PARK_POLL_NS ? deadline - now : PARK_POLL_NS;
+        cly_futex_wait(&never_woken, 0, wait);
+    }
+    int crash_signal = atomic_load(&cly_crash_signal);
+    cly_die_of(crash_signal != 0 ? crash_signal : SIGKILL);
+}
+
 static void dump_handler(int signal_number, siginfo_t *info, void *context) {
     (void)signal_number;
     int saved_errno = errno;
-    if (atomic_load(&capture_open) == 0 || info->si_pid != getpid()) {
+    if (atomic_load(&parking) == 0 || info->si_pid != getpid()) {
         errno = saved_errno;
-        return;  // a late or foreign SIGSYS: ignore
+        return;  // a foreign SIGSYS (seccomp, another process): ignore
     }
-    int index = find_slot(cly_gettid());
+    int index = atomic_load(&capture_open) != 0 ? find_slot(cly_gettid()) : -1;
     if (index < 0) {
+        park_until_death();  // beyond the captured threads, or too late to record: only stop
         errno = saved_errno;
         return;
     }
@@ -125,9 +142,7 @@ static void dump_handler(int signal_number, siginfo_t *info, void *context) {
     thread->answered = true;
     atomic_fetch_add(&answered_count, 1);
     cly_futex_wake(&answered_count);
-    // Park until the report is written, so the thread does not run on while its stack is being reported.
-    uint64_t deadline = cly_monotonic_ns() + PARK_LIMIT_NS;
-    while (atomic_load(&released) == 0 && cly_monotonic_ns() < deadline) cly_futex_wait(&released, 0, 100000000ull);
+    park_until_death();
     errno = saved_errno;
 }
 
@@ -147,19 +162,36 @@ typedef struct {
 } thread_census;
 
 /// One /proc/self/task entry: a slot for every thread but the crashed one, up to the capacity.
+/// The thread id a /proc/self/task entry names, or 0 for "." and "..".
+static pid_t entry_tid(const char *name) {
+    pid_t tid = 0;
+    for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+    return tid;
+}
+
 static void add_thread(const char *name, bool regular_file, void *context) {
     (void)regular_file;
     thread_census *census = context;
-    pid_t tid = 0;
-    if (*name < '0' || *name > '9') return;
-    for (const char *c = name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-    if (tid == census->crashed_tid || census->count == census->capacity) return;
+    pid_t tid = entry_tid(name);
+    if (tid == 0 || tid == census->crashed_tid || census->count == census->capacity) return;
     cly_thread *thread = &census->threads[census->count++];
     thread->tid = tid;
     thread->frame_count = 0;
     thread->truncated = false;
     thread->answered = false;
     cly_thread_read_name(tid, thread->name, sizeof thread->name);
+}
+
+/// One /proc/self/task entry after the capture: a thread without a slot (beyond the capacity, or started since
+/// the census) is sent SIGSYS, and parks.
+static void stop_uncaptured_thread(const char *name, bool regular_file, void *context) {
+    (void)regular_file;
+    const thread_census *captured = context;
+    pid_t tid = entry_tid(name);
+    if (tid == 0 || tid == captured->crashed_tid) return;
+    for (int i = 0; i < captured->capacity; i++)
+        if (captured->threads[i].tid == tid) return;
+    cly_tgkill(getpid(), tid, DUMP_SIGNAL);
 }
 
 int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, int *requested, int *answered) {
@@ -179,8 +211,9 @@ int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, in
     slots = threads;
     slot_count = count;
     atomic_store(&answered_count, 0);
-    atomic_store(&released, 0);
+    atomic_store(&park_deadline_ns, cly_monotonic_ns() + (uint64_t)CLY_PARKED_THREAD_LIMIT_MS * 1000000ull);
     atomic_store(&capture_open, 1);
+    atomic_store(&parking, 1);
     pid_t pid = getpid();
     for (int i = 0; i < count; i++) {
         if (cly_thread_blocks_signal(threads[i].tid, DUMP_SIGNAL)) continue;
@@ -193,12 +226,14 @@ int cly_threads_capture(pid_t crashed_tid, cly_thread *threads, int capacity, in
         if (seen >= *requested || now >= deadline) break;
         cly_futex_wait(&answered_count, seen, deadline - now);
     }
+    atomic_store(&capture_open, 0);  // a late answer parks without writing into a slot being reported
     *answered = atomic_load(&answered_count);
+    thread_census rest = {threads, count, 0, crashed_tid};
+    cly_list_directory("/proc/self/task", stop_uncaptured_thread, &rest);
     return count;
 }
 
-void cly_threads_release(void) {
-    atomic_store(&capture_open, 0);
-    atomic_store(&released, 1);
-    cly_futex_wake(&released);
+void cly_threads_extend_park(uint32_t limit_ms) {
+    uint64_t deadline = cly_monotonic_ns() + (uint64_t)limit_ms * 1000000ull;
+    if (deadline > atomic_load(&park_deadline_ns)) atomic_store(&park_deadline_ns, deadline);
 }

@@ -15,7 +15,8 @@ public enum CohorlyCrash {
     public struct Options: Sendable {
         /// Where reports are written (default: the recorder's default directory).
         public var reportDirectory: URL?
-        /// Call the previously installed handlers (the Swift backtracer) after the report (default true).
+        /// Call the previously installed handlers after the report (default true); the Swift runtime's backtracer
+        /// among them only when `SWIFT_BACKTRACE` says `enable=yes` (``CrashRecorder/Options/chainToPreviousHandlers``).
         public var chainToPreviousHandlers: Bool
         /// Hand queued crash events to a detached sender process that outlives this launch (default true),
         /// so that an app that crashes again right away (a crash loop) still reports.

@@ -18,9 +18,10 @@ public enum CrashRecorder {
         /// `~/.local/state/cohorly/crashes/<app>` (``defaultReportDirectory(environment:executableName:)``). Created with mode 0700 (parents too) when missing, whatever the
         /// umask; an existing one must belong to this user and not be group- or world-writable.
         public var reportDirectory: URL
-        /// After a report is written: `true` (default) calls the handlers that were installed before ours
-        /// (the Swift runtime's backtracer prints its backtrace); `false` restores the default action.
-        /// Either way the process dies of the original signal.
+        /// After a report is written: `true` (default) calls the handlers that were installed before ours — the
+        /// Swift runtime's backtracer only when `SWIFT_BACKTRACE` says `enable=yes` (it symbolicates in the dying
+        /// process, for seconds); `false` restores the default action. Either way the process dies of the original
+        /// signal, after one line on stderr naming the reason and the crashing function.
         public var chainToPreviousHandlers: Bool
         /// Context present from the first crash on (default: empty; the device fields are always added).
         public var context: CrashContext

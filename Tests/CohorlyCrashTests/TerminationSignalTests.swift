@@ -92,6 +92,40 @@ struct TerminationSignalTests {
         #expect(!value.contains("lost power"), "\(value)")  // same boot: a power loss is known not to be it
     }
 
+    /// A server framework's graceful shutdown (ServiceLifecycle, Vapor) makes a dispatch signal source for SIGTERM
+    /// after install, and libdispatch replaces the monitor's handler with its own: the monitor wraps that one too,
+    /// the app's source still fires, and a shutdown that does not finish before the supervisor's SIGKILL is
+    /// reported as killed after the termination signal.
+    @Test func aDispatchSignalSourceMadeAfterInstallStillFiresAndTheSIGTERMIsRecorded() async throws {
+        let setup = try Setup()
+        defer { setup.finish() }
+        let output = setup.root.appendingPathComponent("stdout")
+        #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
+        let process = try setup.process(["scenario", "wait-for-signal", "--app-sigterm", "dispatch"])
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        try process.run()
+        func said(_ line: String) -> Bool { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains(line) }
+        try await waitUntil("the demo's source is registered") { said("monitor") }
+        #expect(said("monitor watches SIGTERM"))
+        kill(process.processIdentifier, SIGTERM)
+        try await waitUntil("the app's dispatch source delivered SIGTERM") { said("app source: SIGTERM") }
+        try await waitUntil("the monitor recorded SIGTERM") { Self.termination(setup)?.state == .handled }
+        #expect(process.isRunning)  // a shutdown with a request in flight, until the supervisor's stop timeout:
+        kill(process.processIdentifier, SIGKILL)
+        await waitForExit(process)
+        #expect(process.terminationStatus == SIGKILL)
+
+        _ = try await setup.launch(["run"])
+        let events = try setup.abnormalExits()
+        #expect(events.count == 1)
+        let properties = try #require(events.first?.1)
+        #expect(properties["$exception_abnormal_exit_cause"] == "killed_after_termination_signal")
+        #expect(properties["$exception_termination_signal"] == "SIGTERM")
+        // Known when the signal went through our handler; not when libdispatch's signalfd took it first.
+        let sender = properties["$exception_termination_sender_pid"]?.intValue
+        #expect(sender == nil || sender == Int(getpid()))
+    }
+
     @Test func anIgnoredSIGTERMStaysIgnored() async throws {
         let setup = try Setup()
         defer { setup.finish() }

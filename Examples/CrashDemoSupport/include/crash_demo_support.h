@@ -63,6 +63,8 @@ int demo_sigterm_count(void);
 void demo_unblock_all_signals(void);
 /// Whether SIGTERM's action is SIG_IGN (1), not (0), or unreadable (-1).
 int demo_sigterm_is_ignored(void);
+/// Whether `number` is the system call `sleep()` waits in (clock_nanosleep or nanosleep): 1 or 0.
+int demo_is_sleep_syscall(long number);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,12 @@
 #define CLY_MAX_PATH 1024
 /// How long the crashed thread waits for the other threads to record their stacks.
 #define CLY_THREAD_WAIT_MS 250
+/// How long the threads stopped at a crash stay parked before one of them ends the process itself (of the crash's
+/// signal): the crashed thread normally ends it within milliseconds.
+#define CLY_PARKED_THREAD_LIMIT_MS 10000
+/// The same while the Swift runtime's backtracer runs (chained on request): it symbolicates in the dying process
+/// and has taken over a minute on large server binaries.
+#define CLY_PARKED_THREAD_LIMIT_WITH_BACKTRACER_MS 300000
 /// How long a thread that crashed while another one is writing the report waits before dying.
 #define CLY_CONCURRENT_CRASH_WAIT_MS 5000
 /// Breadcrumbs kept by default (the last N `track` calls, identity changes and app breadcrumbs).
@@ -43,6 +49,19 @@
 #define CLY_BREADCRUMB_DATA_BYTES 512
 /// Hard cap of the `breadcrumbs` member of one report (JSON bytes): the newest that fit are kept.
 #define CLY_MAX_BREADCRUMB_REPORT_BYTES (16 * 1024)
+/// How long the crash handler may read the executable's symbol table to name the crashing function in its stderr
+/// line: CPU time of the crashed thread (a huge table), and wall time (a table not in the page cache). Past
+/// either, the line names the object and offset instead. On an idle machine the read takes about a millisecond.
+#define CLY_CRASH_LINE_SYMBOL_CPU_BUDGET_MS 20
+#define CLY_CRASH_LINE_SYMBOL_WALL_BUDGET_MS 60
+/// Bytes of the function name in the crash's stderr line.
+#define CLY_CRASH_LINE_FUNCTION_BYTES 256
+/// How often the termination monitor looks for an action installed over its own (a framework's dispatch signal
+/// source for SIGTERM, an app's handler) and wraps it: a termination signal in that window is not recorded.
+#define CLY_TERMINATION_RECHECK_MS 100
+/// How many actions the termination monitor wraps per signal in one launch (an app that keeps replacing its
+/// handler is left alone after that).
+#define CLY_TERMINATION_GENERATIONS 8
 /// Size of the alternate signal stack given to prepared threads.
 #define CLY_ALTSTACK_BYTES (64 * 1024)
 

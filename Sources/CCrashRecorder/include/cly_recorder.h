@@ -45,6 +45,12 @@ void cly_set_enabled(bool enabled);
 /// default signal dispositions). Returns its pid, or a negative errno value. Not async-signal-safe.
 int cly_spawn_detached(const char *path, char *const argv[], char *const envp[]);
 
+/// A Swift symbol's readable context, `Module.Type.name`, from its mangled name (`$s…`), into `out` (at most
+/// `size` bytes with the NUL): the names of the declaration and the types around it, without signature,
+/// generic arguments or specialization. Returns the length, 0 when `symbol` is not a Swift symbol it can read.
+/// What the crash's stderr line prints (cly_symbol_name.c); signal-safe, no allocation.
+size_t cly_swift_readable_name(const char *symbol, char *out, size_t size);
+
 /// Rebuilds the module table when libraries were loaded or unloaded since the last build (cheap otherwise).
 void cly_refresh_modules(void);
 

@@ -4,6 +4,8 @@
 #ifndef CLY_TERMINATION_H
 #define CLY_TERMINATION_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,13 +19,18 @@ extern "C" {
 /// handler, and for SIGQUIT, SIGUSR1 and SIGUSR2 whose action is the default one, a handler that records the
 /// signal in the launch marker and then does what the previous action did — dies of the signal (exit status
 /// 128 + the signal, 143 for SIGTERM) or calls the app's handler with the same flags and mask, which decides.
-/// Ignored signals stay ignored; a handler the app installs later replaces ours (the app's handling wins).
+/// Ignored signals stay ignored. An action installed later over ours (a dispatch signal source's, an app's
+/// handler) is wrapped the same way within CLY_TERMINATION_RECHECK_MS, by a watcher thread started here.
 /// Returns 0 or an errno value. Normal code; safe to call twice (signals already watched are left alone).
 int cly_termination_install(void);
 
-/// Removes the monitor: restores the actions saved at install, for the signals whose action is still ours.
-/// Normal code; safe to call twice.
+/// Removes the monitor: stops the watcher and restores the actions ours stands for, for the signals whose action
+/// is still ours. Normal code; safe to call twice.
 void cly_termination_uninstall(void);
+
+/// Whether the action of `signal_number` is the monitor's handler now (a watched signal, not replaced since the
+/// monitor last wrapped it). Normal code.
+bool cly_termination_watches(int signal_number);
 
 #ifdef __cplusplus
 }
