@@ -1,6 +1,10 @@
+import CohorlySymbols
+
 /// HTML text built by the web pages. Every string that came from an event (titles, frames, breadcrumbs, device
 /// facts: attacker-controlled, since any app may send anything) enters through `text(_:)` or `attribute(_:)`,
-/// which escape it; only the pages' own markup enters raw.
+/// which escape it; only the pages' own markup enters raw. Element content is also isolated (`<bdi>`), so
+/// right-to-left text in a value cannot reorder the page's text around it, and the explicit bidirectional
+/// controls are shown as `\u{202e}`, never obeyed.
 struct HTML: Sendable {
     /// The markup so far.
     private(set) var markup = ""
@@ -13,8 +17,12 @@ struct HTML: Sendable {
     /// Appends the page's own markup.
     mutating func raw(_ markup: String) { self.markup += markup }
 
-    /// Appends `text` escaped for an element's content.
-    mutating func text(_ text: String) { markup += Self.escape(text) }
+    /// Appends `text` escaped for an element's content, isolated from the text around it (`<bdi>`).
+    mutating func text(_ text: String) { markup += "<bdi>" + Self.escape(text) + "</bdi>" }
+
+    /// Appends `text` escaped, not wrapped: for content that holds text only (`<title>`, an SVG `<title>` or
+    /// `<text>`), where the bidirectional controls are still shown rather than obeyed.
+    mutating func plainText(_ text: String) { markup += Self.escape(text) }
 
     /// Appends other built markup.
     mutating func append(_ other: HTML) { markup += other.markup }
@@ -34,12 +42,15 @@ struct HTML: Sendable {
     }
 
     mutating func element(_ name: String, _ attributes: String = "", text: String) {
-        markup += "<\(name)\(attributes.isEmpty ? "" : " " + attributes)>\(Self.escape(text))</\(name)>"
+        markup +=
+            "<\(name)\(attributes.isEmpty ? "" : " " + attributes)><bdi>\(Self.escape(text))</bdi></\(name)>"
     }
 
     /// `&`, `<`, `>`, `"` and `'` as character references, so the result is inert both as element content and
     /// inside a quoted attribute value. C0 controls other than tab and newline, DEL and the C1 controls become
-    /// U+FFFD (HTML parsers report them as errors, and some read the C1 controls as other characters).
+    /// U+FFFD (HTML parsers report them as errors, and some read the C1 controls as other characters). The
+    /// explicit bidirectional controls (U+202A–202E, U+2066–2069) are written as the text `\u{202e}`: shown, so
+    /// "crash in \u{202e}txt.exe" cannot read as "crash in exe.txt".
     static func escape(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
@@ -54,6 +65,8 @@ struct HTML: Sendable {
             default:
                 if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     result += "\u{FFFD}"
+                } else if TerminalText.isBidiControl(scalar) {
+                    result += "\\u{" + String(scalar.value, radix: 16) + "}"
                 } else {
                     result.unicodeScalars.append(scalar)
                 }

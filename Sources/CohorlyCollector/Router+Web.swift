@@ -2,7 +2,8 @@ import Foundation
 
 /// The web pages' routes, reached only after `webRefusal` (Router+WebPolicy.swift) let the request through:
 ///
-/// - `GET /login?token=…` spends a one-time login token, sets the session cookie and sends the browser on to `/`.
+/// - `GET /login?token=…` spends a one-time login token, sets the session cookie and sends the browser on to `/`
+///   (303).
 /// - `POST /logout` ends the session.
 /// - `GET /` (or `/issues`) the issues; `GET /issues/<id>` one issue; `POST /issues/<id>/resolve|reopen|mute`
 ///   its forms (with `--web-actions`).
@@ -41,9 +42,11 @@ extension Router {
 
     private var notFound: HTTPResponse { WebPage.refusal(404, title: "Not found", "no such page") }
 
-    /// Spends the token and answers the cookie with a page that moves on to `/` at once. Not a 3xx: a browser
-    /// does not send a SameSite=Strict cookie along a redirect chain that began on another site (a link in a
-    /// chat, a mail), while this page's own move to `/` is same-site.
+    /// Spends the token and answers `303 See Other` to `/` with the session cookie, so a browser, and anything
+    /// that waits for a page's load (headless Chromium's `--screenshot`), arrives at the issues at once. The
+    /// cookie is `SameSite=Lax`: a browser sends a Strict cookie along no redirect chain that began on another
+    /// site (a link in a chat, a mail), and Lax still keeps it off every cross-site request but a top-level
+    /// navigation, which only reads (what changes state is a POST, checked by Origin as well).
     private func login(_ request: HTTPRequest) -> HTTPResponse {
         guard let token = request.query["token"], let session = web.spend(loginToken: token) else {
             return WebPage.refusal(
@@ -52,11 +55,12 @@ extension Router {
                     + " collector prints a new one).")
         }
         let cookie =
-            "\(web.cookieName)=\(session); HttpOnly; SameSite=Strict; Path=/; Max-Age=\(Int(WebSessions.sessionLifetime))"
-        let body = HTML(raw: "<p><a href=\"/\">Continue to the issues</a></p>")
-        let page = WebPage.document(
-            title: "Signed in", signedIn: false, head: "<meta http-equiv=\"refresh\" content=\"0; url=/\">", body)
-        return WebPage.response(200, page, headers: [("Set-Cookie", cookie)])
+            "\(web.cookieName)=\(session); HttpOnly; SameSite=Lax; Path=/; Max-Age=\(Int(WebSessions.sessionLifetime))"
+        return HTTPResponse(
+            status: 303,
+            headers: WebPage.securityHeaders + [
+                ("Location", "/"), ("Content-Type", "text/plain; charset=utf-8"), ("Set-Cookie", cookie),
+            ], body: Array("signed in\n".utf8))
     }
 
     private func logout(_ request: HTTPRequest) -> HTTPResponse {
@@ -65,7 +69,7 @@ extension Router {
             status: 303,
             headers: WebPage.securityHeaders + [
                 ("Location", "/"), ("Content-Type", "text/plain; charset=utf-8"),
-                ("Set-Cookie", "\(web.cookieName)=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+                ("Set-Cookie", "\(web.cookieName)=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"),
             ], body: Array("signed out\n".utf8))
     }
 

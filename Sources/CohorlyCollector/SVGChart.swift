@@ -9,7 +9,7 @@ enum SVGChart {
                 + "width=\"\(width)\" height=\"\(height)\" role=\"img\" ")
         html.raw(HTML.attribute("aria-label", title))
         html.raw("><title>")
-        html.text(title)
+        html.plainText(title)
         html.raw("</title>")
         let top = max(1, values.max() ?? 1)
         let slot = values.isEmpty ? width : width / values.count
@@ -20,7 +20,7 @@ enum SVGChart {
             html.raw(
                 "<rect\(value == 0 ? " class=\"empty\"" : "") x=\"\(index * slot)\" y=\"\(height - barHeight)\" "
                     + "width=\"\(max(1, slot - gap))\" height=\"\(barHeight)\"><title>")
-            html.text("\(index < labels.count ? labels[index] : String(index)): \(value)")
+            html.plainText("\(index < labels.count ? labels[index] : String(index)): \(value)")
             html.raw("</title></rect>")
         }
         html.raw("</svg>")
@@ -40,16 +40,16 @@ enum SVGChart {
                 + "width=\"\(width)\" height=\"\(height)\" role=\"img\" ")
         html.raw(HTML.attribute("aria-label", title))
         html.raw("><title>")
-        html.text(title)
+        html.plainText(title)
         html.raw("</title>")
         let top = max(1, rows.map(\.value).max() ?? 1)
         for (index, row) in rows.enumerated() {
             let y = index * rowHeight
             let barWidth = max(1, row.value * barSpace / top)
             html.raw("<g><title>")
-            html.text("\(row.label): \(row.value)")
+            html.plainText("\(row.label): \(row.value)")
             html.raw("</title><text x=\"0\" y=\"\(y + 14)\">")
-            html.text(Self.clipped(row.label, to: max(4, labelWidth / 7)))
+            html.plainText(Self.clipped(row.label, to: max(4, labelWidth / 7)))
             html.raw("</text><rect x=\"\(labelWidth)\" y=\"\(y + 4)\" width=\"\(barWidth)\" height=\"12\"></rect>")
             html.raw("<text x=\"\(labelWidth + barWidth + 4)\" y=\"\(y + 14)\">\(row.value)</text></g>")
         }

@@ -31,7 +31,7 @@ enum WebPage {
             raw: "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                 + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                 + "<link rel=\"icon\" href=\"data:,\">" + head + "<title>")
-        page.text(title)
+        page.plainText(title)
         page.raw(" · Cohorly collector</title><link rel=\"stylesheet\" href=\"\(WebStyle.path)\"></head><body>")
         page.raw("<header class=\"bar\"><a class=\"brand\" href=\"/\">Cohorly collector</a>")
         if signedIn {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The web pages' sign-in, like Jupyter's: `cohorly serve` prints a login URL holding a one-time token; opening
-/// it (`GET /login?token=…`) spends the token and gives the browser a session cookie (HttpOnly, SameSite=Strict,
+/// it (`GET /login?token=…`) spends the token and gives the browser a session cookie (HttpOnly, SameSite=Lax,
 /// Path=/). Held in memory: a restarted collector prints a new URL and forgets old sessions. Whoever holds the
 /// collector's secret (`/api`'s) can ask for a new login URL (`POST /api/web/login`).
 ///

@@ -66,7 +66,7 @@ enum WebStyle {
         svg.chart { display: block; max-width: 100%; height: auto; }
         svg.chart rect { fill: var(--accent); }
         svg.chart rect.empty { fill: var(--line); }
-        svg.chart text { fill: var(--muted); font-size: 10px; }
+        svg.chart text { fill: var(--muted); font-size: 10px; unicode-bidi: isolate; }
         svg.chart.bars text { fill: var(--fg); font-size: 12px; }
         ul.occurrences { padding-left: 1.2rem; }
         nav.pager a { margin-right: 1rem; }

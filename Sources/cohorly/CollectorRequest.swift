@@ -61,7 +61,7 @@ struct CollectorRequest {
             guard (200..<300).contains(status) else {
                 // The collector's errors are `{"status":0,"error":"…"}`: print the reason alone.
                 let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
-                Console.error("cohorly: \(host) answered \(status): \(TerminalText.escaped(reason))")
+                Console.error("cohorly: \(host) answered \(status): \(TerminalText.fromServer(reason))")
                 if let hint = CollectorAddress.hint(status: status, sentSecret: authToken != nil) {
                     Console.error(hint)
                 }

@@ -186,8 +186,12 @@ enum CrashesShowCommand: Command {
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
         return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {
             text, request in
-            guard let shown = try? JSONDecoder().decode(ShownCrash.self, from: Data(text.utf8)) else {
-                Console.error("cohorly: unexpected answer from \(request.host)")
+            let shown: ShownCrash
+            do {
+                shown = try JSONDecoder().decode(ShownCrash.self, from: Data(text.utf8))
+            } catch {
+                let field = ShownCrash.failedField(error).map { " (the field `\(TerminalText.escaped($0))`)" } ?? ""
+                Console.error("cohorly: unexpected answer from \(request.host)\(field)")
                 return .failure
             }
             let escaped = TerminalText.escaped
@@ -240,6 +244,60 @@ enum CrashesShowCommand: Command {
             case insertId = "insert_id"
             case distinctId = "distinct_id"
             case osVersion = "os_version"
+        }
+
+        /// The text fields are read leniently, as ingestion accepts them: a `release`, `dist` or `$os` that is not
+        /// a string (a number, an object) shows as its JSON text rather than making the crash unreadable. Only the
+        /// crash itself must have its shape; a failure there names the field (``ShownCrash/failedField(_:)``).
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func text(_ key: CodingKeys) -> String? {
+                guard let value = try? container.decodeIfPresent(CohorlyValue.self, forKey: key) else { return nil }
+                switch value {
+                case .null: return nil
+                case .string(let string): return string
+                default: return value.jsonString
+                }
+            }
+            func number(_ key: CodingKeys) -> Int64? {
+                (try? container.decodeIfPresent(Int64.self, forKey: key)) ?? nil
+            }
+            insertId = text(.insertId)
+            time = number(.time) ?? 0
+            distinctId = text(.distinctId) ?? ""
+            release = text(.release)
+            dist = text(.dist)
+            os = text(.os)
+            osVersion = text(.osVersion)
+            arch = text(.arch)
+            crash = try container.decode(SymbolicatedCrash.self, forKey: .crash)
+            breadcrumbs = try? container.decodeIfPresent(CohorlyValue.self, forKey: .breadcrumbs)
+            receivedAt = number(.receivedAt)
+        }
+
+        /// The JSON path of the field that did not decode (`crash.threads[0].frames`), for the error line.
+        static func failedField(_ error: any Error) -> String? {
+            let path: [any CodingKey]
+            switch error as? DecodingError {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+                .dataCorrupted(let context):
+                path = context.codingPath
+                if case .keyNotFound(let key, _) = error as? DecodingError { return render(path + [key]) }
+            default: return nil
+            }
+            return path.isEmpty ? nil : render(path)
+        }
+
+        private static func render(_ path: [any CodingKey]) -> String {
+            var text = ""
+            for key in path {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
+            return text
         }
     }
 }

@@ -191,8 +191,8 @@ struct DebugFileUploader {
 
     /// The `error` of a JSON answer, else its text (shortened).
     static func reason(_ body: [UInt8]) -> String {
-        let text = String(decoding: body, as: UTF8.self)
-        if let error = CohorlyValue(json: text)?["error"]?.stringValue { return error }
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+        let text = String(decoding: body.prefix(1 << 20), as: UTF8.self)
+        if let error = CohorlyValue(json: text)?["error"]?.stringValue { return TerminalText.fromServer(error) }
+        return TerminalText.fromServer(String(text.prefix(4096)))
     }
 }

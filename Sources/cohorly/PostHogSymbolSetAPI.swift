@@ -1,5 +1,6 @@
 import CohorlyHTTPClient
 import CohorlyJSON
+import CohorlySymbols
 import Foundation
 
 /// PostHog's symbol-set API (research/posthog.md part C2, posthog-cli `api/symbol_sets.rs`): the three calls of
@@ -126,13 +127,13 @@ struct PostHogSymbolSetAPI {
         }
     }
 
-    /// PostHog's error (`{type, code, detail, attr}`): its code and detail; else the body's start.
+    /// PostHog's error (`{type, code, detail, attr}`): its code and detail; else the body's start (server text:
+    /// escaped and clipped, ``TerminalText/fromServer(_:)``).
     static func reason(_ body: [UInt8]) -> (code: String?, detail: String) {
         if let error = CohorlyValue(bytes: body), let detail = error["detail"]?.stringValue {
-            return (error["code"]?.stringValue, detail)
+            return (error["code"]?.stringValue.map(TerminalText.fromServer), TerminalText.fromServer(detail))
         }
-        let text = String(decoding: body.prefix(300), as: UTF8.self)
-        return (nil, body.count > 300 ? text + "…" : text)
+        return (nil, TerminalText.fromServer(String(decoding: body.prefix(4096), as: UTF8.self)))
     }
 }
 

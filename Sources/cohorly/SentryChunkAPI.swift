@@ -1,5 +1,6 @@
 import CohorlyHTTPClient
 import CohorlyJSON
+import CohorlySymbols
 import Foundation
 
 /// Sentry's chunk-upload API for debug files (research/sentry.md "Debug-file upload", sentry-cli's
@@ -160,13 +161,13 @@ struct SentryChunkAPI {
         }
     }
 
-    /// Sentry's error (`{"detail": …}`), else the body's start.
+    /// Sentry's error (`{"detail": …}`), else the body's start (server text: escaped and clipped,
+    /// ``TerminalText/fromServer(_:)``).
     static func reason(_ body: [UInt8]) -> String {
         if let detail = CohorlyValue(bytes: body)?["detail"] {
-            return detail.stringValue ?? detail.jsonString
+            return TerminalText.fromServer(detail.stringValue ?? detail.jsonString)
         }
-        let text = String(decoding: body.prefix(300), as: UTF8.self)
-        return body.count > 300 ? text + "…" : text
+        return TerminalText.fromServer(String(decoding: body.prefix(4096), as: UTF8.self))
     }
 }
 

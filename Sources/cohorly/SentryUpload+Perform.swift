@@ -1,4 +1,5 @@
 import CohorlyCompression
+import CohorlySymbols
 import Foundation
 
 extension SentryUpload {
@@ -155,7 +156,7 @@ extension SentryUpload {
                 case "ok":
                     if entry.started { run.files[entry.file].status = .uploaded }
                 case "error":
-                    fail([entry], "Sentry could not process it: \(state?.detail ?? "error")")
+                    fail([entry], "Sentry could not process it: \(TerminalText.fromServer(state?.detail ?? "error"))")
                 case "not_found" where !first && !(state?.missingChunks.isEmpty ?? true):
                     fail([entry], "the server still lacks \(state?.missingChunks.count ?? 0) chunks after the upload")
                 case nil:

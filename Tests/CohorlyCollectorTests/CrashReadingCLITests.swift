@@ -1,7 +1,8 @@
 import Cohorly
-import CohorlyCollector
 import Foundation
 import Testing
+
+@testable import CohorlyCollector
 
 /// `cohorly crashes list|show` and `events list` against a loopback collector: outside text escaped for the
 /// terminal (JSON exact), times out of range shown as invalid, insert id prefixes, newest events first.
@@ -84,6 +85,46 @@ import Testing
         #expect(unknown.error == "cohorly: \(host) answered 404: no crash with insert_id fff\n")
     }
 
+    /// Ingestion accepts a `release`, `dist` or `$os` of any JSON type; `crashes show` shows it as its JSON text
+    /// rather than failing with "unexpected answer" (issue 41, item 6).
+    @Test func crashesShowReadsFieldsOfAnyTypeThatIngestionAccepted() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let host = collector.baseURL.absoluteString
+        var properties: [String: CohorlyValue] = [
+            "distinct_id": "user", "$insert_id": "def33333-0000-4000-8000-000000000003", "time": 1_700_000_000_000,
+            "release": 42, "dist": ["build": 7], "$os": .array([.bool(true)]),
+            "$exception_list": [
+                [
+                    "type": "Fatal error", "value": "typed",
+                    "mechanism": ["type": "swift", "handled": false],
+                    "stacktrace": ["frames": [["instruction_addr": "0x1000"]]],
+                ]
+            ],
+        ]
+        properties["$os_version"] = 12
+        let body = CohorlyValue.object(["event": "$exception", "properties": .object(properties)]).jsonString
+        #expect(send(collector, "/track", body: body).status == 200)
+
+        let shown = try await CLITests.run(["crashes", "show", "def3", "--host", host])
+        #expect(shown.status == 0, "\(shown.error)")
+        #expect(shown.output.contains("Release: 42 ({\"build\":7})\n"), "\(shown.output)")
+        #expect(shown.output.contains("OS: [true] 12 "), "\(shown.output)")
+        #expect(shown.output.hasPrefix("Crash: Fatal error: typed\n"))
+        let list = try await CLITests.run(["crashes", "list", "--host", host])
+        #expect(list.status == 0, "\(list.error)")
+    }
+
+    /// An answer whose crash is not a crash names the field it could not read.
+    @Test func anUnreadableAnswerNamesTheField() async throws {
+        let server = try StaticAnswerServer(body: #"{"time": 1, "distinct_id": "u", "crash": {"threads": 5}}"#)
+        defer { server.stop() }
+        let shown = try await CLITests.run(["crashes", "show", "abc", "--host", server.url])
+        #expect(shown.status == 1)
+        #expect(shown.error.contains("unexpected answer from"), "\(shown.error)")
+        #expect(shown.error.contains("(the field `crash"), "\(shown.error)")
+    }
+
     @Test func eventsListShowsTheNewestFirstAndEscapesNames() async throws {
         let collector = try startCollector()
         defer { collector.stop() }
@@ -109,4 +150,19 @@ import Testing
         let json = try await CLITests.run(["events", "list", "--host", host, "--json", "--limit", "1"])
         #expect(CohorlyValue(json: json.output)?["events"]?.arrayValue?.first?["event"]?.stringValue == Self.hostile)
     }
+}
+
+/// A loopback server answering every request with one JSON body (status 200): a collector whose answer the CLI
+/// cannot read.
+final class StaticAnswerServer: @unchecked Sendable {
+    private let server: HTTPServer
+    let url: String
+
+    init(body: String) throws {
+        server = HTTPServer(maxBodyBytes: 1 << 20) { _ in HTTPResponse(status: 200, body: Array(body.utf8)) }
+        let port = try server.start(address: "127.0.0.1", port: 0, memoryLimit: 64 << 10, timeout: 10, perClient: 16)
+        url = "http://127.0.0.1:\(port)"
+    }
+
+    func stop() { server.stop() }
 }

@@ -127,6 +127,23 @@ import Testing
         #expect(result.error.contains("Sentry could not process it: missing debug information"), "\(result.error)")
     }
 
+    /// A server's text reaches the terminal escaped and clipped (issue 41, item 5): an assemble `detail` with ESC
+    /// and BEL bytes and 100 KB of text prints as escapes, at most a few hundred characters of it.
+    @Test func aServersDetailIsEscapedAndClipped() async throws {
+        let program = try SplitProgram.get()
+        let mock = try SentryMock(token: Self.token)
+        defer { mock.stop() }
+        let hostile = "\u{1b}[2J\u{1b}]0;owned\u{7}\u{202e}gpj.exe" + String(repeating: "x", count: 100_000)
+        mock.with { $0.errorDetail = hostile }
+        let result = try await Self.upload([program.debug], mock)
+        #expect(result.status == 1)
+        let output = result.error + result.output
+        #expect(!output.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e })
+        #expect(output.contains(#"Sentry could not process it: \x1b[2J\x1b]0;owned\x07\u{202e}gpj.exe"#), "\(output)")
+        #expect(output.contains("(99722 more characters)"), "\(output.prefix(2000))")
+        #expect(output.utf8.count < 4000)
+    }
+
     @Test func theWaitForAssemblingIsBounded() async throws {
         let program = try SplitProgram.get()
         let mock = try SentryMock(token: Self.token)

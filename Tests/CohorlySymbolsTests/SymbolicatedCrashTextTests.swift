@@ -83,6 +83,22 @@ import Testing
         #expect(TerminalText.escaped("plain") == "plain")
     }
 
+    /// The explicit bidirectional controls are shown, not obeyed (issue 41, item 4): "crash in \u{202e}txt.exe"
+    /// must not print as "crash in exe.txt", nor an isolate spill into the next column.
+    @Test func bidirectionalControlsAreShownVisibly() {
+        #expect(TerminalText.escaped("crash in \u{202e}txt.exe") == "crash in \\u{202e}txt.exe")
+        let all = (0x202a...0x202e).map { Unicode.Scalar($0)! } + (0x2066...0x2069).map { Unicode.Scalar($0)! }
+        for scalar in all {
+            let escaped = TerminalText.escaped("a" + String(scalar) + "b")
+            #expect(escaped == "a\\u{" + String(scalar.value, radix: 16) + "}b")
+        }
+        // Right-to-left letters and the implicit marks are text, not controls.
+        #expect(TerminalText.escaped("שלום \u{200f}") == "שלום \u{200f}")
+        // Server text is clipped too.
+        let long = TerminalText.fromServer(String(repeating: "y", count: 1000))
+        #expect(long == String(repeating: "y", count: TerminalText.serverTextLimit) + "… (700 more characters)")
+    }
+
     @Test func rawModulesComeWithAdvice() throws {
         var crash = try Self.crash(frames: [("f", "f")])
         #expect(!crash.text(options: .init(missingDebugFilesAdvice: "Hint: add them")).contains("Hint"))
