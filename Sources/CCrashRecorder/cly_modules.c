@@ -112,7 +112,10 @@ static void rebuild(void) {
         next->pool_used = 0;
         build_state state = {next, true, false};
         dl_iterate_phdr(add_module, &state);
-        if (!state.unchanged && next->count > 0) atomic_store(&published, next);
+        if (!state.unchanged && next->count > 0) {
+            atomic_store(&published, next);
+            cly_resume_points_refresh();  // the async walk's resume funclets of the objects loaded since
+        }
     }
     pthread_mutex_unlock(&refresh_lock);
 }
