@@ -26,7 +26,8 @@
 //     (the FDE starts), then the `.symtab` (else `.dynsym`) function symbols that start where no FDE starts, and
 //     of those the names of Swift resume funclets. Their addresses, sorted, are appended to a static pool as one
 //     segment per module and published by an atomic count. Mapped memory of other objects is never read, so a
-//     library unloaded meanwhile cannot make the scan fault.
+//     library unloaded meanwhile cannot make the scan fault. Its working memory is mapped for the scan and
+//     unmapped after it (no malloc: no allocator arena for the thread, nothing kept resident once it is done).
 //   - signal-safe (cly_resume_points_contains, in the walk): the segments published so far, each a sorted array
 //     binary-searched; a segment whose module was unloaded is marked dead and skipped. Nothing is ever
 //     rewritten once published, so a reader never sees a half-written entry.
@@ -36,8 +37,8 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cly_internal.h"
 
@@ -82,6 +83,42 @@ bool cly_resume_points_contains(uintptr_t address) {
 }
 
 // ---- the scan (normal code, the scanner thread) ----
+
+/// Working memory of the scan: anonymous pages, returned with scratch_free (pages are resident only once touched).
+static void *scratch(size_t size) {
+    void *memory = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return memory == MAP_FAILED ? NULL : memory;
+}
+
+static void scratch_free(void *memory, size_t size) {
+    if (memory != NULL) munmap(memory, size);
+}
+
+/// Heap sort (qsort may allocate): `count` elements of `size` bytes (at most 16) ordered by `compare`.
+static void sort(void *base, size_t count, size_t size, int (*compare)(const void *, const void *)) {
+    char *bytes = base;
+    char swap[16];
+    for (size_t end = count, start = count / 2;;) {
+        size_t root;
+        if (start > 0) {
+            root = --start;
+        } else {
+            if (end <= 1) return;
+            end--;
+            memcpy(swap, bytes, size);
+            memcpy(bytes, bytes + end * size, size);
+            memcpy(bytes + end * size, swap, size);
+            root = 0;
+        }
+        for (size_t child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && compare(bytes + child * size, bytes + (child + 1) * size) < 0) child++;
+            if (compare(bytes + root * size, bytes + child * size) >= 0) break;
+            memcpy(swap, bytes + root * size, size);
+            memcpy(bytes + root * size, bytes + child * size, size);
+            memcpy(bytes + child * size, swap, size);
+        }
+    }
+}
 
 /// One loaded object as dl_iterate_phdr described it.
 typedef struct {
@@ -188,7 +225,8 @@ static const char *window_name(string_window *window, uint64_t name, size_t *len
 }
 
 /// The sorted FDE start addresses (link-time addresses) of `.eh_frame_hdr`'s search table, when it has the
-/// layout every linker here writes (a table of datarel sdata4 pairs); NULL otherwise.
+/// layout every linker here writes (a table of datarel sdata4 pairs), in scratch memory of `*count_out` * 8
+/// bytes; NULL otherwise.
 static int32_t *read_fde_starts(int fd, const ElfW(Phdr) *header, uint32_t *count_out, uintptr_t *base_out) {
     // version 1; the encodings of eh_frame_ptr, of fde_count (udata4) and of the table (datarel | sdata4); then
     // eh_frame_ptr, fde_count and the table of (initial location, FDE) pairs, sorted by location.
@@ -205,10 +243,10 @@ static int32_t *read_fde_starts(int fd, const ElfW(Phdr) *header, uint32_t *coun
     memcpy(&count, head + 4 + pointer_size, sizeof count);
     uint64_t table_offset = 4 + pointer_size + 4;
     if (count == 0 || table_offset + (uint64_t)count * 8 > header->p_filesz) return NULL;
-    int32_t *pairs = malloc((size_t)count * 8);
+    int32_t *pairs = scratch((size_t)count * 8);
     if (pairs == NULL) return NULL;
     if (!read_at(fd, pairs, (size_t)count * 8, header->p_offset + table_offset)) {
-        free(pairs);
+        scratch_free(pairs, (size_t)count * 8);
         return NULL;
     }
     *count_out = count;
@@ -252,19 +290,21 @@ static bool file_is_loaded_object(int fd, const ElfW(Phdr) *phdrs, int count, co
     return length > 0 && length == object->build_id_length && memcmp(id, object->build_id, (size_t)length) == 0;
 }
 
-/// The resume funclets of one loaded object that no FDE starts at, sorted, in a malloc'd array (NULL: none).
-static uintptr_t *scan_object(const loaded_object *object, uint32_t *count_out) {
-    *count_out = 0;
+/// Appends the resume funclets of one loaded object that no FDE starts at, sorted, to `points` (from
+/// `points_used`); returns how many (0 when none, or when they do not fit).
+static uint32_t scan_object(const loaded_object *object) {
     int fd = open(object->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    uintptr_t *found = NULL;
+    if (fd < 0) return 0;
     uint32_t found_count = 0;
     candidate *candidates = NULL;
+    size_t candidates_size = 0;
     uint32_t candidate_count = 0;
-    uint32_t candidate_capacity = 0;
     string_window *window = NULL;
     int32_t *fdes = NULL;
+    uint32_t fde_count = 0;
     ElfW(Shdr) *sections = NULL;
+    size_t sections_size = 0;
+    enum { chunk = 2048 };
     ElfW(Sym) *symbols = NULL;
     ElfW(Ehdr) header;
     ElfW(Phdr) phdrs[64];
@@ -275,13 +315,12 @@ static uintptr_t *scan_object(const loaded_object *object, uint32_t *count_out) 
         !read_at(fd, phdrs, (size_t)header.e_phnum * sizeof(ElfW(Phdr)), header.e_phoff) ||
         !file_is_loaded_object(fd, phdrs, header.e_phnum, object))
         goto done;
-    uint32_t fde_count = 0;
     uintptr_t fde_base = 0;
     for (int i = 0; i < header.e_phnum && fdes == NULL; i++)
         if (phdrs[i].p_type == PT_GNU_EH_FRAME) fdes = read_fde_starts(fd, &phdrs[i], &fde_count, &fde_base);
-    sections = malloc((size_t)header.e_shnum * sizeof(ElfW(Shdr)));
-    if (sections == NULL || !read_at(fd, sections, (size_t)header.e_shnum * sizeof(ElfW(Shdr)), header.e_shoff))
-        goto done;
+    sections_size = (size_t)header.e_shnum * sizeof(ElfW(Shdr));
+    sections = scratch(sections_size);
+    if (sections == NULL || !read_at(fd, sections, sections_size, header.e_shoff)) goto done;
     const ElfW(Shdr) *table = NULL;
     for (int pass = 0; pass < 2 && table == NULL; pass++)
         for (int i = 0; i < header.e_shnum && table == NULL; i++)
@@ -290,10 +329,12 @@ static uintptr_t *scan_object(const loaded_object *object, uint32_t *count_out) 
         sections[table->sh_link].sh_type != SHT_STRTAB)
         goto done;
     const ElfW(Shdr) *strings = &sections[table->sh_link];
-    enum { chunk = 2048 };
-    symbols = malloc(chunk * sizeof(ElfW(Sym)));
-    if (symbols == NULL) goto done;
     uint64_t total = table->sh_size / sizeof(ElfW(Sym));
+    if (total == 0 || total > UINT32_MAX) goto done;
+    symbols = scratch(chunk * sizeof(ElfW(Sym)));
+    candidates_size = (size_t)total * sizeof(candidate);  // at most one per symbol; touched only as filled
+    candidates = scratch(candidates_size);
+    if (symbols == NULL || candidates == NULL) goto done;
     for (uint64_t at = 0; at < total; at += chunk) {
         size_t n = total - at < chunk ? (size_t)(total - at) : chunk;
         if (!read_at(fd, symbols, n * sizeof(ElfW(Sym)), table->sh_offset + at * sizeof(ElfW(Sym)))) break;
@@ -305,47 +346,41 @@ static uintptr_t *scan_object(const loaded_object *object, uint32_t *count_out) 
             if (address - object->start >= object->end - object->start) continue;
             // Unwind info says where functions start: a function it knows needs no other witness.
             if (fdes != NULL && fde_starts_at(fdes, fde_count, fde_base, symbol->st_value)) continue;
-            if (candidate_count == candidate_capacity) {
-                uint32_t capacity = candidate_capacity == 0 ? 256 : candidate_capacity * 2;
-                candidate *grown = realloc(candidates, capacity * sizeof *grown);
-                if (grown == NULL) goto done;
-                candidates = grown;
-                candidate_capacity = capacity;
-            }
             candidates[candidate_count++] = (candidate){symbol->st_name, address};
         }
     }
     if (candidate_count == 0) goto done;
-    qsort(candidates, candidate_count, sizeof *candidates, compare_names);
-    window = malloc(sizeof *window);
-    found = malloc(candidate_count * sizeof *found);
-    if (window == NULL || found == NULL) goto done;
+    sort(candidates, candidate_count, sizeof *candidates, compare_names);
+    window = scratch(sizeof *window);
+    if (window == NULL) goto done;
     *window = (string_window){.fd = fd, .offset = strings->sh_offset, .size = strings->sh_size};
+    // The addresses found go to the front of `candidates` (each write is at or before the entry it reads).
+    uintptr_t *found = (uintptr_t *)(void *)candidates;
     for (uint32_t i = 0; i < candidate_count; i++) {
         size_t length = 0;
+        uintptr_t address = candidates[i].address;
         const char *name = window_name(window, candidates[i].name, &length);
-        if (name != NULL && is_resume_funclet_name(name, length)) found[found_count++] = candidates[i].address;
+        if (name != NULL && is_resume_funclet_name(name, length)) found[found_count++] = address;
     }
     if (found_count > 0) {
-        qsort(found, found_count, sizeof *found, compare_addresses);
+        sort(found, found_count, sizeof *found, compare_addresses);
         uint32_t unique = 1;
         for (uint32_t i = 1; i < found_count; i++)
             if (found[i] != found[unique - 1]) found[unique++] = found[i];
         found_count = unique;
+        if (found_count <= CLY_MAX_RESUME_POINTS - points_used)
+            memcpy(&points[points_used], found, found_count * sizeof *found);
+        else
+            found_count = 0;  // full: the module adds nothing
     }
 done:
-    free(window);
-    free(candidates);
-    free(symbols);
-    free(sections);
-    free(fdes);
+    scratch_free(window, sizeof *window);
+    scratch_free(candidates, candidates_size);
+    scratch_free(symbols, chunk * sizeof(ElfW(Sym)));
+    scratch_free(sections, sections_size);
+    scratch_free(fdes, (size_t)fde_count * 8);
     close(fd);
-    if (found_count == 0) {
-        free(found);
-        return NULL;
-    }
-    *count_out = found_count;
-    return found;
+    return found_count;
 }
 
 static bool same_object(const segment *seg, const loaded_object *object) {
@@ -354,7 +389,8 @@ static bool same_object(const segment *seg, const loaded_object *object) {
 }
 
 static void scan_loaded_objects(void) {
-    loaded_list list = {calloc(CLY_MAX_MODULES, sizeof(loaded_object)), 0, CLY_MAX_MODULES, true};
+    size_t list_size = CLY_MAX_MODULES * sizeof(loaded_object);
+    loaded_list list = {scratch(list_size), 0, CLY_MAX_MODULES, true};
     if (list.objects == NULL) return;
     dl_iterate_phdr(list_object, &list);
     int existing = atomic_load(&published_segments);
@@ -372,9 +408,7 @@ static void scan_loaded_objects(void) {
         for (int s = 0; s < count && !scanned; s++)
             scanned = atomic_load(&segments[s].alive) != 0 && same_object(&segments[s], object);
         if (scanned || count == CLY_MAX_RESUME_SEGMENTS) continue;
-        uint32_t found_count = 0;
-        uintptr_t *found = scan_object(object, &found_count);
-        if (found_count > CLY_MAX_RESUME_POINTS - points_used) found_count = 0;  // full: the module adds nothing
+        uint32_t found_count = scan_object(object);  // written to points[points_used...], not yet published
         segment *seg = &segments[count];
         seg->start = object->start;
         seg->end = object->end;
@@ -382,13 +416,11 @@ static void scan_loaded_objects(void) {
         seg->count = found_count;
         seg->build_id_length = object->build_id_length;
         memcpy(seg->build_id, object->build_id, sizeof seg->build_id);
-        if (found_count > 0) memcpy(&points[points_used], found, found_count * sizeof *found);
         points_used += found_count;
         atomic_store(&seg->alive, 1);
         atomic_store_explicit(&published_segments, count + 1, memory_order_release);
-        free(found);
     }
-    free(list.objects);
+    scratch_free(list.objects, list_size);
 }
 
 static void *scanner(void *unused) {
