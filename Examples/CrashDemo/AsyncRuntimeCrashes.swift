@@ -29,6 +29,21 @@ enum AsyncRuntimeCrash {
     }
 }
 
+extension AsyncRuntimeCrash {
+    /// Scenario resume-points: once the scan is done, prints `point PATH 0xOFFSET` for every resume funclet
+    /// without unwind info the async walk recognises (offsets within the module file's mapping, by dladdr), then
+    /// exits 0.
+    static func printResumePoints() -> Never {
+        if !cly_test_wait_resume_points(10_000) { usage("the resume-point scan did not finish") }
+        var points = [UInt](repeating: 0, count: Int(CLY_MAX_RESUME_POINTS))
+        let count = points.withUnsafeMutableBufferPointer {
+            Int(cly_test_resume_points_list($0.baseAddress, Int32($0.count)))
+        }
+        for point in points.prefix(count) { print("point \(location(point))") }
+        exit(0)
+    }
+}
+
 /// A task-local request id, as a tracing span or a request logger keeps one.
 enum RequestContext {
     @TaskLocal static var requestID = ""

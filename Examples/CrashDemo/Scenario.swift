@@ -13,6 +13,7 @@ enum Scenario {
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
+            "resume-points",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -65,6 +66,8 @@ enum Scenario {
             AsyncParking.runToEndThenCrash()
         case "async-capture":
             AsyncCaptures.run()
+        case "resume-points":
+            AsyncRuntimeCrash.printResumePoints()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         case "capture-error":

@@ -476,3 +476,14 @@ int32_t cly_test_resume_point_count(void) {
         if (atomic_load(&segments[s].alive) != 0) total += (int32_t)segments[s].count;
     return total;
 }
+
+int32_t cly_test_resume_points_list(uintptr_t *out, int32_t capacity) {
+    int count = atomic_load_explicit(&published_segments, memory_order_acquire);
+    int32_t written = 0;
+    for (int s = 0; s < count; s++) {
+        if (atomic_load(&segments[s].alive) == 0) continue;
+        for (uint32_t i = 0; i < segments[s].count && written < capacity; i++)
+            out[written++] = points[segments[s].first + i];
+    }
+    return written;
+}

@@ -48,6 +48,61 @@ struct AsyncRuntimeStackTests {
         }
     }
 
+    /// The table the walk consults is exactly what the toolchain's own tools say: in every library it holds
+    /// entries for, the function symbols named as Swift resume funclets (`llvm-nm`) that no FDE starts at
+    /// (`llvm-objdump --dwarf=frames`), no more, no less — among them the two the concurrency runtime's task-local
+    /// and cancellation-handler chains go through.
+    @Test func theWalkKnowsExactlyTheResumeFuncletsWithoutUnwindInfo() async throws {
+        let run = try await runCrashDemo(["scenario", "resume-points"], label: "resume-points")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.exitStatus == 0, "\(run.stderr)")
+        var recognised: [String: Set<UInt64>] = [:]
+        for line in run.stdout.split(separator: "\n") {
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count == 3, words[0] == "point", let offset = UInt64(words[2].dropFirst(2), radix: 16) else {
+                continue
+            }
+            recognised[words[1], default: []].insert(offset)
+        }
+        let runtime = try #require(
+            recognised.keys.first { $0.hasSuffix("/libswift_Concurrency.so") }, "\(run.stdout.prefix(2000))")
+        for (path, offsets) in recognised {
+            let expected = try await Self.resumeFuncletsWithoutFDE(path)
+            #expect(offsets == Set(expected.keys), "\(path): \(offsets.count) recognised, \(expected.count) expected")
+            if path == runtime {
+                let names = offsets.compactMap { expected[$0] }
+                #expect(names.contains { $0.contains("TaskLocalC13withValueImpl") && $0.hasSuffix("TQ1_") })
+                #expect(names.contains { $0.contains("withTaskCancellationHandler") && $0.hasSuffix("TQ1_") })
+            }
+        }
+    }
+
+    /// The oracle: offset -> name of every resume funclet (`$s…TQ<n>_` / `$s…TY<n>_` function symbol) of the object
+    /// at `path` that no FDE starts at, by the toolchain's llvm-nm and llvm-objdump.
+    static func resumeFuncletsWithoutFDE(_ path: String) async throws -> [UInt64: String] {
+        let tools = ReferenceSymbolizer.executable.deletingLastPathComponent()
+        let frames = try await SymbolicatedCrashTests.tool(
+            tools.appendingPathComponent("llvm-objdump").path, ["--dwarf=frames", path])
+        var starts = Set<UInt64>()
+        for line in frames.output.split(separator: "\n") where line.contains(" FDE ") {
+            guard let range = line.range(of: "pc=") else { continue }
+            let start = line[range.upperBound...].prefix { $0 != "." }
+            if let value = UInt64(start, radix: 16) { starts.insert(value) }
+        }
+        let symbols = try await SymbolicatedCrashTests.tool(
+            tools.appendingPathComponent("llvm-nm").path, ["--defined-only", path])
+        var funclets: [UInt64: String] = [:]
+        for line in symbols.output.split(separator: "\n") {
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count == 3, words[1] == "t" || words[1] == "T", let address = UInt64(words[0], radix: 16),
+                words[2].hasPrefix("$s"), words[2].range(of: #"T[QY][0-9]*_$"#, options: .regularExpression) != nil,
+                !starts.contains(address)
+            else { continue }
+            funclets[address] = words[2]
+        }
+        return funclets
+    }
+
     /// Crashes one kind and compares its report with the backtracer's output; returns a line saying how they
     /// compare.
     static func check(_ crash: RuntimeConstructCrash, build: AsyncBuild) async throws -> String {

@@ -79,6 +79,9 @@ bool cly_test_wait_resume_points(uint32_t timeout_ms);
 /// Test hook: how many resume funclets without unwind info the walk recognises now (all modules). Signal-safe.
 int32_t cly_test_resume_point_count(void);
 
+/// Test hook: copies up to `capacity` of those addresses into `out` (each module's sorted); returns how many.
+int32_t cly_test_resume_points_list(uintptr_t *out, int32_t capacity);
+
 #ifdef __cplusplus
 }
 #endif
