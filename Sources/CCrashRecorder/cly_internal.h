@@ -138,6 +138,9 @@ typedef struct {
 void cly_modules_build(void);
 /// The current table (never freed, never written while published). Signal-safe.
 const cly_module_table *cly_modules_current(void);
+/// Copies the current table into `out` under the refresh lock (no rebuild runs meanwhile). False when none was
+/// built yet. Normal code.
+bool cly_modules_copy(cly_module_table *out);
 /// Finds the module of `pc` that is not in `table` with `_dl_find_object` (documented async-signal-safe)
 /// and describes it into `out` with its path in `path`. Returns true when found. Signal-safe.
 bool cly_modules_find_extra(uintptr_t pc, cly_module *out, char *path, size_t path_size);

@@ -126,6 +126,14 @@ void cly_refresh_modules(void) { rebuild(); }
 
 const cly_module_table *cly_modules_current(void) { return atomic_load(&published); }
 
+bool cly_modules_copy(cly_module_table *out) {
+    pthread_mutex_lock(&refresh_lock);  // no rebuild rewrites the published table meanwhile
+    const cly_module_table *table = atomic_load(&published);
+    if (table != NULL) memcpy(out, table, sizeof *out);
+    pthread_mutex_unlock(&refresh_lock);
+    return table != NULL;
+}
+
 int cly_module_count(void) {
     const cly_module_table *table = cly_modules_current();
     return table ? table->count : 0;

@@ -19,8 +19,10 @@
 //
 // What runs where:
 //   - normal code, on a thread of its own ("cohorly-symbols", started by cly_resume_points_refresh at install,
-//     at the first live capture, and when the module table sees libraries come or go): lists the loaded objects
-//     (dl_iterate_phdr), and for each one not scanned yet reads its ELF file with pread — the file of the loaded
+//     at the first live capture, and when the module table sees libraries come or go): takes the loaded objects
+//     from a copy of the module table (cly_modules.c; dl_iterate_phdr only before install has built one: this
+//     thread never holds the loader's lock while a crash handler could wait for it), and for each one not
+//     scanned yet reads its ELF file with pread — the file of the loaded
 //     object itself (/proc/self/exe for the executable; a library's path only when its GNU build id matches the
 //     mapped one, so a file replaced on disk is never read as the loaded one): the `.eh_frame_hdr` search table
 //     (the FDE starts), then the `.symtab` (else `.dynsym`) function symbols that start where no FDE starts, and
@@ -120,11 +122,10 @@ static void sort(void *base, size_t count, size_t size, int (*compare)(const voi
     }
 }
 
-/// One loaded object as dl_iterate_phdr described it.
+/// One loaded object, as the module table (or dl_iterate_phdr) describes it.
 typedef struct {
     char path[CLY_MAX_PATH];
-    uintptr_t bias;
-    uintptr_t start;
+    uintptr_t start;  // the first PT_LOAD segment's page
     uintptr_t end;
     uint8_t build_id_length;
     uint8_t build_id[32];
@@ -148,7 +149,6 @@ static int list_object(struct dl_phdr_info *info, size_t size, void *data) {
     const char *path = executable ? "/proc/self/exe" : info->dlpi_name;
     if (path == NULL || path[0] != '/' || strlen(path) >= sizeof object->path) return 0;  // the vDSO, …
     memcpy(object->path, path, strlen(path) + 1);
-    object->bias = info->dlpi_addr;
     uintptr_t size_out = 0;
     cly_modules_extent(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &object->start, &size_out);
     object->end = object->start + size_out;
@@ -315,6 +315,13 @@ static uint32_t scan_object(const loaded_object *object) {
         !read_at(fd, phdrs, (size_t)header.e_phnum * sizeof(ElfW(Phdr)), header.e_phoff) ||
         !file_is_loaded_object(fd, phdrs, header.e_phnum, object))
         goto done;
+    // The load bias: the object starts at the page of its lowest PT_LOAD segment (as cly_modules_extent says).
+    uintptr_t lowest = UINTPTR_MAX;
+    for (int i = 0; i < header.e_phnum; i++)
+        if (phdrs[i].p_type == PT_LOAD && (phdrs[i].p_vaddr & ~(uintptr_t)0xfff) < lowest)
+            lowest = phdrs[i].p_vaddr & ~(uintptr_t)0xfff;
+    if (lowest == UINTPTR_MAX || lowest > object->start) goto done;
+    uintptr_t bias = object->start - lowest;
     uintptr_t fde_base = 0;
     for (int i = 0; i < header.e_phnum && fdes == NULL; i++)
         if (phdrs[i].p_type == PT_GNU_EH_FRAME) fdes = read_fde_starts(fd, &phdrs[i], &fde_count, &fde_base);
@@ -342,7 +349,7 @@ static uint32_t scan_object(const loaded_object *object) {
             const ElfW(Sym) *symbol = &symbols[i];
             if (ELF64_ST_TYPE(symbol->st_info) != STT_FUNC || symbol->st_shndx == SHN_UNDEF || symbol->st_value == 0)
                 continue;
-            uintptr_t address = object->bias + symbol->st_value;
+            uintptr_t address = bias + symbol->st_value;
             if (address - object->start >= object->end - object->start) continue;
             // Unwind info says where functions start: a function it knows needs no other witness.
             if (fdes != NULL && fde_starts_at(fdes, fde_count, fde_base, symbol->st_value)) continue;
@@ -391,8 +398,32 @@ static bool same_object(const segment *seg, const loaded_object *object) {
 static void scan_loaded_objects(void) {
     size_t list_size = CLY_MAX_MODULES * sizeof(loaded_object);
     loaded_list list = {scratch(list_size), 0, CLY_MAX_MODULES, true};
-    if (list.objects == NULL) return;
-    dl_iterate_phdr(list_object, &list);
+    cly_module_table *table = scratch(sizeof *table);
+    if (list.objects == NULL || table == NULL) {
+        scratch_free(list.objects, list_size);
+        scratch_free(table, sizeof *table);
+        return;
+    }
+    if (cly_modules_copy(table)) {
+        for (int i = 0; i < table->count && i < CLY_MAX_MODULES; i++) {
+            const cly_module *module = &table->modules[i];
+            if (module->path_offset >= CLY_MODULE_PATH_POOL || module->size == 0) continue;
+            // The first is the executable: its own file even when its path was replaced since it started.
+            const char *path = i == 0 ? "/proc/self/exe" : table->pool + module->path_offset;
+            loaded_object *object = &list.objects[list.count];
+            size_t length = strnlen(path, sizeof object->path);
+            if (path[0] != '/' || length == sizeof object->path) continue;  // the vDSO, …
+            memcpy(object->path, path, length + 1);
+            object->start = module->base;
+            object->end = module->base + module->size;
+            object->build_id_length = module->build_id_length;
+            memcpy(object->build_id, module->build_id, sizeof object->build_id);
+            list.count++;
+        }
+    } else {
+        dl_iterate_phdr(list_object, &list);  // before install (live captures alone): no crash handler to wait
+    }
+    scratch_free(table, sizeof *table);
     int existing = atomic_load(&published_segments);
     // Modules gone since the last scan: their segments no longer answer (one loaded again is scanned anew).
     for (int s = 0; s < existing; s++) {
