@@ -21,6 +21,11 @@ enum CrashKind: String, CaseIterable {
     case asyncActor = "async-actor"
     case asyncSleep = "async-sleep"
     case asyncTaskGroup = "async-task-group"
+    case asyncTaskLocal = "async-task-local"
+    case asyncCancellationHandler = "async-cancellation-handler"
+    case asyncGroupChild = "async-group-child"
+    case asyncContinuation = "async-continuation"
+    case asyncLet = "async-let"
 
     /// One line for `CrashDemo list`.
     var summary: String {
@@ -42,6 +47,14 @@ enum CrashKind: String, CaseIterable {
         case .asyncActor: "force-unwrap nil in an actor method awaited by a request handler (SIGILL, on a task)"
         case .asyncSleep: "force-unwrap nil after a Task.sleep resumes, three awaits deep (SIGILL, on a task)"
         case .asyncTaskGroup: "force-unwrap nil in a task-group child (SIGILL, on a task)"
+        case .asyncTaskLocal:
+            "force-unwrap nil after a Task.sleep, awaited through TaskLocal.withValue (SIGILL, on a task)"
+        case .asyncCancellationHandler:
+            "force-unwrap nil after a Task.sleep, awaited through withTaskCancellationHandler (SIGILL, on a task)"
+        case .asyncGroupChild: "force-unwrap nil after a Task.sleep, two awaits deep in a task-group child (SIGILL)"
+        case .asyncContinuation:
+            "force-unwrap nil after a continuation resumed from another thread and a Task.sleep (SIGILL, on a task)"
+        case .asyncLet: "force-unwrap nil after a Task.sleep, two awaits deep in an async let (SIGILL, on a task)"
         }
     }
 
@@ -66,6 +79,8 @@ enum CrashKind: String, CaseIterable {
         case .sigfpe: _ = demo_sigfpe(Int32(CommandLine.arguments.count - CommandLine.arguments.count))
         case .sigtrap: demo_sigtrap()
         case .asyncActor, .asyncSleep, .asyncTaskGroup: AsyncCrash.run(self)
+        case .asyncTaskLocal, .asyncCancellationHandler, .asyncGroupChild, .asyncContinuation, .asyncLet:
+            AsyncRuntimeCrash.run(self)
         }
         Foundation.exit(97)  // not reached when the crash works
     }

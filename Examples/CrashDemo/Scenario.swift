@@ -14,6 +14,7 @@ enum Scenario {
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
             "sleeping-main",
+            "resume-points",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -68,6 +69,8 @@ enum Scenario {
             AsyncParking.runToEndThenCrash()
         case "async-capture":
             AsyncCaptures.run()
+        case "resume-points":
+            AsyncRuntimeCrash.printResumePoints()
         case "install-cost":
             exit(0)  // measured by main.swift around installRecorder()
         case "capture-error":

@@ -23,12 +23,21 @@
 //      runtime's own code while the funclet's frame keeps the context);
 //   3. the walk validates every step: context non-zero and 16-byte aligned; both words readable (process_vm_readv
 //      on our own pid, which fails with EFAULT instead of faulting; where it is refused — seccomp — the pipe opened
-//      at prepare time: write(2) the words into it, read(2) them back); ResumeParent exactly the start of a
-//      function with unwind info (_dl_find_object, then libunwind's unw_get_proc_info_by_ip: start_ip == the
-//      address — every funclet has an FDE); no context twice; at most CLY_MAX_ASYNC_FRAMES entries;
+//      at prepare time: write(2) the words into it, read(2) them back); ResumeParent a resume point (below); no
+//      context twice; at most CLY_MAX_ASYNC_FRAMES entries;
 //   4. the anchor is the outermost frame inside the executor that holds the same context (the funclet itself,
 //      not a synchronous function it called).
 // A torn or invalid chain only ends the chain (its `stop` says why); the physical frames are never touched.
+//
+// A resume point (is_resume_point) is an address in a loaded object (_dl_find_object) where a function starts:
+//   - an FDE starts exactly there (libunwind's unw_get_proc_info_by_ip: start_ip == the address). swiftc gives
+//     every funclet of an app an FDE; an address inside a function an FDE covers is never a resume point;
+//   - or no FDE covers the address and the object's symbol table names a Swift resume funclet (`…TQ<n>_`,
+//     `…TY<n>_`) starting exactly there (cly_resume_points.c: the symbols are read from the files off the crash
+//     path, on a thread of its own, into a static table). This is what the toolchain's own libraries need: the
+//     concurrency runtime has no FDE at many of its resume funclets (TaskLocal.withValue's,
+//     withTaskCancellationHandler's), and the Swift runtime's backtracer, which decides by the same names, walks
+//     past them. Without it the chain ended at the first caller inside the runtime.
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -93,6 +102,7 @@ static bool read_memory(pid_t pid, uintptr_t address, void *out, size_t size) {
 
 void cly_async_prepare(void) {
     if (job_run_end != 0) return;
+    cly_resume_points_refresh();
     if (swift_job_run != NULL) {
         uintptr_t start = 0;
         uintptr_t end = 0;
@@ -119,12 +129,16 @@ static bool frame_in(uintptr_t pc, bool exact, uintptr_t start, uintptr_t end) {
     return end != 0 && address - start < end - start;
 }
 
-/// Exactly the start of a function with unwind info. Signal-safe (_dl_find_object first: lock-free, and it
-/// turns away an address in no object before libunwind looks).
-static bool is_function_start(uintptr_t address) {
+/// A resume point: an FDE starts exactly at `address`, or none covers it and a Swift resume funclet's symbol
+/// starts there (see the top of this file). Signal-safe (_dl_find_object first: lock-free, and it turns away an
+/// address in no object before libunwind looks).
+static bool is_resume_point(uintptr_t address) {
     struct dl_find_object found;
     if (address == 0 || _dl_find_object((void *)address, &found) != 0) return false;
-    return cly_unwind_is_function_start(address);
+    uintptr_t start = 0;
+    uintptr_t end = 0;
+    if (cly_unwind_function_range(address, &start, &end)) return start == address;
+    return cly_resume_points_contains(address);
 }
 
 /// Walks from `context`; returns the number of entries written to `chain`. Signal-safe.
@@ -156,7 +170,7 @@ static int walk_from(pid_t pid, uintptr_t context, cly_async_chain *chain) {
         }
         uintptr_t parent = corrupt && corrupt_mode == CLY_ASYNC_STOP_LOOP ? context : words[0];
         uintptr_t resume = words[1] + (corrupt && corrupt_mode == CLY_ASYNC_STOP_VALIDATION ? 1 : 0);
-        if (!is_function_start(resume)) {
+        if (!is_resume_point(resume)) {
             chain->stop = CLY_ASYNC_STOP_VALIDATION;
             break;
         }

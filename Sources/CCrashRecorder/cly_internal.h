@@ -78,8 +78,6 @@ int cly_unwind_load(char *error, size_t error_size);
 void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread);
 /// The function (with unwind info) containing `address`: [start, end). False when none. Signal-safe.
 bool cly_unwind_function_range(uintptr_t address, uintptr_t *start, uintptr_t *end);
-/// Whether `address` is exactly the start of a function with unwind info. Signal-safe.
-bool cly_unwind_is_function_start(uintptr_t address);
 
 // ---- async callers (cly_async.c) ----
 
@@ -88,6 +86,15 @@ bool cly_unwind_is_function_start(uintptr_t address);
 void cly_async_prepare(void);
 /// Walks the async context chain of an unwound thread into `thread->async` (count 0: none). Signal-safe.
 void cly_async_walk(cly_thread *thread);
+
+// ---- Swift resume points without unwind info (cly_resume_points.c) ----
+
+/// Asks for the loaded objects' resume funclets that no FDE starts at to be (re)scanned, on a thread of its own
+/// (started here when none runs). Normal code; returns at once.
+void cly_resume_points_refresh(void);
+/// Whether `address` is the entry of a Swift resume funclet (by its module's symbol table) that no FDE starts
+/// at, in a module scanned so far. Signal-safe (static memory only, bounded).
+bool cly_resume_points_contains(uintptr_t address);
 
 // ---- other threads (cly_threads.c) ----
 
@@ -133,6 +140,9 @@ typedef struct {
 void cly_modules_build(void);
 /// The current table (never freed, never written while published). Signal-safe.
 const cly_module_table *cly_modules_current(void);
+/// Copies the current table into `out` under the refresh lock (no rebuild runs meanwhile). False when none was
+/// built yet. Normal code.
+bool cly_modules_copy(cly_module_table *out);
 /// Finds the module of `pc` that is not in `table` with `_dl_find_object` (documented async-signal-safe)
 /// and describes it into `out` with its path in `path`. Returns true when found. Signal-safe.
 bool cly_modules_find_extra(uintptr_t pc, cly_module *out, char *path, size_t path_size);

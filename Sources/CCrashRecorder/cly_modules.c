@@ -112,7 +112,10 @@ static void rebuild(void) {
         next->pool_used = 0;
         build_state state = {next, true, false};
         dl_iterate_phdr(add_module, &state);
-        if (!state.unchanged && next->count > 0) atomic_store(&published, next);
+        if (!state.unchanged && next->count > 0) {
+            atomic_store(&published, next);
+            cly_resume_points_refresh();  // the async walk's resume funclets of the objects loaded since
+        }
     }
     pthread_mutex_unlock(&refresh_lock);
 }
@@ -122,6 +125,14 @@ void cly_modules_build(void) { rebuild(); }
 void cly_refresh_modules(void) { rebuild(); }
 
 const cly_module_table *cly_modules_current(void) { return atomic_load(&published); }
+
+bool cly_modules_copy(cly_module_table *out) {
+    pthread_mutex_lock(&refresh_lock);  // no rebuild rewrites the published table meanwhile
+    const cly_module_table *table = atomic_load(&published);
+    if (table != NULL) memcpy(out, table, sizeof *out);
+    pthread_mutex_unlock(&refresh_lock);
+    return table != NULL;
+}
 
 int cly_module_count(void) {
     const cly_module_table *table = cly_modules_current();

@@ -114,12 +114,6 @@ bool cly_unwind_function_range(uintptr_t address, uintptr_t *start, uintptr_t *e
     return info.start_ip < info.end_ip;
 }
 
-bool cly_unwind_is_function_start(uintptr_t address) {
-    uintptr_t start = 0;
-    uintptr_t end = 0;
-    return cly_unwind_function_range(address, &start, &end) && start == address;
-}
-
 void cly_unwind_from_ucontext(ucontext_t *context, bool signal_frame, cly_thread *thread) {
     thread->frame_count = 0;
     thread->truncated = false;

@@ -17,7 +17,8 @@ public struct AsyncChain: Sendable, Hashable {
         case taskRoot = "task_root"
         /// A context could not be read.
         case fault
-        /// A resume address was not a function start with unwind info, or a context was misaligned.
+        /// A resume address was not a function start (neither an FDE start nor, where no FDE covers it, a Swift
+        /// resume funclet's symbol), or a context was misaligned.
         case validation
         /// A context repeated.
         case loop

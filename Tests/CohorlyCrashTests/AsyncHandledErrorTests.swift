@@ -45,7 +45,9 @@ func awaitTheAwaiter(_ cohorly: Cohorly) async -> Int {
         #expect(callers.count >= 2, "\(Self.functions(frames))")
         #expect(callers.first?.contains("awaitTheCapture") == true, "\(callers)")
         #expect(callers.dropFirst().first?.contains("awaitTheAwaiter") == true, "\(callers)")
-        #expect(asyncFrames.allSatisfy { $0["in_app"] == true })
+        // The awaiting functions are the app's; the chain then goes on through the concurrency runtime's resume
+        // points into swift-testing's tasks.
+        #expect(asyncFrames.prefix(2).allSatisfy { $0["in_app"] == true })
         // The capturing function is at or above the anchor, before its callers.
         let firstAsync = try #require(frames.firstIndex { $0[CapturedException.frameKindKey] == "async_resume" })
         #expect(

@@ -28,7 +28,8 @@ typedef enum {
     CLY_ASYNC_STOP_TASK_ROOT = 1,
     /// A context could not be read.
     CLY_ASYNC_STOP_FAULT = 2,
-    /// A ResumeParent was not a function start with unwind info, or a context was misaligned.
+    /// A ResumeParent was not a function start (an FDE start, or where no FDE covers it a Swift resume funclet's
+    /// symbol), or a context was misaligned.
     CLY_ASYNC_STOP_VALIDATION = 3,
     /// A context repeated.
     CLY_ASYNC_STOP_LOOP = 4,
@@ -69,6 +70,17 @@ int cly_test_unwind_context_async(void *ucontext, uintptr_t *frames, int capacit
 /// Test hook: makes the walk read memory through its pipe fallback (as when process_vm_readv is refused),
 /// opening the pipe now if install did not. Returns 0 or an errno value. Normal code.
 int cly_test_async_use_pipe(void);
+
+/// Test hook: waits (a futex, at most `timeout_ms`) until the scan for resume funclets without unwind info
+/// (cly_resume_points.c) has covered every library loaded when it was last asked for. True when it has. Normal
+/// code.
+bool cly_test_wait_resume_points(uint32_t timeout_ms);
+
+/// Test hook: how many resume funclets without unwind info the walk recognises now (all modules). Signal-safe.
+int32_t cly_test_resume_point_count(void);
+
+/// Test hook: copies up to `capacity` of those addresses into `out` (each module's sorted); returns how many.
+int32_t cly_test_resume_points_list(uintptr_t *out, int32_t capacity);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,11 @@
 #define CLY_MAX_MODULES 512
 /// Modules found at crash time by `_dl_find_object` (loaded after the last table refresh).
 #define CLY_MAX_EXTRA_MODULES 32
+/// Swift resume funclets without unwind info that the async walk can recognise by their symbols, all modules
+/// together (the toolchain's libraries hold about a hundred; swiftc gives an app's own funclets FDEs).
+#define CLY_MAX_RESUME_POINTS 8192
+/// Modules scanned for them (a module loaded again after an unload takes a new one).
+#define CLY_MAX_RESUME_SEGMENTS 1024
 /// Bytes of module paths in one module table.
 #define CLY_MODULE_PATH_POOL (64 * 1024)
 /// Bytes of the crash-time context (a JSON object).
