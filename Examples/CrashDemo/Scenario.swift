@@ -13,6 +13,7 @@ enum Scenario {
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
+            "task-breadcrumbs",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -69,6 +70,8 @@ enum Scenario {
             exit(0)  // measured by main.swift around installRecorder()
         case "capture-error":
             exit(0)  // main.swift: a handled error, then a flush
+        case "task-breadcrumbs":
+            TaskBreadcrumbScenario.run()
         case let name where BreadcrumbScenarios.names.contains(name):
             BreadcrumbScenarios.run(name, options: options)
         default:

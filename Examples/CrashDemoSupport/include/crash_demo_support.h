@@ -64,6 +64,12 @@ void demo_unblock_all_signals(void);
 /// Whether SIGTERM's action is SIG_IGN (1), not (0), or unreadable (-1).
 int demo_sigterm_is_ignored(void);
 
+/// Installs a `_swift_willThrow` hook that counts throws, as another library (Swift Testing) would before the
+/// SDK's install. Returns 0, or -1 when the runtime has no hook.
+int demo_install_counting_throw_hook(void);
+/// How many throws that hook saw.
+int demo_counting_throw_hook_calls(void);
+
 #ifdef __cplusplus
 }
 #endif
