@@ -153,7 +153,7 @@ extension Router {
         let crashingCount = crumbs.filter(crashing).count
         let marked = crashingCount > 0 && crashingCount < crumbs.count
         html.raw("<h2>Breadcrumbs (\(crumbs.count))</h2>")
-        if marked { html.raw("<p class=\"note\">The crashing task&#8217;s breadcrumbs first, marked.</p>") }
+        if marked { html.raw("<p class=\"muted\">The crashing task&#8217;s breadcrumbs first, marked.</p>") }
         html.raw("<div class=\"scroll\"><table><thead><tr><th>Time</th>")
         html.raw("<th>Category</th><th>Message</th></tr></thead><tbody>")
         for crumb in crumbs {
