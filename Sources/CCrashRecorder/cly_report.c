@@ -257,6 +257,9 @@ bool cly_report_write(const cly_report_input *input) {
     if (input->context_length > 0 && cly_writer_has_room(w, input->context_length + 16, CLOSING_RESERVE))
         cly_writer_json(w, "context", input->context, input->context_length);
     else cly_writer_json(w, "context", "{}", 2);
+    // The context is on disk before the task's is looked up: that walk reads the runtime's task-local list, so a
+    // task corrupted enough to fault there costs the task context, not the device context.
+    cly_writer_flush(w);
     size_t task_context_length = cly_task_context_copy_for_crash(task_context, sizeof task_context);
     if (task_context_length > 0 && cly_writer_has_room(w, task_context_length + 32, CLOSING_RESERVE))
         cly_writer_json(w, "task_context", task_context, task_context_length);
