@@ -14,6 +14,8 @@ let helpText = """
       CrashDemo scenario NAME [options]                  test scenarios (see Scenario.swift)
       CrashDemo hang CASE --hang-threshold-ms N [--hang-ms M]  hang watchdog cases (see Hangs.swift):
                                                          main, executor, heartbeat, forever, busy, plain-loop, idle
+      CrashDemo throw-site KIND [options]                a handled error thrown two calls below its catch
+                                                         (see ThrowSiteScenario.swift)
       CrashDemo reports [--report-dir DIR]               the reports waiting to be sent
       CrashDemo run [options]                            a clean launch: sends pending reports, then exits
       CrashDemo symbolicate-report FILE [--crashed-only] benchmarks: times the next launch's work on a report

@@ -15,6 +15,7 @@ enum Scenario {
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
             "sleeping-main",
             "resume-points",
+            "task-breadcrumbs",
         ] + BreadcrumbScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -75,6 +76,8 @@ enum Scenario {
             exit(0)  // measured by main.swift around installRecorder()
         case "capture-error":
             exit(0)  // main.swift: a handled error, then a flush
+        case "task-breadcrumbs":
+            TaskBreadcrumbScenario.run()
         case let name where BreadcrumbScenarios.names.contains(name):
             BreadcrumbScenarios.run(name, options: options)
         default:

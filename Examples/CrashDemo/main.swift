@@ -144,6 +144,7 @@ func installRecorder() -> CohorlyCrash.Delivery? {
         if let after = options.hangOngoingReportMilliseconds {
             crashOptions.hangOngoingReportAfter = .milliseconds(after)
         }
+        if options.command == "throw-site" && options.word == "off" { crashOptions.handledErrors.throwSites = false }
         let delivery = try CohorlyCrash.install(
             cohorly: cohorly, dist: options.dist, version: options.version, options: crashOptions)
         if let breadcrumb = options.breadcrumb { cohorly.addBreadcrumb(breadcrumb) }
@@ -292,6 +293,12 @@ case "scenario" where options.word == "capture-error":
     installRecorder()
     Cohorly.shared?.captureMessage("demo handled error")
     exit(await Cohorly.shared?.flush() == true ? 0 : 1)
+case "throw-site":
+    // A handled error thrown two calls below its catch (ThrowSiteScenario).
+    if options.word == "chained" && demo_install_counting_throw_hook() != 0 { usage("the runtime has no throw hook") }
+    installRecorder()
+    guard let cohorly = Cohorly.shared else { usage("no client") }
+    await ThrowSiteScenario.run(options.word, cohorly: cohorly)
 case "hang":
     installRecorder()
     HangDemo.run(options.word, options: options)

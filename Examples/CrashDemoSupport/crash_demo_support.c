@@ -2,6 +2,7 @@
 #include "crash_demo_support.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,3 +71,22 @@ const char *demo_address_location(unsigned long address, unsigned long *offset) 
     *offset = address - (unsigned long)info.dli_fbase;
     return info.dli_fname;
 }
+
+// ---- a `_swift_willThrow` hook installed before the SDK's (ThrowSiteScenario) ----
+
+typedef void (*demo_will_throw_fn)(void *box);
+extern _Atomic(demo_will_throw_fn) _swift_willThrow __attribute__((weak));
+static atomic_int counted_throws;
+
+static void demo_counting_will_throw(void *box) {
+    (void)box;
+    atomic_fetch_add(&counted_throws, 1);
+}
+
+int demo_install_counting_throw_hook(void) {
+    if (&_swift_willThrow == NULL) return -1;
+    atomic_store(&_swift_willThrow, demo_counting_will_throw);
+    return 0;
+}
+
+int demo_counting_throw_hook_calls(void) { return atomic_load(&counted_throws); }

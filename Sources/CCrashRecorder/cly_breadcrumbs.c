@@ -21,12 +21,14 @@
 
 #include "cly_breadcrumbs.h"
 #include "cly_internal.h"
+#include "cly_tasks.h"
 #include "cly_writer.h"
 
 typedef struct {
     atomic_uint_fast64_t sequence;  // odd while a writer fills the slot
     uint64_t number;                // which breadcrumb the slot holds (0: none yet)
     uint64_t timestamp_ms;
+    uint64_t task;  // the Swift task that added it (0: none)
     uint16_t category_length;
     uint16_t message_length;
     uint16_t data_length;  // 0: no data (`{}`)
@@ -73,6 +75,7 @@ static bool read_slot(slot *s, uint64_t number, slot *out) {
     if ((before & 1u) != 0) return false;
     out->number = s->number;
     out->timestamp_ms = s->timestamp_ms;
+    out->task = s->task;
     out->category_length = s->category_length;
     out->message_length = s->message_length;
     out->data_length = s->data_length;
@@ -92,6 +95,7 @@ static bool read_slot(slot *s, uint64_t number, slot *out) {
 static void write_crumb(cly_writer *w, const slot *crumb) {
     cly_writer_begin_object(w, NULL);
     cly_writer_uint(w, "timestamp_ms", crumb->timestamp_ms);
+    if (crumb->task != 0) cly_writer_uint(w, "task", crumb->task);
     cly_writer_string(w, "category", crumb->category, crumb->category_length);
     cly_writer_string(w, "message", crumb->message, crumb->message_length);
     if (crumb->data_length > 0) cly_writer_json(w, "data", crumb->data, crumb->data_length);
@@ -142,6 +146,7 @@ bool cly_breadcrumbs_add(const char *category, size_t category_length, const cha
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t timestamp_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+    uint64_t task = cly_task_current_id();
     if (category == NULL) category_length = 0;
     if (message == NULL) message_length = 0;
     bool data_ok = data != NULL && data_length >= 2 && data_length <= CLY_BREADCRUMB_DATA_BYTES && data[0] == '{' &&
@@ -167,6 +172,7 @@ bool cly_breadcrumbs_add(const char *category, size_t category_length, const cha
         for (;;) pause();  // test hook: a writer that never finishes (normal code, not the handler)
     }
     s->timestamp_ms = timestamp_ms;
+    s->task = task;
     s->category_length = (uint16_t)clamp(category_length, sizeof s->category);
     s->message_length = (uint16_t)clamp(message_length, sizeof s->message);
     s->data_length = data_ok ? (uint16_t)data_length : 0;
@@ -192,6 +198,7 @@ size_t cly_breadcrumbs_copy(cly_breadcrumb *out, size_t capacity) {
             cly_breadcrumb *crumb = &out[count++];
             crumb->number = n;
             crumb->timestamp_ms = s->timestamp_ms;
+            crumb->task = s->task;
             memcpy(crumb->category, s->category, s->category_length);
             crumb->category[s->category_length] = 0;
             memcpy(crumb->message, s->message, s->message_length);

@@ -162,6 +162,12 @@ size_t cly_context_copy_for_crash(char *out, size_t capacity);
 /// in CLY_MAX_BREADCRUMB_REPORT_BYTES. Returns the bytes cly_breadcrumbs_write will produce (0: no ring, nothing
 /// to write). Call after cly_crash_started is set. Signal-safe.
 size_t cly_breadcrumbs_prepare_for_crash(void);
+
+// ---- tasks (cly_tasks.c) ----
+
+/// Copies the crashed thread's task context (a JSON object) into `out`; returns its length (0: none). Call on
+/// the crashed thread. Signal-safe.
+size_t cly_task_context_copy_for_crash(char *out, size_t capacity);
 struct cly_writer;
 /// Writes the `breadcrumbs` member (oldest first) and `breadcrumbs_dropped` chosen by the last
 /// cly_breadcrumbs_prepare_for_crash (nothing when it returned 0). Signal-safe.

@@ -7,7 +7,8 @@
 //   write(2) per flushed 8 KiB through cly_writer (AS-safe) -> ftruncate (AS-safe: frees the unused reserve) ->
 //   close -> rename(2) (AS-safe; the commit point) -> prune: open/getdents64/unlink (regular files only).
 // Sections go in this order, flushed one by one, so a torn file keeps what matters most: header (signal,
-// message), crashed thread, context, other threads, modules, breadcrumbs (cly_breadcrumbs.c: at most
+// message, the crashed thread's Swift task: cly_task_current_id, a TLS read), crashed thread, context, the task's
+// context (cly_task_context_copy_for_crash: process_vm_readv), other threads, modules, breadcrumbs (cly_breadcrumbs.c: at most
 // CLY_MAX_BREADCRUMB_REPORT_BYTES, room kept for them while the other threads are written). A hard cap
 // (CLY_MAX_REPORT_BYTES) drops frames and modules first; the JSON is always closed.
 // Modules: the prepared table, plus any module a frame points into that the table lacks (found with
@@ -20,11 +21,13 @@
 
 #include "cly_internal.h"
 #include "cly_recorder.h"
+#include "cly_tasks.h"
 #include "cly_writer.h"
 
 #define CLOSING_RESERVE 1024
 
 static char write_buffer[8192];
+static char task_context[CLY_MAX_TASK_CONTEXT];  // the crashed task's context, copied at the crash
 static int open_report_fd = -1;
 static cly_module extra_modules[CLY_MAX_EXTRA_MODULES];
 static char extra_paths[CLY_MAX_EXTRA_MODULES][256];
@@ -234,6 +237,9 @@ bool cly_report_write(const cly_report_input *input) {
     bool overflow = crash->signal_number == SIGSEGV && sp != 0 && crash->fault_address + 65536 >= sp &&
                     crash->fault_address <= sp + 4096;
     cly_writer_bool(w, "stack_overflow", overflow);
+    // The Swift task the crashed thread was running (this is the crashed thread: cly_tasks.c).
+    uint64_t task = cly_task_current_id();
+    if (task != 0) cly_writer_uint(w, "task", task);
     cly_writer_flush(w);
     if (fault_in_writer) *(volatile int *)0 = 0;  // test hook: a crash inside the handler
 
@@ -251,6 +257,12 @@ bool cly_report_write(const cly_report_input *input) {
     if (input->context_length > 0 && cly_writer_has_room(w, input->context_length + 16, CLOSING_RESERVE))
         cly_writer_json(w, "context", input->context, input->context_length);
     else cly_writer_json(w, "context", "{}", 2);
+    // The context is on disk before the task's is looked up: that walk reads the runtime's task-local list, so a
+    // task corrupted enough to fault there costs the task context, not the device context.
+    cly_writer_flush(w);
+    size_t task_context_length = cly_task_context_copy_for_crash(task_context, sizeof task_context);
+    if (task_context_length > 0 && cly_writer_has_room(w, task_context_length + 32, CLOSING_RESERVE))
+        cly_writer_json(w, "task_context", task_context, task_context_length);
     cly_writer_flush(w);
     cly_writer_begin_array(w, "threads");
     for (int i = 0; i < input->other_count; i++) {

@@ -8,10 +8,12 @@ import Foundation
 /// - crash: `level: fatal`, the exception with its mechanism (`signalhandler` + `synthetic` where the type is only
 ///   a signal's; `meta.signal {number, code, name}`) and its stack oldest first, inlined calls as frames of their
 ///   own; the other threads; `debug_meta.images` for the images the frames reference;
-/// - handled error: `level: error`, mechanism `generic`, `handled: true`; `captureMessage`: a `logentry` message
-///   event with the caller's stack as its thread;
+/// - handled error: `level: error`, mechanism `generic`, `handled: true`; with a throw site, the exception's stack
+///   is the throw site and the catch site (``CapturedException/Thread/catchSite``) the current thread's stack;
+///   `captureMessage`: a `logentry` message event with the caller's stack as its thread;
 /// - hang: mechanism `AppHang` with the duration in `data`; abnormal exit: `level: fatal`, no stack;
-/// - `user.id` = the distinct id, `contexts` (os, device, app, runtime), breadcrumbs, scalar app properties as
+/// - `user.id` = the distinct id, `contexts` (os, device, app, runtime), breadcrumbs (the crashing task's first, each
+///   with `data.$task`, theirs with `data.$crashing_task`), scalar app properties as
 ///   `tags`, the rest and the `$exception_*` facts as `extra`.
 enum SentryEvent {
     /// Sentry's limit for one event item; what is sent stays below it.
@@ -110,7 +112,9 @@ enum SentryEvent {
             out.key("breadcrumbs")
             out.openObject()
             out.key("values")
-            out.value(CapturedException.breadcrumbsValue(exception.breadcrumbs))
+            out.value(
+                CapturedException.breadcrumbsValue(
+                    exception.breadcrumbsTaskFirst, crashingTask: exception.task, inData: true))
             out.closeObject()
         }
         out.key("contexts")
@@ -166,6 +170,9 @@ enum SentryEvent {
             out.openObject()
             out.key("values")
             out.openArray()
+            // A handled error's catching stack (its exception's stack is the throw site) is the current thread's
+            // stack, as Sentry's SDKs send the thread that captured an exception.
+            let catchSite = stacks.others.first { $0.thread.catchSite }
             if exception.hasStack {
                 let thread = exception.crashedThread
                 out.openObject()
@@ -179,10 +186,13 @@ enum SentryEvent {
                 if message, !stacks.subject.isEmpty {
                     out.key("stacktrace")
                     stacktrace(stacks.subject, asyncStop: thread?.async?.stop, into: &out)
+                } else if let catchSite, !catchSite.frames.isEmpty {
+                    out.key("stacktrace")
+                    stacktrace(catchSite.frames, asyncStop: catchSite.thread.async?.stop, into: &out)
                 }
                 out.closeObject()
             }
-            for (other, frames) in stacks.others {
+            for (other, frames) in stacks.others where !other.catchSite {
                 out.openObject()
                 out.key("crashed")
                 out.bool(false)

@@ -141,14 +141,23 @@ extension Router {
         return thread.crashed ? title + (capture ? " (captured)" : " (crashed)") : title
     }
 
-    /// The breadcrumbs, oldest first, as a table (nothing when there are none).
+    /// The breadcrumbs in the event's order (the crashing task's first, each marked, then the others; each part
+    /// oldest first), as a table (nothing when there are none).
     static func breadcrumbs(_ crumbs: [JSONValue]) -> HTML {
         var html = HTML()
         guard !crumbs.isEmpty else { return html }
-        html.raw("<h2>Breadcrumbs (\(crumbs.count))</h2><div class=\"scroll\"><table><thead><tr><th>Time</th>")
+        func crashing(_ crumb: JSONValue) -> Bool {
+            crumb["crashing_task"] == .bool(true) || crumb["data"]?["$crashing_task"] == .bool(true)
+        }
+        // Marked when some are the crashing task's and some not (all of one task: nothing to tell apart).
+        let crashingCount = crumbs.filter(crashing).count
+        let marked = crashingCount > 0 && crashingCount < crumbs.count
+        html.raw("<h2>Breadcrumbs (\(crumbs.count))</h2>")
+        if marked { html.raw("<p class=\"muted\">The crashing task&#8217;s breadcrumbs first, marked.</p>") }
+        html.raw("<div class=\"scroll\"><table><thead><tr><th>Time</th>")
         html.raw("<th>Category</th><th>Message</th></tr></thead><tbody>")
         for crumb in crumbs {
-            html.raw("<tr><td>")
+            html.raw(marked && crashing(crumb) ? "<tr class=\"crashing-task\"><td>&#9654; " : "<tr><td>")
             html.text(crumb["timestamp"]?.stringValue ?? "")
             html.raw("</td><td>")
             html.text(crumb["category"]?.stringValue ?? "")

@@ -44,6 +44,7 @@ enum WebStyle {
         th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
         th { font-weight: 600; color: var(--muted); font-size: .85rem; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
+        tr.crashing-task td { font-weight: 600; }
         .title { overflow-wrap: anywhere; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0; }
         dl.facts dt { color: var(--muted); }

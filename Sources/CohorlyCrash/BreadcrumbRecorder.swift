@@ -198,7 +198,7 @@ struct BreadcrumbSnapshot: Sendable {
             let data = text(crumb.data)
             return Breadcrumb(
                 timestampMs: crumb.timestamp_ms, category: category, message: message,
-                data: CohorlyValue(json: data)?.objectValue ?? [:])
+                data: CohorlyValue(json: data)?.objectValue ?? [:], task: crumb.task == 0 ? nil : crumb.task)
         }
     }
 }

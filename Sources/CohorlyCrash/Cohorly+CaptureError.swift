@@ -16,12 +16,17 @@ extension Cohorly {
     /// - Parameters:
     ///   - error: the error.
     ///   - properties: more event properties (default none); the `$exception…` keys are the event's own.
+    ///
+    /// When the throw was recorded (``HandledErrorOptions/throwSites``, on by default from `install`), the
+    /// exception's stack is the throw site and the calling thread's stack follows as the catch site: in
+    /// `$exception_threads` with `catch_site: true` (Cohorly, PostHog), as the current thread's stack (Sentry).
     @inline(never)
     public func captureError(_ error: any Error, properties: Properties = [:]) {
         guard !isOptedOut else { return }
         let stack = LiveStack.capture(skip: 1)
         HandledErrors.send(
-            HandledErrors.describe(error), stack: stack, synthetic: false, properties: properties, to: self)
+            HandledErrors.describe(error), stack: stack, throwSite: ThrowSites.stack(of: error), synthetic: false,
+            properties: properties, to: self)
     }
 
     /// Sends a message as a handled error (``captureError(_:properties:)`` without an error value): `type` is its
@@ -47,6 +52,16 @@ extension CohorlyCrash {
     /// sets ``Options/handledErrors``; without install the defaults apply until this is called).
     public static func setHandledErrorOptions(_ options: HandledErrorOptions, for client: Cohorly) {
         HandledErrors.configure(client, options: options, events: nil)
+        if ThrowSites.isInstalled { ThrowSites.setRecording(options.throwSites) }
+    }
+
+    /// Starts (or stops) keeping the throw site of every `throw` in this process, as
+    /// ``install(cohorly:release:dist:version:options:)`` does by default (``HandledErrorOptions/throwSites``):
+    /// for apps that capture errors without installing the crash handlers. Returns whether throw sites are kept
+    /// now (false when the runtime has no throw hook or the unwinder cannot be loaded).
+    @discardableResult
+    public static func recordThrowSites(_ enabled: Bool) -> Bool {
+        ThrowSites.setRecording(enabled)
     }
 }
 
@@ -133,24 +148,40 @@ enum HandledErrors {
     /// Rate-limits, reserves the event and hands it to the reporter (on the caller's thread: cheap).
     static func send(
         _ description: (type: String, value: String), stack: (frames: [Frame], truncated: Bool, async: AsyncChain?),
-        synthetic: Bool,
+        throwSite: (frames: [Frame], truncated: Bool)? = nil, synthetic: Bool,
         properties: Properties, to client: Cohorly
     ) {
         // Fingerprint: what failed and where it was caught (the return address into the catching code).
         let site = stack.frames.first?.description ?? "-"
         let (decision, events) = admit(description.type + "\u{1}" + site, client: client)
         guard case .send(let suppressed) = decision, let ticket = client.reserveLiveEvent() else { return }
+        // The task's id and context (`CohorlyCrash.withContext`) first: the app's own properties win.
         var properties = properties
+        var task: Properties = [:]
+        TaskContext.addCurrent(to: &task)
+        properties.merge(task) { app, _ in app }
         if suppressed > 0 { properties["$exception_suppressed_count"] = .int(suppressed) }
         let thread = LiveStack.currentThread()
-        let exception = LiveException(
+        let caught = CrashReport.Thread(
+            tid: thread.tid, name: thread.name, crashed: true, frames: stack.frames, truncated: stack.truncated,
+            async: stack.async)
+        var threads = [caught]
+        if let throwSite {
+            // The throw site is the exception's stack; the catching thread's stack follows it as the catch site.
+            var catchSite = caught
+            catchSite.crashed = false
+            threads = [
+                CrashReport.Thread(
+                    tid: thread.tid, name: thread.name, crashed: true, frames: throwSite.frames,
+                    truncated: throwSite.truncated),
+                catchSite,
+            ]
+        }
+        var exception = LiveException(
             type: description.type, value: description.value,
             mechanism: .init(type: "generic", handled: true, synthetic: synthetic),
-            threads: [
-                CrashReport.Thread(
-                    tid: thread.tid, name: thread.name, crashed: true, frames: stack.frames, truncated: stack.truncated,
-                    async: stack.async)
-            ], properties: properties, timestampMs: ticket.time)
+            threads: threads, properties: properties, timestampMs: ticket.time)
+        if throwSite != nil { exception.catchSiteIndex = 1 }
         LiveExceptionReporter.shared.submit(exception, options: events, ticket: ticket)
     }
 }

@@ -130,6 +130,7 @@ public enum CohorlyCrash {
                 sampleInterval: options.abnormalExits.memorySampleInterval)
         }
         HandledErrors.configure(cohorly, options: options.handledErrors, events: options.events)
+        ThrowSites.setRecording(options.handledErrors.throwSites)
         // Breadcrumbs: the client's track calls and identity changes, plus the app's own (addBreadcrumb).
         BreadcrumbRecorder.configure(maxBreadcrumbs: options.maxBreadcrumbs)
         BreadcrumbRecorder.observe(cohorly)

@@ -59,6 +59,7 @@ public enum ExceptionEvent {
         properties["$exception_pid"] = .int(Int(report.pid))
         if report.stackOverflow { properties["$exception_stack_overflow"] = true }
         if let captureNs = report.captureNs { properties["$exception_capture_ns"] = .int(Int(clamping: captureNs)) }
+        CapturedException.taskProperties(task: report.task, context: report.taskContext, into: &properties)
         exception.properties = properties
         return exception
     }

@@ -9,12 +9,22 @@ public struct HandledErrorOptions: Sendable, Equatable {
     /// How reports become events (symbolication on the device, in-app rules, size cap); nil (default) uses
     /// ``CohorlyCrash/Options/events``, or ``ExceptionEventOptions/default`` without `install`.
     public var events: ExceptionEventOptions?
+    /// Whether every `throw` keeps its return addresses, so that a captured error's event shows where it was
+    /// thrown (default true). Process-wide: the runtime's `_swift_willThrow` hook, installed by
+    /// ``CohorlyCrash/install(cohorly:release:dist:version:options:)`` (or ``CohorlyCrash/recordThrowSites(_:)``)
+    /// and chained to any hook installed before it; once installed, ``CohorlyCrash/setHandledErrorOptions(_:for:)``
+    /// turns it off and on too (the last call decides). About 0.3 µs per throw (`scripts/bench-errors`); false costs nothing.
+    public var throwSites: Bool
 
     /// Options with the documented defaults.
-    public init(maxPerFingerprint: Int = 10, window: Duration = .seconds(60), events: ExceptionEventOptions? = nil) {
+    public init(
+        maxPerFingerprint: Int = 10, window: Duration = .seconds(60), events: ExceptionEventOptions? = nil,
+        throwSites: Bool = true
+    ) {
         self.maxPerFingerprint = maxPerFingerprint
         self.window = window
         self.events = events
+        self.throwSites = throwSites
     }
 
     /// The defaults.

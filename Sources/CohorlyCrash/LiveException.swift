@@ -60,6 +60,9 @@ public struct LiveException: Sendable {
     /// The breadcrumbs of the moment of the capture (``LiveExceptionReporter/submit(_:options:ticket:)`` takes them):
     /// sent as `$exception_breadcrumbs`.
     var breadcrumbs: BreadcrumbSnapshot?
+    /// The index in ``threads`` of the catching thread's stack when the subject thread holds a captured error's
+    /// throw site (``CapturedException/Thread/catchSite``).
+    var catchSiteIndex: Int?
 
     /// An exception with these parts.
     public init(
@@ -123,6 +126,7 @@ public struct LiveException: Sendable {
         exception.threads = threads.enumerated().map { index, thread in
             var captured = CapturedException.Thread(report: thread)
             captured.crashed = index == subject
+            captured.catchSite = index == catchSiteIndex
             if let found = symbols.flatMap({ index < $0.count ? $0[index] : nil }) {
                 captured.setSymbols(found.map { $0.map(FrameSymbol.init(symbolicated:)) })
             }

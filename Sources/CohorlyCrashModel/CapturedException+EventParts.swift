@@ -87,6 +87,7 @@ struct ExceptionEventParts {
     /// An `$exception_threads` element.
     struct WireThread {
         var crashed = false
+        var catchSite = false
         var stack = Stack()
         var tid: CohorlyValue?
         var name: CohorlyValue?
@@ -114,8 +115,8 @@ extension ExceptionEventParts {
         exceptionStack = Stack(exception?["stacktrace"])
         threads = (properties["$exception_threads"]?.arrayValue ?? []).map { other in
             WireThread(
-                crashed: other["crashed"] == .bool(true), stack: Stack(other["stacktrace"]), tid: other["thread_id"],
-                name: other["name"])
+                crashed: other["crashed"] == .bool(true), catchSite: other["catch_site"] == .bool(true),
+                stack: Stack(other["stacktrace"]), tid: other["thread_id"], name: other["name"])
         }
         images = properties["$debug_images"]?.arrayValue ?? []
         members = properties.objectValue ?? [:]

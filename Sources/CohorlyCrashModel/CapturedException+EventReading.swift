@@ -42,7 +42,9 @@ extension CapturedException {
         ]
         // A producer may list the crashed thread again among all threads.
         for other in parts.threads where !other.crashed {
-            threads.append(Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false))
+            var thread = Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false)
+            thread.catchSite = other.catchSite
+            threads.append(thread)
         }
         images = Self.images(parts.images, frames: parts.exceptionStack.frames + parts.threads.flatMap(\.stack.frames))
         arch = parts.images.first?["arch"]?.stringValue

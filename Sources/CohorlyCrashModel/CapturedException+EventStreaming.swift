@@ -99,6 +99,7 @@ extension ExceptionEventParts {
                         }
                     }
                     thread.crashed = members["crashed"] == .bool(true)
+                    thread.catchSite = members["catch_site"] == .bool(true)
                     thread.tid = members["thread_id"]
                     thread.name = members["name"]
                     parts.threads.append(thread)

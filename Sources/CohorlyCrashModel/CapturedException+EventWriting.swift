@@ -34,7 +34,9 @@ extension CapturedException {
     /// a `debug_id`).
     public var eventProperties: Properties {
         var properties = wireProperties
-        if hasBreadcrumbs { properties[Self.breadcrumbsProperty] = Self.breadcrumbsValue(breadcrumbs) }
+        if hasBreadcrumbs {
+            properties[Self.breadcrumbsProperty] = Self.breadcrumbsValue(breadcrumbsTaskFirst, crashingTask: task)
+        }
         properties["time"] = .int(Int(clamping: timestampMs))
         properties["$insert_id"] = .string(insertId)
         properties["$exception_level"] = .string(level)
@@ -82,11 +84,14 @@ extension CapturedException {
     }
 
     /// A `$exception_threads` entry.
+    /// `catch_site: true` marks a handled error's catching stack (its exception stack is the throw site).
     static func threadValue(_ thread: Thread, frames: [LaidOutFrame]) -> CohorlyValue {
-        [
+        var value: Properties = [
             "thread_id": .int(Int(thread.tid ?? 0)), "name": .string(thread.name ?? ""), "crashed": false,
             "stacktrace": stacktraceValue(frames, asyncStop: thread.async?.stop),
         ]
+        if thread.catchSite { value["catch_site"] = true }
+        return .object(value)
     }
 
     /// A frame in PostHog's native shape: `module` is the image's file name; what the device resolved is sent
@@ -127,19 +132,38 @@ extension CapturedException {
         ]
     }
 
-    /// `$exception_breadcrumbs`: oldest first, each in Sentry's breadcrumb shape — `timestamp` (RFC 3339, UTC,
-    /// milliseconds), `type` (`default`), `level` (`info`), `category`, `message` and `data`.
-    public static func breadcrumbsValue(_ breadcrumbs: [Breadcrumb]) -> CohorlyValue {
-        .array(breadcrumbs.map(breadcrumbValue))
+    /// `$exception_breadcrumbs`: in the order given, each in Sentry's breadcrumb shape — `timestamp` (RFC 3339,
+    /// UTC, milliseconds), `type` (`default`), `level` (`info`), `category`, `message` and `data` — plus `task`
+    /// (the Swift task that added it) and, on those of `crashingTask`, `crashing_task: true`; with `inData` (Sentry,
+    /// which shows only its own members) those two go into `data` as `$task` and `$crashing_task`.
+    public static func breadcrumbsValue(_ breadcrumbs: [Breadcrumb], crashingTask: UInt64? = nil, inData: Bool = false)
+        -> CohorlyValue
+    {
+        .array(breadcrumbs.map { breadcrumbValue($0, crashingTask: crashingTask, inData: inData) })
     }
 
-    /// One breadcrumb in Sentry's shape (also PostHog's `$exception_breadcrumbs` entries).
-    public static func breadcrumbValue(_ crumb: Breadcrumb) -> CohorlyValue {
-        [
+    /// One breadcrumb in Sentry's shape (also PostHog's `$exception_breadcrumbs` entries); see
+    /// ``breadcrumbsValue(_:crashingTask:inData:)``.
+    public static func breadcrumbValue(_ crumb: Breadcrumb, crashingTask: UInt64? = nil, inData: Bool = false)
+        -> CohorlyValue
+    {
+        var value: Properties = [
             "timestamp": .string(RFC3339.format(milliseconds: Int64(clamping: crumb.timestampMs))), "type": "default",
             "level": "info", "category": .string(crumb.category), "message": .string(crumb.message),
-            "data": .object(crumb.data),
         ]
+        var data = crumb.data
+        if let task = crumb.task {
+            let crashing = task == crashingTask
+            if inData {
+                data["$task"] = .int(Int(clamping: task))
+                if crashing { data["$crashing_task"] = true }
+            } else {
+                value["task"] = .int(Int(clamping: task))
+                if crashing { value["crashing_task"] = true }
+            }
+        }
+        value["data"] = .object(data)
+        return .object(value)
     }
 }
 

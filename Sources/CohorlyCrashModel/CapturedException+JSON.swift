@@ -58,6 +58,7 @@ extension CapturedException {
         ]
         if let tid = thread.tid { members["tid"] = .int(Int(tid)) }
         if let name = thread.name { members["name"] = .string(name) }
+        if thread.catchSite { members["catch_site"] = true }
         if let chain = thread.async {
             members["async"] = [
                 "anchor": .int(chain.anchor), "stop": .string(chain.stop.rawValue),
@@ -79,7 +80,7 @@ extension CapturedException {
         return Thread(
             tid: value["tid"]?.intValue.flatMap { Int32(exactly: $0) }, name: value["name"]?.stringValue,
             crashed: value["crashed"] == .bool(true), truncated: value["truncated"] == .bool(true), frames: frames,
-            async: async)
+            async: async, catchSite: value["catch_site"] == .bool(true))
     }
 
     private static func json(_ frame: StackFrame) -> CohorlyValue {
@@ -133,9 +134,11 @@ extension CapturedException {
     }
 
     private static func json(_ crumb: Breadcrumb) -> CohorlyValue {
-        [
+        var value: Properties = [
             "timestamp_ms": .int(Int(clamping: crumb.timestampMs)), "category": .string(crumb.category),
             "message": .string(crumb.message), "data": .object(crumb.data),
         ]
+        if let task = crumb.task { value["task"] = .int(Int(clamping: task)) }
+        return .object(value)
     }
 }

@@ -74,12 +74,16 @@ public struct CapturedException: Sendable, Equatable {
         public var frames: [StackFrame]
         /// The async callers, when found.
         public var async: AsyncStack?
+        /// Whether this is the catching thread's stack of a handled error whose exception stack is the throw site
+        /// (the same thread, captured where the error was caught; default false).
+        public var catchSite: Bool
 
         /// A thread.
         public init(
             tid: Int32?, name: String?, crashed: Bool, truncated: Bool = false, frames: [StackFrame],
-            async: AsyncStack? = nil
+            async: AsyncStack? = nil, catchSite: Bool = false
         ) {
+            self.catchSite = catchSite
             self.tid = tid
             self.name = name
             self.crashed = crashed

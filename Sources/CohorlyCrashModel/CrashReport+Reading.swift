@@ -35,6 +35,7 @@ extension CrashReport {
         report.threads = members.threads
         report.modules = members.modules
         report.breadcrumbs = members.breadcrumbs
+        report.taskContext = members.taskContext
         return report
     }
 
@@ -52,6 +53,7 @@ extension CrashReport {
         report.threads = (members["threads"]?.arrayValue ?? []).filter { $0.objectValue != nil }.map(Self.thread)
         report.modules = (members["modules"]?.arrayValue ?? []).compactMap(Self.module)
         report.breadcrumbs = members["breadcrumbs"]?.arrayValue.map { $0.compactMap(Self.breadcrumb) }
+        report.taskContext = members["task_context"]?.objectValue
         return report
     }
 
@@ -87,6 +89,7 @@ extension CrashReport {
         report.recrashSignal = members["recrash_signal"]?.intValue.flatMap { Int32(exactly: $0) }
         report.hang = members["hang"].flatMap(Self.hang)
         report.breadcrumbsDropped = members["breadcrumbs_dropped"]?.intValue
+        report.task = members["task"].flatMap(Self.unsigned)
         return report
     }
 
@@ -167,6 +170,7 @@ extension CrashReport {
         guard value.objectValue != nil else { return nil }
         return Breadcrumb(
             timestampMs: value["timestamp_ms"].flatMap(unsigned) ?? 0, category: value["category"]?.stringValue ?? "",
-            message: value["message"]?.stringValue ?? "", data: value["data"]?.objectValue ?? [:])
+            message: value["message"]?.stringValue ?? "", data: value["data"]?.objectValue ?? [:],
+            task: value["task"].flatMap(unsigned))
     }
 }

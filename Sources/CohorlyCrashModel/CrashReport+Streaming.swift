@@ -13,6 +13,7 @@ enum CrashReportStreaming {
         var modules: [CrashReport.Module] = []
         var context: [String: CohorlyValue] = [:]
         var breadcrumbs: [Breadcrumb]?
+        var taskContext: [String: CohorlyValue]?
     }
 
     static func document(_ reader: inout JSONReader) throws(JSONReadError) -> Members? {
@@ -32,6 +33,8 @@ enum CrashReportStreaming {
                 }
             case "context":
                 members.context = kind == .object ? try reader.readValue().objectValue ?? [:] : try skip(&reader) ?? [:]
+            case "task_context":
+                members.taskContext = kind == .object ? try reader.readValue().objectValue : try skip(&reader)
             case "breadcrumbs":
                 members.breadcrumbs =
                     kind == .array

@@ -31,13 +31,17 @@ extension CrashReport {
         if let breadcrumbs {
             members["breadcrumbs"] = .array(
                 breadcrumbs.map { crumb in
-                    [
+                    var value: Properties = [
                         "timestamp_ms": .int(Int(clamping: crumb.timestampMs)), "category": .string(crumb.category),
                         "message": .string(crumb.message), "data": .object(crumb.data),
                     ]
+                    if let task = crumb.task { value["task"] = .int(Int(clamping: task)) }
+                    return .object(value)
                 })
         }
         if let breadcrumbsDropped { members["breadcrumbs_dropped"] = .int(breadcrumbsDropped) }
+        if let task { members["task"] = .int(Int(clamping: task)) }
+        if let taskContext { members["task_context"] = .object(taskContext) }
         return .object(members)
     }
 

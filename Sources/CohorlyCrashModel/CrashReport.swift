@@ -49,6 +49,11 @@ public struct CrashReport: Sendable, Equatable {
     /// Breadcrumbs the ring held that the report left out (beyond the report's cap, or being written at the
     /// crash).
     public var breadcrumbsDropped: Int?
+    /// The id of the Swift task the crashed thread was running (nil outside a task, or from recorders without it):
+    /// the ``Breadcrumb/task`` of the breadcrumbs that task added.
+    public var task: UInt64?
+    /// The context of that task (`CohorlyCrash.withContext`): its tags (nil when none was set).
+    public var taskContext: Properties?
 
     /// A report with its header only: no signal, no threads, not complete (the caller fills in what it has).
     public init(insertId: String, timestampMs: UInt64, pid: Int32, executable: String, mechanism: Mechanism) {
@@ -213,9 +218,12 @@ public struct Breadcrumb: Sendable, Equatable {
     public var message: String
     /// A small JSON object: a summary of the event's properties, the new distinct id, or the app's data.
     public var data: Properties
+    /// The id of the Swift task that added it (nil outside a task).
+    public var task: UInt64?
 
     /// A breadcrumb with these parts.
-    public init(timestampMs: UInt64, category: String, message: String, data: Properties = [:]) {
+    public init(timestampMs: UInt64, category: String, message: String, data: Properties = [:], task: UInt64? = nil) {
+        self.task = task
         self.timestampMs = timestampMs
         self.category = category
         self.message = message

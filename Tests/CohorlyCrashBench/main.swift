@@ -55,6 +55,18 @@ func percentiles(_ samples: [Double]) -> (Double, Double) {
 
 @inline(never) func fail(_ code: Int) throws { throw BenchError(code: code) }
 
+@inline(never) func failBelow(_ code: Int) throws { try fail(code) }
+
+/// A throw two calls below its catch.
+@inline(never) func throwAndCatch(_ code: Int) -> Int {
+    do {
+        try failBelow(code)
+        return 0
+    } catch {
+        return 1
+    }
+}
+
 /// A few frames of app code above the capture, as in an app.
 @inline(never) func handle(_ client: Cohorly, _ code: Int, depth: Int, samples: inout [Double]) {
     if depth > 0 { return handle(client, code, depth: depth - 1, samples: &samples) }
@@ -160,4 +172,34 @@ print(
         format: "captureError dropped by the rate limit: p50 %.2f µs, p99 %.2f µs (%d calls, 10 sent)", limited50,
         limited99, count))
 print(String(format: "resident memory at the end: %.1f MB", residentMegabytes()))
-for client in [first, unlimited, limited] { client.shutdown() }
+
+// 4. A throw + catch without and with the throw-site hook (`_swift_willThrow`), in alternating rounds.
+let throwsPerRound = 2000
+var withoutHook: [Double] = []
+var withHook: [Double] = []
+for round in 0..<40 {
+    let hooked = round % 2 == 1
+    CohorlyCrash.recordThrowSites(hooked)
+    let start = now()
+    var caught = 0
+    for index in 0..<throwsPerRound { caught += throwAndCatch(index) }
+    precondition(caught == throwsPerRound)
+    let perThrow = (now() - start) / Double(throwsPerRound)
+    if round >= 2 { hooked ? withHook.append(perThrow) : withoutHook.append(perThrow) }
+}
+let (plain50, _) = percentiles(withoutHook)
+let (hooked50, _) = percentiles(withHook)
+print(
+    String(
+        format: "throw + catch (2 calls deep): without the hook %.3f µs, with it %.3f µs -> %.1fx, +%.3f µs per throw"
+            + " (goal <= 2 µs; medians of %d rounds of %d)", plain50, hooked50, hooked50 / plain50, hooked50 - plain50,
+        withHook.count, throwsPerRound))
+let throwSiteTransport = InstantTransport()
+let throwSite = client(directory + "/throw-site", limit: .max, transport: throwSiteTransport)
+handle(throwSite, 0, depth: 8, samples: &ignored)
+_ = await throwSite.flush()
+print(
+    "with the hook, a captured error's innermost frame (the throwing function): \(throwSiteTransport.firstSiteFunction)"
+)
+CohorlyCrash.recordThrowSites(false)
+for client in [first, unlimited, limited, throwSite] { client.shutdown() }

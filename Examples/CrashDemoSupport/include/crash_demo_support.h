@@ -66,6 +66,12 @@ int demo_sigterm_is_ignored(void);
 /// Whether `number` is the system call `sleep()` waits in (clock_nanosleep or nanosleep): 1 or 0.
 int demo_is_sleep_syscall(long number);
 
+/// Installs a `_swift_willThrow` hook that counts throws, as another library (Swift Testing) would before the
+/// SDK's install. Returns 0, or -1 when the runtime has no hook.
+int demo_install_counting_throw_hook(void);
+/// How many throws that hook saw.
+int demo_counting_throw_hook_calls(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@ extern "C" {
 typedef struct {
     uint64_t number;        // 1 for the first breadcrumb of the process, then counting up
     uint64_t timestamp_ms;  // unix milliseconds (CLOCK_REALTIME) when it was added
+    uint64_t task;          // the id of the Swift task that added it (cly_task_current_id), 0 outside a task
     char category[CLY_BREADCRUMB_CATEGORY_BYTES + 1];
     char message[CLY_BREADCRUMB_MESSAGE_BYTES + 1];
     char data[CLY_BREADCRUMB_DATA_BYTES + 1];
@@ -33,7 +34,7 @@ int cly_breadcrumbs_configure(uint32_t capacity);
 /// How many breadcrumbs the ring keeps (CLY_DEFAULT_BREADCRUMBS until configured).
 uint32_t cly_breadcrumbs_capacity(void);
 
-/// Adds a breadcrumb stamped now. `category` and `message` are cut at CLY_BREADCRUMB_CATEGORY_BYTES and
+/// Adds a breadcrumb stamped now and with the Swift task running on the calling thread. `category` and `message` are cut at CLY_BREADCRUMB_CATEGORY_BYTES and
 /// CLY_BREADCRUMB_MESSAGE_BYTES (the writer repairs a cut UTF-8 sequence); `data` must be one JSON object of at
 /// most CLY_BREADCRUMB_DATA_BYTES, else it is replaced by `{}` (NULL: `{}`). Any thread; writers serialize on a
 /// mutex among themselves, a crash never waits for them (a slot being written is skipped). After a crash began,

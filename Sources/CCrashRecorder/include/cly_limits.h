@@ -67,6 +67,13 @@
 /// How many actions the termination monitor wraps per signal in one launch (an app that keeps replacing its
 /// handler is left alone after that).
 #define CLY_TERMINATION_GENERATIONS 8
+/// Thrown errors whose throw site is kept at once (cly_throw_sites.c: a table keyed by the error's box, a newer
+/// throw overwriting the older one that hashes to the same slot).
+#define CLY_THROW_SITES 256
+/// Return addresses kept per throw site, innermost first (the catch site's stack has the outer frames).
+#define CLY_THROW_SITE_FRAMES 12
+/// Bytes of a task's context (`CohorlyCrash.withContext`), as the JSON object a crash report carries.
+#define CLY_MAX_TASK_CONTEXT 1024
 /// Size of the alternate signal stack given to prepared threads.
 #define CLY_ALTSTACK_BYTES (64 * 1024)
 
