@@ -30,6 +30,9 @@ final class SymbolTable {
     private var strings: UnsafePointer<CChar>?
     /// The file the names point into.
     let file: ElfFile
+    /// The address of the global function `main` (a program's entry from the C runtime), when the table has it:
+    /// noted while reading, as the one kept at its address may be an alias (SwiftPM's `<Module>_main`).
+    private(set) var mainAddress: UInt64?
 
     /// A symbol as read from the table, before sorting.
     private struct Entry {
@@ -93,6 +96,10 @@ final class SymbolTable {
             } else {
                 // A sizeless symbol outside any known section covers its own address only.
                 end = sectionEnds[Int(symbol.st_shndx)] ?? symbol.st_value &+ 1
+            }
+            // `main`, global: the first byte first, as this runs for every symbol.
+            if !isLocal, strings[Int(name)] == 0x6d, strcmp(strings + Int(name), "main") == 0 {
+                mainAddress = symbol.st_value
             }
             found.append(
                 Entry(
