@@ -61,9 +61,11 @@ public final class ModuleSymbolicator {
 
     /// The root package's directory of the program this file is the executable (or its debug file) of: the
     /// compile unit of `main` names it (``AppCode/sourceRoot(compilationDirectory:)``). Nil without DWARF or a
-    /// `main`. Found on first use (a scan of the symbol names).
+    /// `main`. Found on first use (a scan of the symbol table's entries).
     public private(set) lazy var sourceRoot: String? = {
-        guard let dwarf, let main = symbols.mainAddress,
+        guard let dwarf else { return nil }
+        let code = codeFile.flatMap { $0 == file.path ? nil : try? ElfFile(path: $0) }
+        guard let main = SymbolTable.mainAddress(in: file) ?? code.flatMap(SymbolTable.mainAddress(in:)),
             let directory = dwarf.compilationDirectory(at: main)
         else { return nil }
         return AppCode.sourceRoot(compilationDirectory: directory)
