@@ -104,7 +104,11 @@ struct IssueKey: Sendable, Hashable {
                 (Self.lookedUp(frame, symbolicator) ?? frame.symbols).map(\.function)
             }
             description = CrashReason.describe(exception.facts, crashSite: crashSite ?? [])
-            frames = exception.groupingFrames { Self.lookedUp($0, symbolicator) }
+            // The frames named here are in-app as on the device (AppCode, with the root from the executable's
+            // debug file).
+            frames = exception.groupingFrames(
+                symbols: { Self.lookedUp($0, symbolicator) },
+                code: exception.appCode { symbolicator.sourceRoot(ofImageAt: $0.path) })
         }
         self.init(description: description, level: exception.level, frames: frames, custom: custom)
     }
@@ -131,7 +135,9 @@ struct IssueKey: Sendable, Hashable {
     {
         guard let frames = symbolicator.symbolicate(frame.frame).result?.frames, !frames.isEmpty else { return nil }
         return frames.map {
-            FrameSymbol(function: $0.function, file: $0.file, line: $0.line, column: $0.column, inlined: $0.isInlined)
+            FrameSymbol(
+                function: $0.function, rawFunction: $0.rawFunction, file: $0.file, line: $0.line, column: $0.column,
+                inlined: $0.isInlined)
         }
     }
 

@@ -3,9 +3,11 @@ import CohorlySymbols
 /// A symbolicated thread as HTML, in the order `crashes show` prints it: innermost first, each address's inlined
 /// calls as rows of their own above the function they were inlined into, the awaiting callers (`async`) after
 /// the frame they continue from with the executor's frames below folded into a `<details>`, runs of one repeated
-/// frame (deep recursion) folded, the recorder's own frames at the top of the crashed thread left out.
+/// frame (deep recursion) and runs of frames that are not in-app folded, the recorder's own frames at the top of
+/// the crashed thread left out.
 enum WebStack {
-    /// The frames of `thread` as an `<ol class="frames">`; frames of `executable` (the app) are highlighted.
+    /// The frames of `thread` as an `<ol class="frames">`; in-app frames are highlighted (without an answer:
+    /// the frames of `executable`).
     static func frames(_ thread: SymbolicatedCrash.Thread, executable: String?) -> HTML {
         var html = HTML()
         guard !thread.frames.isEmpty else {
@@ -49,12 +51,24 @@ enum WebStack {
         return html
     }
 
-    /// Physical frames, runs of one repeated address folded after their first frame.
-    private static func rows(_ frames: ArraySlice<SymbolicatedCrash.Frame>, app: String?) -> HTML {
+    /// Physical frames, runs of one repeated address folded after their first frame, runs of
+    /// ``foldedRun`` or more frames that are not in-app (a server framework's router and middleware, thunks)
+    /// folded into a `<details>` — never the innermost frame, where the thread stopped.
+    private static func rows(_ frames: ArraySlice<SymbolicatedCrash.Frame>, app: String?, folding: Bool = true)
+        -> HTML
+    {
         var html = HTML()
         var index = frames.startIndex
         while index < frames.endIndex {
             let frame = frames[index]
+            let notApp = folding ? frames[index...].prefix { $0.inApp == false }.count : 0
+            if folding && notApp >= foldedRun && index != frames.startIndex {
+                html.raw("<li><details><summary>\(notApp) frames not in the app</summary><ol class=\"frames\">")
+                html.append(rows(frames[index..<(index + notApp)], app: app, folding: false))
+                html.raw("</ol></details></li>")
+                index += notApp
+                continue
+            }
             html.append(rows(of: frame, number: frame.index, kind: nil, app: app))
             var next = index + 1
             while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }
@@ -68,11 +82,15 @@ enum WebStack {
         return html
     }
 
+    /// How many frames that are not in-app, one after another, are folded.
+    static let foldedRun = 3
+
     /// One address: its inlined calls (innermost first), then the function they are in, numbered `number`.
     private static func rows(of frame: SymbolicatedCrash.Frame, number: Int, kind: String?, app: String?) -> HTML {
         var html = HTML()
         let module = frame.module.map(basename)
-        let inApp = module != nil && module == app
+        // The event's in-app answer (AppCode); a symbolicator that did not say: the executable's frames.
+        let inApp = frame.inApp ?? (module != nil && module == app)
         let classes = inApp ? " class=\"app\"" : ""
         let address = "#\(number) \(frame.instructionAddr) \(module ?? "???")"
         guard let physical = frame.symbols.last else {

@@ -8,11 +8,17 @@ public struct ReportSymbols: Sendable, Equatable {
     public var threads: [[[SymbolicatedFrame]]?]
     /// Modules with frames whose binary or debug file was not found here (their frames stay raw), with why.
     public var unresolvedModules: [String: String]
+    /// The crashed program's root package directory, from its executable's DWARF (for ``AppCode``); nil when
+    /// unknown.
+    public var sourceRoot: String?
 
     /// Frames as given.
-    public init(threads: [[[SymbolicatedFrame]]?], unresolvedModules: [String: String] = [:]) {
+    public init(
+        threads: [[[SymbolicatedFrame]]?], unresolvedModules: [String: String] = [:], sourceRoot: String? = nil
+    ) {
         self.threads = threads
         self.unresolvedModules = unresolvedModules
+        self.sourceRoot = sourceRoot
     }
 }
 
@@ -27,7 +33,9 @@ extension ExceptionEvent {
         let threads = symbolicate(
             report.allThreads.map { $0.frames + ($0.async?.frames ?? []) }, with: symbolicator,
             budget: options.symbolicationBudget)
-        return ReportSymbols(threads: threads, unresolvedModules: unresolvedModules(of: symbolicator))
+        return ReportSymbols(
+            threads: threads, unresolvedModules: unresolvedModules(of: symbolicator),
+            sourceRoot: symbolicator.sourceRoot(ofImageAt: report.executable))
     }
 
     /// A symbolicator for `modules`: each read from its binary while the build id matches, else from its debug

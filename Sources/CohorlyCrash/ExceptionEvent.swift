@@ -46,12 +46,15 @@ public enum ExceptionEvent {
         let crashSite = report.crashedThread == nil ? nil : symbols?.threads.first??.first
         var exception = CapturedException(report: report, crashSite: crashSite?.map(\.function) ?? [])
         let inApp = report.modules.map { options.inApp.isInApp(path: $0.path, executable: report.executable) }
+        let code = options.inApp.appCode(sourceRoot: symbols?.sourceRoot)
         exception.threads = exception.threads.enumerated().map { index, thread in
             var thread = thread
             if let found = symbols.flatMap({ index < $0.threads.count ? $0.threads[index] : nil }) {
                 thread.setSymbols(found.map { $0.map(FrameSymbol.init(symbolicated:)) })
             }
-            thread.markInApp { address in exception.imageIndex(containing: address).map { inApp[$0] } ?? false }
+            thread.markInApp(code: code) { address in
+                exception.imageIndex(containing: address).map { inApp[$0] } ?? false
+            }
             return thread
         }
         var properties = contextProperties(report)
@@ -118,13 +121,14 @@ extension FrameSymbol {
 }
 
 extension CapturedException.Thread {
-    /// Sets every frame's in-app flag (physical and async) from its address; a frame whose physical function is
-    /// the crash recorder's own (``FrameSymbol/namesCrashRecorder``: the C++ terminate hook and the report
-    /// writer, on top of an uncaught C++ exception's stack) is not in-app wherever it is linked, so it is
-    /// neither the culprit nor part of the key on any backend.
-    mutating func markInApp(_ isInApp: (UInt64) -> Bool) {
+    /// Sets every frame's in-app flag (physical and async): ``AppCode/isInApp(_:imageInApp:)`` of its symbols,
+    /// with `imageInApp` the answer of the image holding its address. So the crash recorder's own frames (on top
+    /// of an uncaught C++ exception's stack), compiler thunks, C start-up code and the packages linked into the
+    /// executable beside the app are neither the culprit nor part of the key on any backend; a frame
+    /// left raw keeps its image's answer.
+    mutating func markInApp(code: AppCode, _ imageInApp: (UInt64) -> Bool) {
         func inApp(_ frame: CapturedException.StackFrame) -> Bool {
-            isInApp(frame.frame.address.value) && !(frame.symbols.last?.namesCrashRecorder ?? false)
+            code.isInApp(frame.symbols, imageInApp: imageInApp(frame.frame.address.value))
         }
         for index in frames.indices { frames[index].inApp = inApp(frames[index]) }
         guard var chain = async else { return }

@@ -98,17 +98,19 @@ public struct LiveException: Sendable {
     /// The exception record (what the queue holds, each destination renders): ``exception(symbols:options:)``
     /// as ``ExceptionEvent/record(_:options:)`` queues it (its event has no `$exception_threads` when only the
     /// subject thread was captured).
-    public func record(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
-        -> ExceptionRecord
-    {
-        ExceptionEvent.record(exception(symbols: symbols, options: options), options: options)
+    public func record(
+        symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default, sourceRoot: String? = nil
+    ) -> ExceptionRecord {
+        ExceptionEvent.record(exception(symbols: symbols, options: options, sourceRoot: sourceRoot), options: options)
     }
 
     /// The exception in the crash model (what ``event(symbols:options:)`` renders): the threads with their
     /// kinds, in-app flags (``ExceptionEventOptions/inApp``) and `symbols`, the modules as images.
-    public func exception(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)
-        -> CapturedException
-    {
+    /// `sourceRoot` is the program's root package directory (``ImageSymbolicator/sourceRoot(ofImageAt:)`` of
+    /// ``executable``; nil: unknown), which the in-app rule reads.
+    public func exception(
+        symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default, sourceRoot: String? = nil
+    ) -> CapturedException {
         let description = CrashDescription(
             type: type, value: value, mechanism: mechanism.type, issueName: issueName)
         var exception = CapturedException(
@@ -122,6 +124,7 @@ public struct LiveException: Sendable {
         exception.breadcrumbs = breadcrumbs?.breadcrumbs ?? []
         exception.properties = properties
         let inApp = modules.map { options.inApp.isInApp(path: $0.path, executable: executable) }
+        let code = options.inApp.appCode(sourceRoot: sourceRoot)
         let subject = subjectIndex
         exception.threads = threads.enumerated().map { index, thread in
             var captured = CapturedException.Thread(report: thread)
@@ -130,7 +133,9 @@ public struct LiveException: Sendable {
             if let found = symbols.flatMap({ index < $0.count ? $0[index] : nil }) {
                 captured.setSymbols(found.map { $0.map(FrameSymbol.init(symbolicated:)) })
             }
-            captured.markInApp { address in exception.imageIndex(containing: address).map { inApp[$0] } ?? false }
+            captured.markInApp(code: code) { address in
+                exception.imageIndex(containing: address).map { inApp[$0] } ?? false
+            }
             return captured
         }
         // The subject first, the others in their order.

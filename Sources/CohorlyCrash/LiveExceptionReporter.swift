@@ -75,7 +75,8 @@ final class LiveExceptionReporter: Sendable {
                 ? cachedSymbolicator(options)
                 : ExceptionEvent.makeSymbolicator(modules: exception.modules, options: options)
             return exception.record(
-                symbols: exception.symbolicate(with: symbolicator, options: options), options: options)
+                symbols: exception.symbolicate(with: symbolicator, options: options), options: options,
+                sourceRoot: symbolicator.sourceRoot(ofImageAt: exception.executable))
         }
 
         /// The live modules, listed again when the loader's counters moved (the symbolicator goes with them).

@@ -96,10 +96,14 @@ extension CapturedException {
     }
 
     /// The grouping frames of this model (its subject thread's in-app frames in caller-chain order), with
-    /// `symbols` giving each frame's symbols (nil: the ones it has).
-    public func groupingFrames(symbols: (StackFrame) -> [FrameSymbol]? = { _ in nil }) -> [GroupingFrame] {
-        (subject?.logicalFrames ?? []).filter(\.inApp).map { frame in
+    /// `symbols` giving each frame's symbols (nil: the ones it has). A frame the device left raw (in-app by its
+    /// image) that `symbols` names is in-app as `code` decides (``StackFrame/inApp(namedBy:code:)``).
+    public func groupingFrames(symbols: (StackFrame) -> [FrameSymbol]? = { _ in nil }, code: AppCode = AppCode())
+        -> [GroupingFrame]
+    {
+        (subject?.logicalFrames ?? []).filter(\.inApp).compactMap { frame in
             let found = symbols(frame) ?? frame.symbols
+            guard frame.inApp(namedBy: found, code: code) else { return nil }
             return GroupingFrame(
                 frame: frame.frame, function: (found.last { !$0.inlined } ?? found.last)?.function,
                 image: imageIndex(containing: frame.frame.address.value).map { images[$0] })

@@ -10,12 +10,14 @@ public enum CrashSymbolicator {
     public static func symbolicate(_ exception: CapturedException, locator: DebugFileLocator) -> SymbolicatedCrash {
         let symbolicator = ImageSymbolicator(images: exception.images.map(LoadedImage.init(image:)), locator: locator)
         let ordered = exception.threads.filter(\.crashed) + exception.threads.filter { !$0.crashed }
+        // Frames named here are in-app as the device decides (AppCode, the root from the executable's DWARF).
+        let code = exception.appCode { symbolicator.sourceRoot(ofImageAt: $0.path) }
         let threads = ordered.map { thread in
             var symbolicated = SymbolicatedCrash.Thread(
                 tid: thread.tid.map(Int.init), name: thread.name, crashed: thread.crashed, truncated: thread.truncated,
-                frames: thread.frames.enumerated().map { frame(index: $0, $1, symbolicator) })
+                frames: thread.frames.enumerated().map { frame(index: $0, $1, symbolicator, code) })
             if let chain = thread.async {
-                symbolicated.asyncFrames = chain.frames.enumerated().map { frame(index: $0, $1, symbolicator) }
+                symbolicated.asyncFrames = chain.frames.enumerated().map { frame(index: $0, $1, symbolicator, code) }
                 symbolicated.asyncAnchor = chain.anchor
                 symbolicated.asyncStop = chain.stop.rawValue
             }
@@ -53,9 +55,9 @@ public enum CrashSymbolicator {
     }
 
     /// One frame looked up by its kind; the device's symbols stand where nothing here resolves it.
-    static func frame(index: Int, _ stackFrame: CapturedException.StackFrame, _ symbolicator: ImageSymbolicator)
-        -> SymbolicatedCrash.Frame
-    {
+    static func frame(
+        index: Int, _ stackFrame: CapturedException.StackFrame, _ symbolicator: ImageSymbolicator, _ code: AppCode
+    ) -> SymbolicatedCrash.Frame {
         let address = stackFrame.frame.address.value
         let lookup = symbolicator.symbolicate(stackFrame.frame)
         let image = lookup.imageIndex.map { symbolicator.images[$0] }
@@ -64,10 +66,12 @@ public enum CrashSymbolicator {
                 function: frame.function, rawFunction: frame.rawFunction, file: frame.file, line: frame.line,
                 column: frame.column, inlined: frame.isInlined, symbolOffset: frame.symbolOffset)
         }
+        let inApp = stackFrame.inApp(namedBy: symbols, code: code)
         if symbols.isEmpty { symbols = stackFrame.symbols }
         return SymbolicatedCrash.Frame(
             index: index, instructionAddr: hex(address), module: image?.path, imageAddr: image.map { hex($0.base) },
-            fileAddress: lookup.fileAddress.map(hex), kind: stackFrame.frame.kind.wireName, symbols: symbols)
+            fileAddress: lookup.fileAddress.map(hex), kind: stackFrame.frame.kind.wireName, symbols: symbols,
+            inApp: inApp)
     }
 
     static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }

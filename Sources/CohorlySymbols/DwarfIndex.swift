@@ -191,6 +191,11 @@ final class DwarfIndex {
         return depth
     }
 
+    /// `DW_AT_comp_dir` of the compile unit covering `address` (file-relative), when one does and says it.
+    func compilationDirectory(at address: UInt64) -> String? {
+        unit(containing: address)?.compilationDirectory
+    }
+
     private func unit(containing address: UInt64) -> Unit? {
         let number = unitRanges.scope(containing: address)
         return number >= 0 ? units[Int(number)] : nil

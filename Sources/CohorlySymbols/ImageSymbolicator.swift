@@ -81,6 +81,13 @@ public final class ImageSymbolicator {
         try? symbolicator(for: index).get()
     }
 
+    /// The root package's directory of the image at `path` (``ModuleSymbolicator/sourceRoot``): for the
+    /// executable, what ``AppCode`` needs. Nil when no image has that path or its file has no DWARF.
+    public func sourceRoot(ofImageAt path: String) -> String? {
+        guard let index = images.firstIndex(where: { $0.path == path }) else { return nil }
+        return module(at: index)?.sourceRoot
+    }
+
     private func symbolicator(for index: Int) -> Result<ModuleSymbolicator, SymbolsError> {
         if let done = opened[index] { return done }
         let image = images[index]

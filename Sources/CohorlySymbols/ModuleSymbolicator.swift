@@ -1,3 +1,5 @@
+import CohorlyCrashModel
+
 /// Symbolicates addresses of one ELF module: DWARF (functions, inline chains, lines) when the debug file has
 /// it, else the symbol table (function + offset).
 ///
@@ -56,6 +58,18 @@ public final class ModuleSymbolicator {
         self.file = file
         self.codeFile = codeFile
     }
+
+    /// The root package's directory of the program this file is the executable (or its debug file) of: the
+    /// compile unit of `main` names it (``AppCode/sourceRoot(compilationDirectory:)``). Nil without DWARF or a
+    /// `main`. Found on first use (a scan of the symbol table's entries).
+    public private(set) lazy var sourceRoot: String? = {
+        guard let dwarf else { return nil }
+        let code = codeFile.flatMap { $0 == file.path ? nil : try? ElfFile(path: $0) }
+        guard let main = SymbolTable.mainAddress(in: file) ?? code.flatMap(SymbolTable.mainAddress(in:)),
+            let directory = dwarf.compilationDirectory(at: main)
+        else { return nil }
+        return AppCode.sourceRoot(compilationDirectory: directory)
+    }()
 
     /// The DWARF index (for tests).
     var dwarfIndex: DwarfIndex? { dwarf }

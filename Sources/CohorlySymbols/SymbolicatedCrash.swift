@@ -82,9 +82,13 @@ public struct SymbolicatedCrash: Codable, Sendable, Equatable {
         public var kind: String?
         /// Source-level frames, innermost (inlined) first, the physical function last; empty when unknown.
         public var symbols: [Symbol]
+        /// Whether it is the app's code (``AppCode``, as the event's `in_app` says); nil from a symbolicator
+        /// that did not say.
+        public var inApp: Bool? = nil
 
         enum CodingKeys: String, CodingKey {
             case index, module, symbols, kind
+            case inApp = "in_app"
             case instructionAddr = "instruction_addr"
             case imageAddr = "image_addr"
             case fileAddress = "file_address"
