@@ -13,7 +13,7 @@ enum Scenario {
             "handler-fault",
             "blocked-thread", "install-cost", "small-report", "identify-then-crash", "reset-then-crash",
             "register-then-crash", "handler-unwinds", "async-idle", "async-capture", "capture-error",
-        ] + BreadcrumbScenarios.names
+        ] + BreadcrumbScenarios.names + ServerScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
@@ -71,6 +71,8 @@ enum Scenario {
             exit(0)  // main.swift: a handled error, then a flush
         case let name where BreadcrumbScenarios.names.contains(name):
             BreadcrumbScenarios.run(name, options: options)
+        case let name where ServerScenarios.names.contains(name):
+            ServerScenarios.run(name)
         default:
             usage("unknown scenario '\(name)' (\((names + ExitScenario.names).joined(separator: ", ")))")
         }
