@@ -16,7 +16,7 @@ enum Scenario {
             "sleeping-main",
             "resume-points",
             "task-breadcrumbs",
-        ] + BreadcrumbScenarios.names
+        ] + BreadcrumbScenarios.names + ServerScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
         switch name {
@@ -80,6 +80,8 @@ enum Scenario {
             TaskBreadcrumbScenario.run()
         case let name where BreadcrumbScenarios.names.contains(name):
             BreadcrumbScenarios.run(name, options: options)
+        case let name where ServerScenarios.names.contains(name):
+            ServerScenarios.run(name)
         default:
             usage("unknown scenario '\(name)' (\((names + ExitScenario.names).joined(separator: ", ")))")
         }

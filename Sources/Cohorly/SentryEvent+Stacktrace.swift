@@ -23,8 +23,9 @@ extension SentryEvent {
     }
 
     /// A frame's members, in sorted order: `abs_path`, `colno`, `filename` and `lineno` where the line table
-    /// placed the address, `function` and `symbol` (the mangled Swift name) as the device resolved them, the
-    /// image's `image_addr` and `package`, `in_app`, `instruction_addr` and its kind, `stack_start`.
+    /// placed the address, `function` (short, as the stack text prints it), `raw_function` (the full name, when
+    /// `function` is shorter) and `symbol` (the mangled Swift name) as the device resolved them, the image's
+    /// `image_addr` and `package`, `in_app`, `instruction_addr` and its kind, `stack_start`.
     static func frame(
         _ frame: CapturedException.LaidOutFrame, _ adjustment: AddressAdjustment, stackStart: Bool,
         into out: inout JSONWriter
@@ -40,7 +41,11 @@ extension SentryEvent {
             out.int(column)
         }
         if let file = located?.file { out.member("filename", file) }
-        if let function = symbol?.function { out.member("function", function) }
+        // The short name as the stack text shows it (Sentry shows `function` as it comes), the full one as
+        // `raw_function`.
+        let function = symbol.flatMap { $0.shortFunction ?? $0.function }
+        let fullFunction = symbol?.function.flatMap { $0 == function ? nil : $0 }
+        if let function { out.member("function", function) }
         if let image = frame.image { out.member("image_addr", Address(image.base).description) }
         out.key("in_app")
         out.bool(frame.stackFrame.inApp)
@@ -51,6 +56,7 @@ extension SentryEvent {
             out.int(line)
         }
         if let image = frame.image { out.member("package", image.path) }
+        if let fullFunction { out.member(CapturedException.rawFunctionKey, fullFunction) }
         if stackStart {
             out.key("stack_start")
             out.bool(true)

@@ -120,6 +120,8 @@ public final class CollectorStore: @unchecked Sendable {
             try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
             return reader
         }
+        // Issues a collector keyed another way are keyed again (IssueRegrouping+Upgrade.swift).
+        try IssueRegrouping.upgradeKeys(store: self)
     }
 
     /// Whether `error` is SQLite's "database or disk is full" (the answer is then 507, not 500).

@@ -2,34 +2,49 @@ import CohorlyCrashModel
 import CohorlyDigests
 import CohorlySymbols
 
-/// What decides the issue of one `$exception` occurrence, and what the issue shows about it.
+/// What decides the issue of one `$exception` occurrence, and what the issue shows about it (docs/issues.md).
 ///
-/// The fingerprint follows PostHog's grouping (research/posthog.md part C): a caller-supplied
-/// `$exception_fingerprint` wins (kept as sent up to 64 characters, else its SHA-256); otherwise the SHA-256 of
-/// the exception type and, for each in-app frame of the subject thread in caller-chain order (physical frames to
-/// the async anchor, the awaiting callers, then the rest), its module's file name and its physical function's
-/// name, or — when neither the device nor the collector resolved the frame — `+0x<offset>` into its module
-/// (the lookup address minus the image's base: the same for every launch of one build, whatever ASLR did).
-/// With no in-app frame the value stands in for the frames (PostHog: the message only without a stack).
+/// The fingerprint: a caller-supplied `$exception_fingerprint` wins (kept as sent up to 64 characters, else its
+/// SHA-256, as PostHog does); otherwise the SHA-256 of the title and the culprit — the first in-app frame of the
+/// subject thread in caller-chain order (physical frames to the async anchor, the awaiting callers, then the rest),
+/// counted as its module's file name and its function after inline expansion in normal form
+/// (``normalName(_:)``), or, when neither the device nor the collector resolved it, `+0x<offset>` into its module
+/// (the lookup address minus the image's base: the same for every launch of one build, whatever ASLR did). Not
+/// the frames above it: the same failure in the same function reached by two paths, or built debug and release
+/// (where inlining, specialization and async pieces make the frame lists differ), is one issue. With no in-app
+/// frame the value stands in for the culprit (PostHog: the message only without a stack).
 struct IssueKey: Sendable, Hashable {
     /// The issue's fingerprint.
     var fingerprint: String
-    /// The exception type.
+    /// The exception type as issues show it (``title(of:)``: one title for a debug and a release build).
     var title: String
     /// The value (unless the title ends with it), else the culprit.
     var subtitle: String
-    /// The top in-app frame: its function, else `module +0x<offset>` (empty without in-app frames).
+    /// The culprit: its function in normal form, else `module +0x<offset>` (empty without in-app frames).
     var culprit: String
     /// `$exception_level`.
     var level: String
     /// The mechanism type.
     var mechanism: String
-    /// Build ids (lowercase hex) of the in-app frames keyed by offset: an upload of one of their debug files
-    /// regroups the occurrence (IssueRegrouping.swift). Empty when every in-app frame had a name.
+    /// Build ids (lowercase hex) of the culprit's image when it is keyed by offset: an upload of its debug file
+    /// regroups the occurrence (IssueRegrouping.swift). Empty when the culprit had a name.
     var rawBuildIds: [String]
 
     /// Fingerprints a caller sent are kept as sent up to this many characters, else hashed (PostHog's rule).
     static let maxCustomFingerprint = 64
+
+    /// What the key is made of, numbered: a collector whose stored issues were keyed by another version regroups
+    /// them when it opens its database (IssueRegrouping+Upgrade.swift). 2: the culprit alone, in normal form,
+    /// under the build-independent title (1: the type and every in-app frame's physical function as named).
+    static let version = 2
+
+    /// The title of a description: a Swift runtime trap that a release build names by its DWARF pseudo-frame
+    /// (`Swift runtime failure: Index out of range`) is titled as the debug build's message titles it, `Fatal
+    /// error` (with the failure as the value); every other type as it is.
+    static func title(of description: CrashDescription) -> (title: String, value: String) {
+        if let failure = CrashReason.runtimeFailure(description.type) { return ("Fatal error", failure) }
+        return (description.type.isEmpty ? "Exception" : description.type, description.value)
+    }
 
     /// The key of an exception whose reason is `description`, of level `level`, with these in-app frames in
     /// caller-chain order. `custom` is the event's `$exception_fingerprint` (a string, or a list of strings
@@ -37,56 +52,53 @@ struct IssueKey: Sendable, Hashable {
     init(
         description: CrashDescription, level: String, frames: [CapturedException.GroupingFrame], custom: JSONValue?
     ) {
-        // Each frame's line `\n<module> <function or +0x<offset>>`, appended as bytes, not a string made per
-        // piece: the collector keys every event it stores (BENCHMARKS.md "Issues", session 11).
-        var stack: [UInt8] = []
-        stack.reserveCapacity(frames.count * 64)
-        var culprit: String?
-        var raw: Set<String> = []
-        var lastImage: (path: String, module: String)?
         // The crash recorder's own frames (an earlier SDK marked them in-app) are left out: they say nothing of
         // the bug, and events of either SDK group together.
-        for frame in frames where !(frame.function.map(FrameSymbol.isCrashRecorderFunction) ?? false) {
-            var module = "?"
-            if let path = frame.image?.path {
-                // Most frames are in the image of the frame before.
-                module = lastImage?.path == path ? lastImage?.module ?? "?" : Self.fileName(path)
-                lastImage = (path, module)
-            }
-            stack.append(UInt8(ascii: "\n"))
-            stack.append(contentsOf: module.utf8)
-            if let function = frame.function {
-                stack.append(UInt8(ascii: " "))
-                stack.append(contentsOf: function.utf8)
-                if culprit == nil { culprit = Self.culpritName(function) }
-                continue
-            }
-            let offset: String
-            if let image = frame.image {
-                offset = " +0x" + String(frame.frame.lookupAddress &- image.base, radix: 16)
-                if !image.buildId.isEmpty { raw.insert(image.buildId.lowercased()) }
+        let first = frames.first { !($0.function.map(FrameSymbol.isCrashRecorderFunction) ?? false) }
+        var culprit = ""
+        var module = "?"
+        var raw: [String] = []
+        if let first {
+            if let path = first.image?.path { module = Self.fileName(path) }
+            if first.function != nil {
+                culprit = Self.normalName(first)
+            } else if let image = first.image {
+                culprit = module + " +0x" + String(first.frame.lookupAddress &- image.base, radix: 16)
+                if !image.buildId.isEmpty { raw = [image.buildId.lowercased()] }
             } else {
-                offset = " +0x" + String(frame.frame.lookupAddress, radix: 16)
+                culprit = module + " +0x" + String(first.frame.lookupAddress, radix: 16)
             }
-            stack.append(contentsOf: offset.utf8)
-            if culprit == nil { culprit = module + offset }
         }
-        title = description.type.isEmpty ? "Exception" : description.type
-        self.culprit = culprit ?? ""
-        // A release trap's type already says the value (`Swift runtime failure: Index out of range`).
-        let value = description.value
-        subtitle = value.isEmpty || title.hasSuffix(value) ? self.culprit : value
+        let (title, value) = Self.title(of: description)
+        self.title = title
+        self.culprit = culprit
+        // A type that says the value already keeps the culprit as the subtitle.
+        subtitle = value.isEmpty || title.hasSuffix(value) ? culprit : value
         self.level = level
         mechanism = description.mechanism
-        rawBuildIds = raw.sorted()
+        rawBuildIds = raw
         if let custom = Self.customFingerprint(custom) {
             fingerprint =
                 custom.unicodeScalars.count <= Self.maxCustomFingerprint ? custom : Self.sha256(custom)
             rawBuildIds = []
+        } else if first == nil {
+            fingerprint = Self.sha256(title + "\n" + value)
+        } else if first?.function != nil {
+            fingerprint = Self.sha256(title + "\n" + module + " " + culprit)
         } else {
-            fingerprint = Self.sha256(
-                Array(title.utf8) + (stack.isEmpty ? Array(("\n" + description.value).utf8) : stack))
+            fingerprint = Self.sha256(title + "\n" + culprit)
         }
+    }
+
+    /// The normal form of a grouping frame's function (``FunctionName``): the short name the device made, else
+    /// one made here from its linkage and full names as the device makes it (events of earlier SDKs, frames
+    /// the collector looked up), so both key alike.
+    static func normalName(_ frame: CapturedException.GroupingFrame) -> String {
+        if let short = frame.shortFunction { return FunctionName.normalized(short) }
+        guard let raw = frame.rawFunction, Demangler.isSwiftMangled(raw) else {
+            return FunctionName.normalized(frame.function ?? "")
+        }
+        return ShortNameCache.shared.shortName(function: frame.function, rawFunction: raw)
     }
 
     /// The key of an event's grouping view (CapturedException+Grouping.swift in the crash model).
@@ -139,22 +151,6 @@ struct IssueKey: Sendable, Hashable {
                 function: $0.function, rawFunction: $0.rawFunction, file: $0.file, line: $0.line, column: $0.column,
                 inlined: $0.isInlined)
         }
-    }
-
-    /// How a function shows as a culprit: the piece of an async function where it resumed (`(1) suspend resume
-    /// partial function for F`, `(2) await resume partial function for F`, as Swift's demangler names them) as
-    /// `F`, the function that was written; any other name as it is. Only what the issue shows: the key keeps the
-    /// name whole.
-    static func culpritName(_ function: String) -> String {
-        guard function.hasPrefix("("), let close = function.firstIndex(of: ")") else { return function }
-        let counter = function[function.index(after: function.startIndex)..<close]
-        guard !counter.isEmpty, counter.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return function }
-        let rest = function[close...].dropFirst()
-        for piece in [" suspend resume partial function for ", " await resume partial function for "]
-        where rest.hasPrefix(piece) && rest.count > piece.count {
-            return String(rest.dropFirst(piece.count))
-        }
-        return function
     }
 
     /// `$exception_fingerprint` as one string: a non-empty string, or a list of strings joined by newlines.

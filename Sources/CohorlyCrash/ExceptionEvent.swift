@@ -112,11 +112,13 @@ public enum ExceptionEvent {
 }
 
 extension FrameSymbol {
-    /// A symbolicator's frame in the crash model.
+    /// A symbolicator's frame in the crash model, with its short name (``Demangler/shortName(function:rawFunction:)``:
+    /// what the wires show as the frame's `function`).
     init(symbolicated frame: SymbolicatedFrame) {
         self.init(
             function: frame.function, rawFunction: frame.rawFunction, file: frame.file, line: frame.line,
-            column: frame.column, inlined: frame.isInlined, symbolOffset: frame.symbolOffset)
+            column: frame.column, inlined: frame.isInlined, symbolOffset: frame.symbolOffset,
+            shortFunction: Demangler.shortName(function: frame.function, rawFunction: frame.rawFunction))
     }
 }
 

@@ -7,6 +7,7 @@ struct ExceptionEventParts {
     /// of reading the frame (events hold thousands of frames; the collector groups every one it stores).
     enum FrameMember {
         case instructionAddr, kind, inApp, inline, imageAddr, module, function, filename, lineno, colno, symbol
+        case rawFunction
 
         /// The member `key` names; nil for one no reader uses.
         init?(_ key: String) {
@@ -28,6 +29,7 @@ struct ExceptionEventParts {
                 default: return nil
                 }
             case 10 where key == "image_addr": self = .imageAddr
+            case 12 where key == CapturedException.rawFunctionKey: self = .rawFunction
             case 16 where key == "instruction_addr": self = .instructionAddr
             case CapturedException.frameKindKey.utf8.count where key == CapturedException.frameKindKey: self = .kind
             default: return nil
@@ -56,6 +58,7 @@ struct ExceptionEventParts {
             var line: CohorlyValue?
             var column: CohorlyValue?
             var raw: CohorlyValue?
+            var full: CohorlyValue?
             for (key, value) in members {
                 switch FrameMember(key) {
                 case .instructionAddr: pc = CapturedException.wireAddress(value)
@@ -69,12 +72,14 @@ struct ExceptionEventParts {
                 case .lineno: line = value
                 case .colno: column = value
                 case .symbol: raw = value
+                case .rawFunction: full = value
                 case nil: continue
                 }
             }
             guard allSymbols || inApp || inlined else { return }
             symbol = CapturedException.symbol(
-                function: function, file: file, line: line, column: column, raw: raw, inlined: inlined)
+                function: function, fullFunction: full, file: file, line: line, column: column, raw: raw,
+                inlined: inlined)
         }
     }
 

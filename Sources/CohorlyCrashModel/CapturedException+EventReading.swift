@@ -128,20 +128,22 @@ extension CapturedException {
     }
 
     /// What the device resolved for one frame (nil when it resolved nothing), from the frame's `function`,
-    /// `filename`, `lineno`, `colno` and `symbol` members. Numbers from the network: a line or column outside
-    /// 0…2³¹ is read as unknown.
+    /// `raw_function` (the full name where `function` is the short one: the symbol's function, the short one its
+    /// ``FrameSymbol/shortFunction``), `filename`, `lineno`, `colno` and `symbol` members. Numbers from the
+    /// network: a line or column outside 0…2³¹ is read as unknown.
     static func symbol(
-        function: CohorlyValue?, file: CohorlyValue?, line: CohorlyValue?, column: CohorlyValue?, raw: CohorlyValue?,
-        inlined: Bool
+        function given: CohorlyValue?, fullFunction: CohorlyValue? = nil, file: CohorlyValue?, line: CohorlyValue?,
+        column: CohorlyValue?, raw: CohorlyValue?, inlined: Bool
     ) -> FrameSymbol? {
-        let function = function?.stringValue
+        let full = fullFunction?.stringValue
+        let function = full ?? given?.stringValue
         let file = file?.stringValue
         guard function != nil || file != nil else { return nil }
         let line = line?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         let column = column?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         return FrameSymbol(
             function: function, rawFunction: raw?.stringValue, file: file, line: line, column: column,
-            inlined: inlined)
+            inlined: inlined, shortFunction: full == nil ? nil : given?.stringValue)
     }
 
     /// A `0x…` hex string (PostHog's form of every address); nil for anything else.

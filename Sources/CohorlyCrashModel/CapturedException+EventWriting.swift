@@ -94,10 +94,15 @@ extension CapturedException {
         return .object(value)
     }
 
+    /// The frame member holding the full demangled name where `function` is the short one (Sentry's name for it;
+    /// PostHog's cymbal drops members it does not know).
+    public static let rawFunctionKey = "raw_function"
+
     /// A frame in PostHog's native shape: `module` is the image's file name; what the device resolved is sent
-    /// with `client_resolved` (the mangled Swift name as `symbol`, Sentry's name for it: PostHog drops unknown
-    /// members; a file only where the line table placed the address); the kind under ``frameKindKey`` on every
-    /// frame but an inlined call.
+    /// with `client_resolved` (`function` short as the stack text prints it, ``FrameSymbol/shortFunction``, the
+    /// full name as ``rawFunctionKey`` and the mangled Swift name as `symbol`, Sentry's names for them: PostHog
+    /// drops unknown members; a file only where the line table placed the address); the kind under
+    /// ``frameKindKey`` on every frame but an inlined call.
     static func frameValue(_ frame: LaidOutFrame) -> CohorlyValue {
         var value: Properties = [
             "platform": "native", "instruction_addr": .string(frame.stackFrame.frame.address.description),
@@ -108,7 +113,12 @@ extension CapturedException {
             value["module"] = .string(image.fileName)
         }
         if frame.resolved, let symbol = frame.symbol {
-            if let function = symbol.function { value["function"] = .string(function) }
+            if let function = symbol.function {
+                // The short name as the stack text shows it; the full one beside it (cymbal drops the member).
+                let short = symbol.shortFunction ?? function
+                value["function"] = .string(short)
+                if short != function { value[rawFunctionKey] = .string(function) }
+            }
             if let mangled = frame.swiftMangledName { value["symbol"] = .string(mangled) }
             if frame.hasSourceLocation, let file = symbol.file {
                 value["filename"] = .string(file)

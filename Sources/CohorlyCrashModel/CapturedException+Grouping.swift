@@ -15,18 +15,56 @@ extension CapturedException {
     public struct GroupingFrame: Sendable, Equatable {
         /// The address and its kind.
         public var frame: Frame
-        /// The physical function the device resolved (its inlined calls left out): the function of the frame's
-        /// own symbol, else of its outermost inlined call; nil when it resolved no name.
+        /// The function the frame counts as, after inline expansion: its innermost symbol that is the app's code
+        /// (``isAppSymbol(linkageName:physicalLinkageName:)``) and not a `Swift runtime failure: …` pseudo-frame
+        /// (``culpritSymbol(of:)``); nil when the device resolved no name.
         public var function: String?
+        /// That symbol's short name (``FrameSymbol/shortFunction``), when the device made one.
+        public var shortFunction: String?
+        /// That symbol's linkage name (the mangled Swift name), when known.
+        public var rawFunction: String?
         /// The image holding the address (``imageIndex(containing:)``), when one does.
         public var image: Image?
 
         /// A frame.
-        public init(frame: Frame, function: String?, image: Image?) {
+        public init(
+            frame: Frame, function: String?, shortFunction: String? = nil, rawFunction: String? = nil, image: Image?
+        ) {
             self.frame = frame
             self.function = function
+            self.shortFunction = shortFunction
+            self.rawFunction = rawFunction
             self.image = image
         }
+    }
+
+    /// Whether a symbol of an in-app frame is the app's code: the one place grouping asks it. The frame's `in_app`
+    /// answers for its physical function; a call inlined into it is the app's too, unless its linkage name names
+    /// another Swift module than the physical function's (the standard library's `Array.subscript`, a
+    /// dependency's accessor inlined into the app's function).
+    public static func isAppSymbol(linkageName: String?, physicalLinkageName: String?) -> Bool {
+        guard let module = linkageName.flatMap(FunctionName.swiftModule(ofMangled:)),
+            let physical = physicalLinkageName.flatMap(FunctionName.swiftModule(ofMangled:))
+        else { return true }
+        return module == physical
+    }
+
+    /// Of an in-app frame's symbols (innermost first, the physical function last, as ``StackFrame/symbols``), the
+    /// index of the one the frame counts as: the innermost app symbol (``isAppSymbol(linkageName:
+    /// physicalLinkageName:)``) with a function that is not a `Swift runtime failure: …` pseudo-frame; else the
+    /// physical function's; nil for no symbols.
+    public static func culpritSymbol(
+        count: Int, function: (Int) -> String?, linkageName: (Int) -> String?
+    ) -> Int? {
+        guard count > 0 else { return nil }
+        let physical = linkageName(count - 1)
+        for index in 0..<count {
+            guard let name = function(index), CrashReason.runtimeFailure(name) == nil,
+                isAppSymbol(linkageName: linkageName(index), physicalLinkageName: physical)
+            else { continue }
+            return index
+        }
+        return count - 1
     }
 
     /// The grouping view of an `$exception` event's properties: the same reading as ``init(exceptionEvent:)``
@@ -42,8 +80,7 @@ extension CapturedException {
             ExceptionEventParts.WireFrame($0, allSymbols: false)
         }
         // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
-        // the function of the frame's own symbol, else of its outermost inlined call (reduced as
-        // ExceptionEventParts reduces them).
+        // the frame's own symbol and its inlined calls (reduced as ExceptionEventParts reduces them).
         var ordered: [OrderedGroupingFrame] = []
         ordered.reserveCapacity(frames.count)
         for frame in frames {
@@ -54,12 +91,15 @@ extension CapturedException {
                         frame: Frame(pc, kind: frame.kind ?? .returnAddress), hasKind: frame.kind != nil,
                         inApp: frame.inApp))
             }
-            // The inlined calls join the frame before them; the outermost one names a frame without its own.
+            // The inlined calls join the frame before them, from the outermost inward.
             guard let last = ordered.indices.last, ordered[last].inApp, let symbol = frame.symbol else { continue }
+            let name = GroupingName(
+                function: symbol.function, shortFunction: symbol.shortFunction, rawFunction: symbol.rawFunction)
             if !frame.inlined {
-                ordered[last].own = .some(symbol.function)
-            } else if ordered[last].inlined == nil {
-                ordered[last].inlined = .some(symbol.function)
+                ordered[last].names.insert(name, at: 0)
+                ordered[last].hasOwn = true
+            } else {
+                ordered[last].names.append(name)
             }
         }
         // Innermost first; the async callers after the physical frame they continue from.
@@ -70,9 +110,7 @@ extension CapturedException {
         for (index, entry) in ordered.reversed().enumerated() {
             var frame = entry.frame
             if !entry.hasKind && index == 0 { frame.kind = .pc }
-            let grouping =
-                entry.inApp
-                ? GroupingFrame(frame: frame, function: (entry.own ?? entry.inlined) ?? nil, image: nil) : nil
+            let grouping = entry.inApp ? entry.groupingFrame(frame) : nil
             if frame.kind == .asyncResume && !physical.isEmpty {
                 if anchor == nil { anchor = physical.count - 1 }
                 asyncFrames.append(grouping)
@@ -104,23 +142,52 @@ extension CapturedException {
         (subject?.logicalFrames ?? []).filter(\.inApp).compactMap { frame in
             let found = symbols(frame) ?? frame.symbols
             guard frame.inApp(namedBy: found, code: code) else { return nil }
+            let image = imageIndex(containing: frame.frame.address.value).map { images[$0] }
+            guard
+                let index = Self.culpritSymbol(
+                    count: found.count, function: { found[$0].function }, linkageName: { found[$0].rawFunction })
+            else { return GroupingFrame(frame: frame.frame, function: nil, image: image) }
+            let symbol = found[index]
             return GroupingFrame(
-                frame: frame.frame, function: (found.last { !$0.inlined } ?? found.last)?.function,
-                image: imageIndex(containing: frame.frame.address.value).map { images[$0] })
+                frame: frame.frame, function: symbol.function, shortFunction: symbol.shortFunction,
+                rawFunction: symbol.rawFunction, image: image)
         }
     }
 }
 
-/// A physical frame while ``CapturedException/groupingView(exceptionEvent:)`` orders them: only the functions of
-/// its symbols, not the symbols (a tuple of two `FrameSymbol?` copied four strings per frame of every event the
-/// collector groups: 0.75× and 0.79× of `--no-issues` in scripts/bench-collector, against 0.80× and 0.80× this way, runs taken in turn).
+/// A physical frame while ``CapturedException/groupingView(exceptionEvent:)`` orders them: only the names of its
+/// symbols, not the symbols (a tuple of two `FrameSymbol?` copied four strings per frame of every event the
+/// collector groups: 0.75× and 0.79× of `--no-issues` in scripts/bench-collector, against 0.80× and 0.80× this way,
+/// runs taken in turn).
 private struct OrderedGroupingFrame {
     var frame: Frame
     /// Whether the event said its kind.
     var hasKind: Bool
     var inApp: Bool
-    /// The function of its own symbol: nil without a symbol, `.some(nil)` for a symbol without a function.
-    var own: String?? = nil
-    /// The same of its outermost inlined call.
-    var inlined: String?? = nil
+    /// Its symbols' names, outermost first: its own symbol (when `hasOwn`), then its inlined calls inward.
+    var names: [GroupingName] = []
+    var hasOwn = false
+
+    /// The grouping frame: named by ``CapturedException/culpritSymbol(count:function:linkageName:)`` over its
+    /// symbols, innermost first (a frame without a symbol of its own counts its outermost inlined call as its
+    /// physical function).
+    func groupingFrame(_ frame: Frame) -> CapturedException.GroupingFrame {
+        let innermostFirst = Array(names.reversed())
+        guard
+            let index = CapturedException.culpritSymbol(
+                count: innermostFirst.count, function: { innermostFirst[$0].function },
+                linkageName: { innermostFirst[$0].rawFunction })
+        else { return CapturedException.GroupingFrame(frame: frame, function: nil, image: nil) }
+        let name = innermostFirst[index]
+        return CapturedException.GroupingFrame(
+            frame: frame, function: name.function, shortFunction: name.shortFunction, rawFunction: name.rawFunction,
+            image: nil)
+    }
+}
+
+/// The names of one symbol as grouping reads them.
+private struct GroupingName {
+    var function: String?
+    var shortFunction: String?
+    var rawFunction: String?
 }

@@ -107,6 +107,7 @@ extension CapturedException {
         if let raw = symbol.rawFunction { members["raw_function"] = .string(raw) }
         if let file = symbol.file { members["file"] = .string(file) }
         if let offset = symbol.symbolOffset { members["symbol_offset"] = Address(offset).json }
+        if let short = symbol.shortFunction { members["short_function"] = .string(short) }
         return .object(members)
     }
 
@@ -116,7 +117,8 @@ extension CapturedException {
             function: value["function"]?.stringValue, rawFunction: value["raw_function"]?.stringValue,
             file: value["file"]?.stringValue, line: value["line"]?.intValue ?? 0,
             column: value["column"]?.intValue ?? 0, inlined: value["inlined"] == .bool(true),
-            symbolOffset: Address(json: value["symbol_offset"])?.value)
+            symbolOffset: Address(json: value["symbol_offset"])?.value,
+            shortFunction: value["short_function"]?.stringValue)
     }
 
     private static func json(_ image: Image) -> CohorlyValue {

@@ -15,11 +15,16 @@ public struct FrameSymbol: Codable, Sendable, Equatable {
     public var inlined: Bool
     /// Offset from the symbol's start (symbol-table names only).
     public var symbolOffset: UInt64?
+    /// The function as the wires and issues show it: the stack text's short form in normal form
+    /// (``FunctionName``, made by CohorlySymbols' `Demangler.shortName`), e.g. `startService(_:)` for
+    /// `(2) suspend resume partial function for App.startService(Swift.String) async -> Swift.String`; nil when
+    /// not made (``function`` then stands).
+    public var shortFunction: String?
 
     /// A symbol.
     public init(
         function: String?, rawFunction: String? = nil, file: String?, line: Int, column: Int, inlined: Bool,
-        symbolOffset: UInt64? = nil
+        symbolOffset: UInt64? = nil, shortFunction: String? = nil
     ) {
         self.function = function
         self.rawFunction = rawFunction
@@ -28,11 +33,13 @@ public struct FrameSymbol: Codable, Sendable, Equatable {
         self.column = column
         self.inlined = inlined
         self.symbolOffset = symbolOffset
+        self.shortFunction = shortFunction
     }
 
     enum CodingKeys: String, CodingKey {
         case function, file, line, column, inlined
         case rawFunction = "raw_function"
         case symbolOffset = "symbol_offset"
+        case shortFunction = "short_function"
     }
 }

@@ -48,6 +48,14 @@ public enum Demangler {
         return simplified + context
     }
 
+    /// A frame's function as the wires and issues show it: its ``Style/simplified`` name (as the stack text prints
+    /// it) in normal form (``FunctionName/normalized(_:)``: no `specialized`, `merged` or async-piece prefix), e.g.
+    /// `startService(_:)` for `(2) suspend resume partial function for App.startService(Swift.String) async ->
+    /// Swift.String`. nil when there is no name.
+    public static func shortName(function: String?, rawFunction: String?) -> String? {
+        name(function: function, rawFunction: rawFunction, style: .simplified).map(FunctionName.normalized)
+    }
+
     /// The readable form of `name`, or `name` unchanged when it is not a Swift or Itanium C++ mangled name.
     public static func demangle(_ name: String) -> String {
         name.withCString { withReadable($0) { String(cString: $0) } }

@@ -78,6 +78,16 @@ struct ExceptionEventSchemaTests {
             #expect(frame["in_app"] == true && frame["module"] == "CrashDemo", "\(context)")
             #expect(frame["client_resolved"] == true && frame["filename"] != nil, "\(context)")
             #expect((frame["lineno"]?.intValue ?? 0) > 0, "\(context)")
+            // A Swift frame's `function` as the stack text shows it (`crashIndexOutOfRange()`), the full name as
+            // `raw_function`; a C frame's name as it is.
+            let function = frame["function"]?.stringValue ?? ""
+            let full = frame["raw_function"]?.stringValue ?? ""
+            if frame["lang"] == "swift" {
+                #expect(!function.hasPrefix("CrashDemo.") && function.hasSuffix(")"), "\(context): \(function)")
+                #expect(full.hasPrefix("CrashDemo.") && full.contains(expectation.function), "\(context): \(full)")
+            } else {
+                #expect(frame["raw_function"] == nil, "\(context)")
+            }
         }
         // The Swift runtime is symbolicated too (its symbol table) and never in the app.
         let runtime = frames.filter { $0["module"]?.stringValue?.hasPrefix("libswiftCore") == true }
