@@ -43,8 +43,8 @@ extension CapturedException {
     /// another Swift module than the physical function's (the standard library's `Array.subscript`, a
     /// dependency's accessor inlined into the app's function).
     public static func isAppSymbol(linkageName: String?, physicalLinkageName: String?) -> Bool {
-        guard let module = linkageName.flatMap(FunctionName.swiftModule(ofMangled:)),
-            let physical = physicalLinkageName.flatMap(FunctionName.swiftModule(ofMangled:))
+        guard let module = linkageName.flatMap(SwiftMangling.module(of:)),
+            let physical = physicalLinkageName.flatMap(SwiftMangling.module(of:))
         else { return true }
         return module == physical
     }

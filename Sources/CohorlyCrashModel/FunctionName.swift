@@ -67,26 +67,4 @@ public enum FunctionName {
         }
         return nil
     }
-
-    /// The module a Swift linkage name belongs to (`$s9CrashDemo…` → `CrashDemo`; a standard-library name such as
-    /// `$sSa…` or `$ss…` → `Swift`), or nil when it is not a Swift name or starts otherwise (a C or C++ name).
-    public static func swiftModule(ofMangled name: String) -> String? {
-        var bytes = Substring(name).utf8[...]
-        guard
-            let prefix = SwiftMangling.prefixes.first(where: { prefix in
-                bytes.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-            })
-        else { return nil }
-        bytes = bytes.dropFirst(prefix.utf8CodeUnitCount)
-        guard let first = bytes.first else { return nil }
-        // `s` is the standard library's module, `S<letter>` one of its known types (`Sa` Array, `SS` String, …).
-        if first == UInt8(ascii: "s") || first == UInt8(ascii: "S") { return "Swift" }
-        var length = 0
-        while let digit = bytes.first, (0x30...0x39).contains(digit), length < 10_000 {
-            length = length * 10 + Int(digit - 0x30)
-            bytes = bytes.dropFirst()
-        }
-        guard length > 0, bytes.count >= length else { return nil }
-        return String(decoding: bytes.prefix(length), as: UTF8.self)
-    }
 }

@@ -77,15 +77,15 @@ import Testing
 
     @Test func theModuleOfALinkageName() {
         #expect(
-            FunctionName.swiftModule(ofMangled: "$s9CrashDemo14PricingServiceV5total5cents6couponS2i_SStF")
+            SwiftMangling.module(of: "$s9CrashDemo14PricingServiceV5total5cents6couponS2i_SStF")
                 == "CrashDemo")
-        #expect(FunctionName.swiftModule(ofMangled: "$sSa15_checkSubscript_20wasNativeTypeCheckedySi_SbtF") == "Swift")
+        #expect(SwiftMangling.module(of: "$sSa15_checkSubscript_20wasNativeTypeCheckedySi_SbtF") == "Swift")
         #expect(
             FunctionName.swiftModule(
                 ofMangled: "$ss17_assertionFailure__4file4line5flagss5NeverOs12StaticStringV_SSAHSus6UInt32VtF")
                 == "Swift")
-        #expect(FunctionName.swiftModule(ofMangled: "_ZN4demo6WidgetIiE7explodeEPKc") == nil)
-        #expect(FunctionName.swiftModule(ofMangled: "demo_null_write") == nil)
-        #expect(FunctionName.swiftModule(ofMangled: "$s99Short") == nil)
+        #expect(SwiftMangling.module(of: "_ZN4demo6WidgetIiE7explodeEPKc") == nil)
+        #expect(SwiftMangling.module(of: "demo_null_write") == nil)
+        #expect(SwiftMangling.module(of: "$s99Short") == nil)
     }
 }
