@@ -325,8 +325,19 @@ public final class Cohorly: Sendable {
     public func flush() async -> Bool {
         await liveEvents.settled()
         return await withCheckedContinuation { continuation in
-            state.requestFlush(continuation)
+            state.requestFlush { continuation.resume(returning: $0) }
         }
+    }
+
+    /// ``flush()`` without Swift concurrency, blocking the calling thread at most `seconds`: false also when the
+    /// time ran out first. For the detached crash sender, which runs from a C constructor before `main`, where a
+    /// task may never run (see CrashEventSender.swift).
+    package func flush(waitingAtMost seconds: Double) -> Bool {
+        let deadline = Monotonic.now() + max(0, seconds)
+        guard liveEvents.waitSettled(timeout: max(0, seconds)) else { return false }
+        let answer = FlushAnswer()
+        state.requestFlush { delivered in answer.set(delivered) }
+        return answer.wait(until: deadline) ?? false
     }
 
     /// Commits everything queued so far to disk (handled errors still being prepared included, waiting at most
