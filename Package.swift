@@ -97,7 +97,8 @@ let package = Package(
                 "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyCrashModel", "CohorlyFiles", "CCrypto",
             ]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
-        // __cxa_demangle (module map links dw, elf, stdc++).
+        // __cxa_demangle (module map links dw, elf, stdc++, and
+        // lzma, bz2, z for libdw.a in a -static-executable build).
         .systemLibrary(
             name: "CDwarf",
             path: "Sources/CDwarf",
@@ -164,6 +165,9 @@ let package = Package(
         .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
+        // CrashDemo built --static-swift-stdlib and -static-executable, each once, into its own scratch path under
+        // .build (slow: a target of its own), run against a loopback collector.
+        .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "TestWaiting"]),
     ],
     swiftLanguageModes: [.v6]
 )

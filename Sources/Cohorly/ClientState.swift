@@ -73,7 +73,7 @@ struct ClientState: Sendable {
 
 /// Something waiting on the persister: a flush (then handed to delivery) or a durability barrier.
 enum PersistWaiter {
-    case flush(CheckedContinuation<Bool, Never>)
+    case flush(FlushCompletion)
     case persisted(DispatchSemaphore)
 }
 
@@ -170,11 +170,11 @@ final class ClientStateBox: @unchecked Sendable {
         observer(state.distinctId, state.optedOut)
     }
 
-    func requestFlush(_ continuation: CheckedContinuation<Bool, Never>) {
+    func requestFlush(_ completion: @escaping FlushCompletion) {
         lock.lock()
         defer { lock.unlock() }
-        guard !stopped else { return continuation.resume(returning: false) }
-        waiters.append(.flush(continuation))
+        guard !stopped else { return completion(false) }
+        waiters.append(.flush(completion))
         lock.broadcast()
     }
 

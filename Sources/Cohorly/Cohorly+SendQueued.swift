@@ -39,9 +39,67 @@ extension Cohorly {
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
         clock: some Clock<Duration>, prepare: (Cohorly) -> Void
     ) async -> Bool {
+        guard
+            let sending = QueuedSending(
+                storageDirectory: storageDirectory, apiHost: apiHost, token: token, timeout: timeout, options: options)
+        else { return true }
+        defer { sending.client.shutdown() }
+        let deadline = clock.now.advanced(by: .seconds(clampingSeconds: timeout))
+        prepare(sending.client)
+        while true {
+            if await sending.client.flush() { return true }
+            guard let wait = sending.nextWait(remaining: clock.now.duration(to: deadline)) else { return false }
+            try? await clock.sleep(for: wait)
+            if let stopped = sending.stoppedAfterWaiting() { return stopped }
+        }
+    }
+
+    /// ``sendQueued(storageDirectory:apiHost:token:timeout:options:prepare:)`` without Swift concurrency, on the
+    /// calling thread: the detached crash sender runs it from a C constructor before `main`, where a task may never
+    /// run (the runtime of a `--static-swift-stdlib` or `-static-executable` build is not started yet). Every wait
+    /// ends by the deadline (an exchange in flight may run past it by its own timeout).
+    package static func sendQueuedBlocking(
+        storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
+        prepare: (Cohorly) -> Void
+    ) -> Bool {
+        guard
+            let sending = QueuedSending(
+                storageDirectory: storageDirectory, apiHost: apiHost, token: token, timeout: timeout, options: options)
+        else { return true }
+        defer { sending.client.shutdown() }
+        let deadline = Monotonic.now() + max(0, timeout)
+        prepare(sending.client)
+        while true {
+            if sending.client.flush(waitingAtMost: deadline - Monotonic.now()) { return true }
+            let remaining = Duration.seconds(clampingSeconds: deadline - Monotonic.now())
+            guard let wait = sending.nextWait(remaining: remaining) else { return false }
+            let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
+            var pause = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            if let stopped = sending.stoppedAfterWaiting() { return stopped }
+        }
+    }
+}
+
+/// One sending of a queue another launch left (``Cohorly/sendQueued(storageDirectory:apiHost:token:timeout:options:prepare:)``
+/// and its blocking twin): the queue's client, and what decides whether to try again after a failed flush.
+private final class QueuedSending {
+    let client: Cohorly
+    private let storageDirectory: URL
+    private let retry: RetryPolicy
+    private let refusals = RefusalCount()
+    private var failures = 0
+
+    /// The client of the queue in `storageDirectory`, its destination restored; nil when there is no queue (the
+    /// directory does not exist, or was removed between the check and the open): nothing to send. No exchange
+    /// lasts longer than `timeout` seconds (the whole sending's).
+    init?(storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions) {
         var options = options
         options.storageDirectory = storageDirectory
-        let refusals = RefusalCount()
+        options.retry.requestTimeout = min(options.retry.requestTimeout, max(1, timeout))
+        options.retry.connectTimeout = min(options.retry.connectTimeout, max(1, timeout))
+        let refusals = self.refusals
         let observer = options.attemptObserver
         options.attemptObserver = { attempt in
             observer?(attempt)
@@ -51,41 +109,45 @@ extension Cohorly {
         options.flushAt = .max
         options.loadFeatureFlags = false
         options.createsStorageDirectory = false
-        guard Self.directoryExists(storageDirectory) else { return true }
+        guard Cohorly.directoryExists(storageDirectory) else { return nil }
         // The queue remembers its destination (PostHog or the Cohorly API); `apiHost` and `token` are its host
         // and key either way.
         let client = Cohorly(apiHost: apiHost, token: token, options: options) { store in
             DestinationRegistry.restore(store.meta(MetaKey.destination), host: apiHost, token: token)
         }
-        defer { client.shutdown() }
-        // Removed between the check and the open: the client opened no queue (and made no directory).
-        guard client.queueIsPersisted else { return true }
-        let deadline = clock.now.advanced(by: .seconds(clampingSeconds: timeout))
-        prepare(client)
-        var failures = 0
-        while true {
-            if await client.flush() { return true }
-            if refusals.count.withLock({ $0 }) >= 2 {
-                client.state.log(
-                    "the server refused the project token twice (HTTP 401): the sender gives up for this launch; "
-                        + "\(client.queuedCount) record(s) stay queued")
-                return false
-            }
-            failures += 1
-            let backoff = Duration.seconds(clampingSeconds: options.retry.delay(afterFailures: failures))
-            let wait = min(backoff, clock.now.duration(to: deadline))
-            guard wait > .zero else { return false }
-            try? await clock.sleep(for: wait)
-            guard Self.directoryExists(storageDirectory) else {
-                client.state.log("the queue's directory was removed: the sender stops")
-                return true
-            }
+        guard client.queueIsPersisted else {
+            client.shutdown()
+            return nil
         }
+        self.client = client
+        self.storageDirectory = storageDirectory
+        self.retry = options.retry
+    }
+
+    /// After a failed flush: how long to wait before the next one (the retry contract's backoff, cut to what is
+    /// left of `remaining`), or nil to give up (no time left, or the token refused twice in a row).
+    func nextWait(remaining: Duration) -> Duration? {
+        if refusals.count.withLock({ $0 }) >= 2 {
+            client.state.log(
+                "the server refused the project token twice (HTTP 401): the sender gives up for this launch; "
+                    + "\(client.queuedCount) record(s) stay queued")
+            return nil
+        }
+        failures += 1
+        let wait = min(Duration.seconds(clampingSeconds: retry.delay(afterFailures: failures)), remaining)
+        return wait > .zero ? wait : nil
+    }
+
+    /// After a wait: true (done) when the queue's directory was removed meanwhile, else nil (go on).
+    func stoppedAfterWaiting() -> Bool? {
+        guard !Cohorly.directoryExists(storageDirectory) else { return nil }
+        client.state.log("the queue's directory was removed: the sender stops")
+        return true
     }
 }
 
 extension Cohorly {
-    fileprivate static func directoryExists(_ url: URL) -> Bool {
+    static func directoryExists(_ url: URL) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }

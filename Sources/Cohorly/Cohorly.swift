@@ -125,6 +125,18 @@ public final class Cohorly: Sendable {
         apiHost: URL, token: String?, options: CohorlyOptions,
         makeDestination: (any QueueStore) -> any Destination
     ) {
+        // The default directory, when it cannot be made (a read-only home), falls back as the crash reports do
+        // (StateDirectory.makeDefault); a directory the caller named is used or refused as it is.
+        var options = options
+        var unusable: PrivateFiles.Failure?
+        if options.storageDirectory == nil && options.createsStorageDirectory {
+            do {
+                let made = try StateDirectory.makeDefault("queues/" + StateDirectory.appName())
+                options.storageDirectory = URL(fileURLWithPath: made, isDirectory: true)
+            } catch {
+                unusable = error
+            }
+        }
         self.apiHost = apiHost
         self.options = options
         self.token = token
@@ -142,6 +154,7 @@ public final class Cohorly: Sendable {
         let store: any QueueStore
         var lockPath: String?
         do {
+            if let unusable { throw unusable }
             // Another user's directory, or one others may write to, is refused like an unwritable one.
             if options.createsStorageDirectory {
                 try PrivateFiles.makeDirectory(directory.path, requireOwnerOnly: true)
@@ -325,8 +338,19 @@ public final class Cohorly: Sendable {
     public func flush() async -> Bool {
         await liveEvents.settled()
         return await withCheckedContinuation { continuation in
-            state.requestFlush(continuation)
+            state.requestFlush { continuation.resume(returning: $0) }
         }
+    }
+
+    /// ``flush()`` without Swift concurrency, blocking the calling thread at most `seconds`: false also when the
+    /// time ran out first. For the detached crash sender, which runs from a C constructor before `main`, where a
+    /// task may never run (see CrashEventSender.swift).
+    package func flush(waitingAtMost seconds: Double) -> Bool {
+        let deadline = Monotonic.now() + max(0, seconds)
+        guard liveEvents.waitSettled(timeout: max(0, seconds)) else { return false }
+        let answer = FlushAnswer()
+        state.requestFlush { delivered in answer.set(delivered) }
+        return answer.wait(until: deadline) ?? false
     }
 
     /// Commits everything queued so far to disk (handled errors still being prepared included, waiting at most

@@ -8,7 +8,7 @@ import Foundation
 final class Delivery: @unchecked Sendable {
     private struct FlushRequest {
         let throughId: Int64
-        let continuation: CheckedContinuation<Bool, Never>
+        let completion: FlushCompletion
     }
 
     private let store: any QueueStore
@@ -71,14 +71,14 @@ final class Delivery: @unchecked Sendable {
         }
     }
 
-    /// Resolves `continuation` once no record with id ≤ `throughId` is queued (true) or an attempt failed (false).
-    func requestFlush(throughId: Int64, continuation: CheckedContinuation<Bool, Never>) {
+    /// Calls `completion` once no record with id ≤ `throughId` is queued (true) or an attempt failed (false).
+    func requestFlush(throughId: Int64, completion: @escaping FlushCompletion) {
         signal.withLock {
             if stopping {
-                continuation.resume(returning: false)
+                completion(false)
                 return
             }
-            flushRequests.append(FlushRequest(throughId: throughId, continuation: continuation))
+            flushRequests.append(FlushRequest(throughId: throughId, completion: completion))
             signal.broadcast()
         }
     }
@@ -131,7 +131,7 @@ final class Delivery: @unchecked Sendable {
             flushRequests.removeAll()
             return requests
         }
-        for request in pending { request.continuation.resume(returning: false) }
+        for request in pending { request.completion(false) }
         finished.signal()
     }
 
@@ -176,11 +176,11 @@ final class Delivery: @unchecked Sendable {
         let oldest = all || failed ? nil : ((try? store.oldestId()) ?? nil)
         flushRequests.removeAll { request in
             if failed {
-                request.continuation.resume(returning: false)
+                request.completion(false)
                 return true
             }
             guard all || oldest.map({ request.throughId < $0 }) ?? true else { return false }
-            request.continuation.resume(returning: true)
+            request.completion(true)
             return true
         }
     }

@@ -55,3 +55,26 @@ enum Monotonic {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
+
+/// What a flush request reports when it ends: true once everything it covered was delivered (or dropped as the
+/// retry contract says), false when an attempt failed or the client stopped. Called on the client's threads.
+typealias FlushCompletion = @Sendable (Bool) -> Void
+
+/// One flush's answer, awaited by a thread with a deadline (``Cohorly/flush(waitingAtMost:)``).
+final class FlushAnswer: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var value: Bool?  // guarded by `lock`
+
+    func set(_ delivered: Bool) {
+        lock.withLock { value = delivered }
+        lock.broadcast()
+    }
+
+    /// The answer, or nil when the monotonic `deadline` (seconds) passed first.
+    func wait(until deadline: Double) -> Bool? {
+        lock.withLock {
+            while value == nil && Monotonic.now() < deadline { lock.wait(until: deadline) }
+            return value
+        }
+    }
+}

@@ -11,8 +11,8 @@ extension Cohorly {
             let lastId = store.lastId
             for waiter in waiters {
                 switch waiter {
-                case .flush(let continuation):
-                    delivery.requestFlush(throughId: lastId, continuation: continuation)
+                case .flush(let completion):
+                    delivery.requestFlush(throughId: lastId, completion: completion)
                 case .persisted(let semaphore): semaphore.signal()
                 }
             }

@@ -106,7 +106,11 @@ public enum CohorlyCrash {
     ///     destination's `SentryConfiguration.release` when it has one, else `<executable name>@<version>`.
     ///   - dist: the distribution, optional.
     ///   - version: the version in the default release. Default `COHORLY_RELEASE` from the environment.
-    /// - Throws: ``CrashRecorder/InstallError`` when the recorder cannot be installed.
+    /// A default report directory or queue directory that cannot be made (a read-only home) is not fatal: both fall
+    /// back to `$XDG_RUNTIME_DIR/cohorly`, then to a private directory in the temporary directory, said once on
+    /// standard error.
+    /// - Throws: ``CrashRecorder/InstallError`` when the directory named in `options` is unusable or the recorder
+    ///   cannot be installed.
     @discardableResult
     public static func install(
         cohorly: Cohorly, release: String? = nil, dist: String? = nil, version: String? = nil,
@@ -117,10 +121,11 @@ public enum CohorlyCrash {
         let launchRelease =
             release ?? (version == nil ? cohorly.configuredRelease : nil) ?? defaultRelease(version: version)
         let context = CrashContext(release: launchRelease, dist: dist, distinctId: cohorly.currentDistinctId)
-        let recorderOptions = CrashRecorder.Options(
-            reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
-            context: context)
-        try CrashRecorder.install(recorderOptions)
+        // The options in force: the default report directory may have been replaced by its fallback.
+        let recorderOptions = try CrashRecorder.installed(
+            CrashRecorder.Options(
+                reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
+                context: context))
         // Release health (Sentry): the next launch learns how this one ended from its report or marker.
         cohorly.crashMonitorStarted(launchId: CrashRecorder.pendingInsertId, release: launchRelease)
         // Marked on the caller's thread: a launch killed right after install is still found by the next one.

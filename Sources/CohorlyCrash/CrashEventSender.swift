@@ -1,6 +1,7 @@
 import CCrashRecorder
 import Cohorly
 import CohorlyFiles
+import CohorlySymbols
 import Foundation
 
 /// The detached sender: the Linux counterpart of a background URLSession.
@@ -56,19 +57,16 @@ enum CrashEventSender {
             guard ContinuousClock.now < deadline else { return }
             usleep(20_000)
         }
-        let token = environment[tokenVariable]
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            _ = await Cohorly.sendQueued(
-                storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: token,
-                timeout: max(1, ContinuousClock.now.duration(to: deadline).inSeconds), options: .default
-            ) { client in
-                // Reports the app handed over (it may have died before turning them into events) first.
-                takeOverReports(storage: storage, into: client, deadline: deadline)
-            }
-            done.signal()
+        TextTable.demanglesInBackground.store(false, ordering: .relaxed)
+        // On this thread, without Swift concurrency: this runs from a C constructor, before the Swift runtime's
+        // own start-up in a statically linked program, where a task never ran (the sender waited for it forever).
+        _ = Cohorly.sendQueuedBlocking(
+            storageDirectory: URL(fileURLWithPath: storage), apiHost: host, token: environment[tokenVariable],
+            timeout: max(1, ContinuousClock.now.duration(to: deadline).inSeconds), options: .default
+        ) { client in
+            // Reports the app handed over (it may have died before turning them into events) first.
+            takeOverReports(storage: storage, into: client, deadline: deadline)
         }
-        done.wait()
     }
 
     private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R)

@@ -16,7 +16,9 @@ public enum CrashRecorder {
     public struct Options: Sendable, Equatable {
         /// Where reports are written. Default: `$XDG_STATE_HOME/cohorly/crashes/<app>`, else
         /// `~/.local/state/cohorly/crashes/<app>` (``defaultReportDirectory(environment:executableName:)``). Created with mode 0700 (parents too) when missing, whatever the
-        /// umask; an existing one must belong to this user and not be group- or world-writable.
+        /// umask; an existing one must belong to this user and not be group- or world-writable. When the default
+        /// cannot be used (a read-only home), `install` falls back to `$XDG_RUNTIME_DIR/cohorly/crashes/<app>`, then
+        /// to `cohorly-<uid>/crashes/<app>` in the temporary directory, and says so once on standard error.
         public var reportDirectory: URL
         /// After a report is written: `true` (default) calls the handlers that were installed before ours — the
         /// Swift runtime's backtracer only when `SWIFT_BACKTRACE` says `enable=yes` (it symbolicates in the dying
@@ -79,16 +81,35 @@ public enum CrashRecorder {
 
     /// Installs the handlers (SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGABRT, uncaught C++ exceptions) and
     /// gives the calling thread an alternate signal stack. Calling it again only applies the new options.
-    /// - Throws: ``InstallError`` when the directory is unusable or the recorder cannot be set up.
+    /// The default report directory, when it cannot be made (a read-only home), is replaced by a fallback (see
+    /// ``Options/reportDirectory``).
+    /// - Throws: ``InstallError`` when the directory named in `options` is unusable, or the recorder cannot be set up.
     public static func install(_ options: Options = Options()) throws {
+        try installed(options)
+    }
+
+    /// ``install(_:)``, returning the options in force: the default report directory, when it cannot be made
+    /// (a read-only home), is replaced by its fallback (``StateDirectory/makeDefault(_:environment:)``), said once on
+    /// standard error. Only a directory the caller named makes it throw.
+    @discardableResult
+    static func installed(_ options: Options) throws -> Options {
         cly_test_probe_mark("swift: start")
-        let directory = options.reportDirectory.path
+        var options = options
+        let isDefault = options.reportDirectory == Options.defaultReportDirectory()
         do {
-            try PrivateFiles.makeDirectory(directory, requireOwnerOnly: true)
+            if isDefault {
+                let app = Options.directoryName(for: StateDirectory.executableName())
+                options.reportDirectory = URL(
+                    fileURLWithPath: try StateDirectory.makeDefault("crashes/" + app), isDirectory: true)
+            } else {
+                try PrivateFiles.makeDirectory(options.reportDirectory.path, requireOwnerOnly: true)
+            }
         } catch {
+            let directory = options.reportDirectory.path
             throw InstallError.reportDirectoryUnusable(
                 path: directory, reason: error.path == directory ? error.reason : error.description)
         }
+        let directory = options.reportDirectory.path
         cly_test_probe_mark("swift: report directory")
         var message = [CChar](repeating: 0, count: 512)
         let result = cly_install(directory, options.chainToPreviousHandlers, &message, message.count)
@@ -106,6 +127,7 @@ public enum CrashRecorder {
             publish($0.context)
         }
         cly_test_probe_mark("swift: context handed over")
+        return options
     }
 
     /// Whether ``install(_:)`` succeeded in this process.

@@ -89,6 +89,10 @@ package final class TextTable {
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
     private static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
+    /// Whether names may be demangled on libdispatch's background thread (default true). The detached crash
+    /// sender turns it off: it runs before `main`, where in a statically linked program libdispatch is not started
+    /// yet and work handed to a queue never runs (the caller then makes every name itself, and waits for nothing).
+    package static let demanglesInBackground = Atomic<Bool>(true)
 
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
@@ -168,7 +172,8 @@ package final class TextTable {
     /// stretch (see `DemanglingHandover`). One task a batch, not one a stretch: a thread parked between any two
     /// stretches was at times woken as late.
     func startBackgroundTask() {
-        guard TextTable.hasSeveralCores, handover == nil else { return }
+        guard TextTable.hasSeveralCores, TextTable.demanglesInBackground.load(ordering: .relaxed), handover == nil
+        else { return }
         let started = DemanglingHandover()
         handover = started
         let names = workerNames

@@ -56,6 +56,35 @@ struct SendQueuedTests {
         #expect(recorder.lines.contains("the queue's directory was removed: the sender stops"))
         #expect(!FileManager.default.fileExists(atPath: directory.path))
     }
+
+    /// The detached crash sender's variant runs without Swift concurrency (before `main`, where a task may never
+    /// run): it delivers through the retries, and against a server that holds every answer it still ends by its
+    /// deadline (the exchange in flight cut to the sending's timeout), not when the server answers.
+    @Test func theBlockingVariantDeliversAndEndsByItsDeadline() throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let directory = queueLeftByALaunchThatDied(collector)
+        collector.injectFault(Fault(status: 503), count: 2)
+        var options = testOptions(directory)
+        options.retry.baseDelay = 0.01
+        let delivered = Cohorly.sendQueuedBlocking(
+            storageDirectory: directory, apiHost: collector.baseURL, token: "test-token", timeout: 60,
+            options: options, prepare: { _ in })
+        #expect(delivered)
+        #expect(collector.appliedFaultCount == 2)
+        #expect(try collector.store.eventCount() == 1)
+
+        let held = queueLeftByALaunchThatDied(collector)
+        var slow = Fault()
+        slow.delay = 6
+        collector.injectFault(slow, count: 5)
+        let start = ContinuousClock.now
+        let gaveUp = Cohorly.sendQueuedBlocking(
+            storageDirectory: held, apiHost: collector.baseURL, token: "test-token", timeout: 1,
+            options: testOptions(held), prepare: { _ in })
+        #expect(!gaveUp)
+        #expect(ContinuousClock.now - start < .seconds(4), "\(ContinuousClock.now - start)")
+    }
 }
 
 /// A clock whose sleeps end at once, moving its time forward by what was asked: waits cost nothing, and what was
