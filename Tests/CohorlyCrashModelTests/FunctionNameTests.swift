@@ -81,8 +81,8 @@ import Testing
                 == "CrashDemo")
         #expect(SwiftMangling.module(of: "$sSa15_checkSubscript_20wasNativeTypeCheckedySi_SbtF") == "Swift")
         #expect(
-            FunctionName.swiftModule(
-                ofMangled: "$ss17_assertionFailure__4file4line5flagss5NeverOs12StaticStringV_SSAHSus6UInt32VtF")
+            SwiftMangling.module(
+                of: "$ss17_assertionFailure__4file4line5flagss5NeverOs12StaticStringV_SSAHSus6UInt32VtF")
                 == "Swift")
         #expect(SwiftMangling.module(of: "_ZN4demo6WidgetIiE7explodeEPKc") == nil)
         #expect(SwiftMangling.module(of: "demo_null_write") == nil)
