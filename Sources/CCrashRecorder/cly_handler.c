@@ -13,6 +13,9 @@
 //         . cly_context_copy_for_crash (seqlock copy of the app's context);
 //         . cly_report_write (open/write/rename, no allocation) - the committed report;
 //         . cly_launch_marker_clear_for_crash (unlink) - this launch ended in a reported crash;
+//         . cly_symbolication_marker_remove_for_crash (unlink) - a report symbolicated on another thread is
+//           symbolicated again by its sender, not sent raw;
+//         . cly_crash_time_sender_start (clone + execve, cly_crash_time_sender.c) - the sender, started now;
 //         . cly_threads_release;
 //     - chain: restore the previous actions (or the default ones), call the previous handler (the Swift
 //       runtime's backtracer when it is on), then make sure the process dies of the original signal: a
@@ -113,7 +116,11 @@ bool cly_handle_crash(const cly_crash *crash) {
         if (other_threads[i].answered) cly_async_walk(&other_threads[i]);
     input.context = context_copy;
     input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
-    if (cly_report_write(&input)) cly_launch_marker_clear_for_crash();  // the report is this launch's event
+    if (cly_report_write(&input)) {
+        cly_launch_marker_clear_for_crash();  // the report is this launch's event
+        cly_symbolication_marker_remove_for_crash(tid);
+        cly_crash_time_sender_start(cly_report_committed_name());  // sent now, with no later launch
+    }
     cly_threads_release();
     atomic_store(&report_done, 1);
     cly_futex_wake(&report_done);

@@ -1,0 +1,119 @@
+import Cohorly
+import CohorlyCollector
+import CohorlyCrash
+import Foundation
+import TestWaiting
+import Testing
+
+/// The sender the crash handler starts once the report is committed (cly_crash_time_sender.c): a crash reaches the
+/// collector with no later launch, once, symbolicated; where the sender cannot be started, or is turned off, the
+/// next launch sends it.
+@Suite("A crash is sent at crash time")
+struct CrashTimeSenderTests {
+    /// One launch of CrashDemo for `setup`, its crash starting the sender unless `senderAtCrash` is false.
+    static func launch(
+        _ setup: DeliveryTests.Setup, _ arguments: [String], senderAtCrash: Bool = true
+    ) async throws -> CrashDemoRun {
+        try await runCrashDemo(
+            arguments + ["--storage", setup.storage.path, "--sender-timeout-ms", "15000"],
+            reportDirectory: setup.reports, withClient: true, environment: setup.environment,
+            senderAtCrash: senderAtCrash)
+    }
+
+    /// The function names of the crashed thread's frames of `event`.
+    static func functions(_ event: StoredEvent) -> [String] {
+        let properties = CohorlyValue(json: event.propertiesJSON)?.objectValue ?? [:]
+        let frames = properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? []
+        return frames.compactMap { $0["function"]?.stringValue }
+    }
+
+    @Test func aToolThatCrashesOnceAndIsNeverLaunchedAgainIsReportedSymbolicated() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let crash = try await Self.launch(setup, ["crash", "fatal-error", "--identify", "tool-user"])
+        #expect(crash.signal == SIGILL)
+        // No other launch: the sender the crash started delivers it.
+        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        let event = try #require(try setup.exceptions().first)
+        #expect(event.distinctId == "tool-user")
+        #expect(Self.functions(event).contains { $0.contains("crashFatalError") }, "\(Self.functions(event))")
+        // The report is gone once its event is queued, and the sender ends once the queue is delivered.
+        #expect(await eventually { crash.reportFiles.isEmpty && DetachedSenders.running(under: setup.root).isEmpty })
+        #expect(try setup.exceptions().count == 1)
+    }
+
+    @Test func aCrashLoopAtStartupArrivesOnceEachAndNamed() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        // Each launch crashes right after install, while the senders of the crashes before it (and the handover
+        // senders of the launches that found their reports) still run.
+        for _ in 0..<5 {
+            let crash = try await Self.launch(setup, ["crash", "fatal-error"])
+            #expect(crash.signal == SIGILL)
+        }
+        #expect(await eventually(timeout: 60) { (try? setup.exceptions().count) == 5 })
+        // Every sender is done, every report gone: nothing is left to arrive twice.
+        #expect(
+            await eventually(timeout: 60) {
+                DetachedSenders.running(under: setup.root).isEmpty
+                    && CrashReportStore(directory: setup.reports).pendingReports().isEmpty
+            })
+        let events = try setup.exceptions()
+        #expect(events.count == 5)
+        #expect(Set(events.compactMap(\.insertId)).count == 5)
+        for event in events {
+            #expect(Self.functions(event).contains { $0.contains("crashFatalError") }, "\(Self.functions(event))")
+        }
+    }
+
+    @Test func whereTheSenderCannotBeStartedTheNextLaunchSendsTheCrash() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        // A file without exec permission: execve fails in the handler's child (as under a seccomp filter or a
+        // noexec mount), the report stays.
+        let notExecutable = setup.root.appendingPathComponent("not-executable")
+        #expect(
+            FileManager.default.createFile(
+                atPath: notExecutable.path, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644]))
+        let crash = try await Self.launch(setup, ["crash", "null-write", "--sender-executable", notExecutable.path])
+        #expect(crash.signal == SIGSEGV)
+        // The start was tried and failed before the process died: no sender runs, the report is there.
+        #expect(DetachedSenders.running(under: setup.root).isEmpty)
+        let report = try #require(try crash.reports().first)
+        #expect(try setup.exceptions().isEmpty)
+
+        let next = try await Self.launch(setup, ["run"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        #expect(try setup.exceptions().first?.insertId == report.insertId)
+    }
+
+    @Test func turnedOffTheCrashWaitsForTheNextLaunch() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let crash = try await Self.launch(setup, ["crash", "null-write"], senderAtCrash: false)
+        #expect(crash.signal == SIGSEGV)
+        // Nothing was started at the crash (it would run now, or have sent the event and deleted the report).
+        #expect(DetachedSenders.running(under: setup.root).isEmpty)
+        let report = try #require(try crash.reports().first)
+        #expect(try setup.exceptions().isEmpty)
+
+        let next = try await Self.launch(setup, ["run"], senderAtCrash: false)
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        #expect(try setup.exceptions().first?.insertId == report.insertId)
+    }
+
+    /// A launch that dies of its own crash while another of its threads symbolicates a report did not die of
+    /// symbolication: the marker goes, and the report's sender symbolicates it. Only a crash on the symbolicating
+    /// thread itself keeps the marker (the report then goes out raw, instead of ending every launch).
+    @Test(arguments: [("crash-while-symbolicating", false), ("crash-inside-symbolicating", true)])
+    func aCrashElsewhereDoesNotBlameSymbolication(scenario: String, markerKept: Bool) async throws {
+        let run = try await runCrashDemo(["scenario", scenario], label: "symbolicating")
+        defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
+        #expect(run.signal == SIGSEGV)
+        #expect(run.reportFiles.count == 1)
+        let marker = run.reportDirectory.appendingPathComponent("earlier.json.symbolicating")
+        #expect(FileManager.default.fileExists(atPath: marker.path) == markerKept)
+    }
+}
