@@ -11,13 +11,17 @@
 // The crash path (cly_crash_time_sender_start, called by cly_handle_crash after the commit), in call order:
 //   - load the prepared block (atomic); copy the committed report's name into its slot (memcpy, bounded);
 //   - sigprocmask: block every signal, so none runs the app's handlers in the child (it shares our memory);
-//   - clone(CLONE_VM | CLONE_VFORK) on a static stack: the child borrows our memory until it execs, so
-//     nothing is copied and nothing is allocated (what posix_spawn and the Swift runtime's backtracer do);
-//     the caller is held only until the exec (measured by scripts/bench-crash: the time the crash path adds);
+//   - clone(CLONE_VM) on a static stack: the child borrows our memory until it execs, so nothing is copied and
+//     nothing is allocated (what posix_spawn and the Swift runtime's backtracer do). The crashing thread goes on at
+//     once (scripts/bench-crash-delivery measures what it adds): since Linux 5.16 a process dying of a core-dump
+//     signal kills only its own thread group, not another process sharing its memory. Before 5.16 it would kill
+//     the child too, so there the clone adds CLONE_VFORK and the thread waits until the child has exec'd (the
+//     exec leaves our memory) — a wait the scheduler may stretch on a busy machine;
 //   - in the child: sigaction (every signal to SIG_DFL), setsid, open("/dev/null") + dup2 onto 0, 1, 2,
 //     close_range(3, ~0) (else close() up to the descriptor limit), sigprocmask (empty), execve; when the exec
-//     fails (no exec permission, seccomp, a missing file) the child writes errno into static memory and _exits:
-//     the report stays, and the next launch sends it;
+//     fails (no exec permission, seccomp, a missing file) the child _exits: the report stays, and the next launch
+//     sends it. The child touches none of our memory but its stack (errno aside: it shares the crashed thread's
+//     thread pointer, and the handler restores errno anyway);
 //   - back in the parent: sigprocmask (the previous mask). When this process is the init of its PID namespace
 //     (pid 1: a container's only process), everything in the namespace dies with it, the sender too: the handler
 //     then waits for the sender (waitpid WNOHANG + nanosleep, at most the prepared bound) before it dies.
@@ -29,7 +33,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "cly_crash_time_sender.h"
@@ -41,11 +47,22 @@ typedef struct {
     char **envp;
     char *report_value;  // the value of the report entry: CLY_MAX_PATH bytes, written at crash time
     uint32_t init_wait_ms;
+    bool wait_for_exec;  // Linux before 5.16: CLONE_VFORK (see above)
 } prepared_sender;
 
 static _Atomic(prepared_sender *) prepared;
-static _Alignas(16) char child_stack[32 * 1024];  // the child's stack until it execs (one start per process)
-static volatile int child_exec_errno;             // written by a child whose exec failed (shared memory)
+#define CHILD_STACK_BYTES (32 * 1024)
+static _Alignas(16) char child_stack[CHILD_STACK_BYTES];  // the child's stack until it execs (one crash per process)
+
+/// Whether a core-dump death of this process would also kill a process that shares its memory (Linux < 5.16).
+static bool core_dump_kills_memory_sharers(void) {
+    struct utsname names;
+    if (uname(&names) != 0) return true;
+    char *end = NULL;
+    long major = strtol(names.release, &end, 10);
+    long minor = end != NULL && *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+    return major < 5 || (major == 5 && minor < 16);
+}
 
 static size_t count_strings(char *const strings[]) {
     size_t count = 0;
@@ -70,6 +87,7 @@ int cly_crash_time_sender_prepare(const char *path, char *const argv[], char *co
     sender->argv = pointers;
     sender->envp = pointers + argc + 1;
     sender->init_wait_ms = init_wait_ms;
+    sender->wait_for_exec = core_dump_kills_memory_sharers();
     size_t length = strlen(path) + 1;
     memcpy(strings, path, length);
     sender->path = strings;
@@ -113,8 +131,8 @@ static void close_inherited_descriptors(void) {
     for (int fd = 3; fd < (int)highest; fd++) close(fd);
 }
 
-/// The child, on child_stack in the parent's memory until execve: nothing here may write the parent's state
-/// but child_exec_errno (errno itself is the crashed thread's, whose value the handler restores anyway).
+/// The child, on its own stack in the parent's memory until execve: nothing here writes the parent's state (errno
+/// aside, the crashed thread's, whose value the handler restores anyway).
 static int child_main(void *argument) {
     const prepared_sender *sender = argument;
     struct sigaction default_action;
@@ -135,7 +153,6 @@ static int child_main(void *argument) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(sender->path, sender->argv, sender->envp);
-    child_exec_errno = errno != 0 ? errno : ENOEXEC;
     _exit(127);
 }
 
@@ -152,8 +169,9 @@ static void wait_for_sender(pid_t pid, uint32_t wait_ms) {
     }
 }
 
-/// Starts the prepared sender for `report_name`; returns its pid or a negative errno value. Signal-safe.
-static int start(const char *report_name, uint64_t *blocked_ns) {
+/// Starts the prepared sender for `report_name` with `stack` (`stack_bytes`) as the child's stack until it execs;
+/// returns its pid or a negative errno value. Signal-safe.
+static int start(const char *report_name, char *stack, size_t stack_bytes, uint64_t *blocked_ns) {
     prepared_sender *sender = atomic_load(&prepared);
     if (sender == NULL) return -ENOENT;
     size_t length = strnlen(report_name, CLY_MAX_PATH - 1);
@@ -163,18 +181,22 @@ static int start(const char *report_name, uint64_t *blocked_ns) {
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &previous);
     uint64_t began = cly_monotonic_ns();
-    child_exec_errno = 0;
-    int pid = clone(child_main, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, sender);
-    int error = pid < 0 ? errno : child_exec_errno;
+    int flags = CLONE_VM | SIGCHLD | (sender->wait_for_exec ? CLONE_VFORK : 0);
+    int pid = clone(child_main, stack + stack_bytes, flags, sender);
+    int error = pid < 0 ? errno : 0;
     if (blocked_ns != NULL) *blocked_ns = cly_monotonic_ns() - began;
-    if (pid > 0 && error != 0) waitpid(pid, NULL, __WALL);  // the child has exited: reap it
-    else if (pid > 0 && getpid() == 1 && sender->init_wait_ms > 0) wait_for_sender(pid, sender->init_wait_ms);
+    if (pid > 0 && getpid() == 1 && sender->init_wait_ms > 0) wait_for_sender(pid, sender->init_wait_ms);
     sigprocmask(SIG_SETMASK, &previous, NULL);
-    return error != 0 ? -error : pid;
+    return pid > 0 ? pid : -error;
 }
 
-void cly_crash_time_sender_start(const char *report_name) { (void)start(report_name, NULL); }
+void cly_crash_time_sender_start(const char *report_name) {
+    (void)start(report_name, child_stack, sizeof child_stack, NULL);
+}
 
 int cly_crash_time_sender_start_for_test(const char *report_name, uint64_t *blocked_ns) {
-    return start(report_name, blocked_ns);
+    // A stack of its own for every start (never freed): an earlier child may still be on its way to its exec.
+    void *stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return -errno;
+    return start(report_name, stack, CHILD_STACK_BYTES, blocked_ns);
 }

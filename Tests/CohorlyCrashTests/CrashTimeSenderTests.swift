@@ -77,7 +77,7 @@ struct CrashTimeSenderTests {
                 atPath: notExecutable.path, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644]))
         let crash = try await Self.launch(setup, ["crash", "null-write", "--sender-executable", notExecutable.path])
         #expect(crash.signal == SIGSEGV)
-        // The start was tried and failed before the process died: no sender runs, the report is there.
+        // The child could not exec the sender: none runs, the report is there.
         #expect(DetachedSenders.running(under: setup.root).isEmpty)
         let report = try #require(try crash.reports().first)
         #expect(try setup.exceptions().isEmpty)

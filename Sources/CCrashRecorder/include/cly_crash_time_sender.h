@@ -25,10 +25,10 @@ int cly_crash_time_sender_prepare(const char *path, char *const argv[], char *co
 /// thread.
 void cly_crash_time_sender_disarm(void);
 
-/// Benchmark and test hook: starts the prepared process exactly as the crash handler does, naming `report_name`,
-/// and returns the pid (> 0) or a negative errno value (a failed exec gives the exec's errno; nothing prepared,
-/// -ENOENT). `*blocked_ns` (when not NULL) receives how long the caller was held: the time the
-/// crash path adds before the process dies. Async-signal-safe, like the crash path.
+/// Benchmark hook: starts the prepared process exactly as the crash handler does, naming `report_name` (with a
+/// child stack of its own, mapped now), and returns the pid (> 0) or a negative errno value (nothing prepared:
+/// -ENOENT; a failed exec is not seen here: the child exits 127). `*blocked_ns` (when not NULL) receives how long
+/// the caller was held: the time the crash path adds before the process dies. Normal code.
 int cly_crash_time_sender_start_for_test(const char *report_name, uint64_t *blocked_ns);
 
 #ifdef __cplusplus
