@@ -104,6 +104,32 @@ struct CrashTimeSenderTests {
         #expect(try setup.exceptions().first?.insertId == report.insertId)
     }
 
+    @Test func aCrashRightAfterInstallIsSentTheQueuesWay() async throws {
+        var configuration = CollectorConfiguration()
+        configuration.tokens = ["phc_demo"]
+        let collector = try Collector(configuration: configuration)
+        _ = try collector.start()
+        defer { collector.stop() }
+        // Anything sent the Cohorly API's way is refused: only PostHog's capture V1 gets through.
+        collector.injectFault(Fault(status: 400, path: "/track"), count: 10_000)
+        let root = try makeTemporaryDirectory("crash-time-posthog")
+        defer { removeLaunchDirectory(root) }
+        let crash = try await runCrashDemo(
+            [
+                "crash", "null-write", "--storage", root.appendingPathComponent("storage").path,
+                "--sender-timeout-ms", "15000",
+            ], reportDirectory: root.appendingPathComponent("reports"), withClient: true,
+            environment: [
+                "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
+                "COHORLY_DESTINATION": "posthog",
+            ], senderAtCrash: true)
+        #expect(crash.signal == SIGSEGV)
+        #expect(
+            await eventually {
+                (try? collector.store.events(matching: EventQuery(event: "$exception", limit: 10)).count) == 1
+            })
+    }
+
     /// A launch that dies of its own crash while another of its threads symbolicates a report did not die of
     /// symbolication: the marker goes, and the report's sender symbolicates it. Only a crash on the symbolicating
     /// thread itself keeps the marker (the report then goes out raw, instead of ending every launch).
