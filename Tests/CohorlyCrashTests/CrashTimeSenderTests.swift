@@ -130,6 +130,33 @@ struct CrashTimeSenderTests {
             })
     }
 
+    /// A container's only process (pid 1 of its PID namespace) takes every process of the namespace with it when it
+    /// dies: its crash handler waits for the sender, so the event is at the collector by the time the process is gone.
+    @Test func aContainersOnlyProcessWaitsForItsSender() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = [
+            "--pid", "--fork", DemoBuild.debug.executable.path, "crash", "null-write", "--storage", setup.storage.path,
+            "--report-dir", setup.reports.path, "--sender-timeout-ms", "15000",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(setup.environment) { _, new in new }
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        let stderr = String(decoding: try await runReadingToEnd(process, reading: errors), as: UTF8.self)
+        guard !stderr.contains("unshare:") else {
+            print("pid 1 test skipped: \(stderr)")  // no PID namespaces here (not root, or a container without them)
+            return
+        }
+        #expect(try setup.exceptions().count == 1, "\(stderr)")
+        #expect(CrashReportStore(directory: setup.reports).pendingReports().isEmpty)
+    }
+
     /// A launch that dies of its own crash while another of its threads symbolicates a report did not die of
     /// symbolication: the marker goes, and the report's sender symbolicates it. Only a crash on the symbolicating
     /// thread itself keeps the marker (the report then goes out raw, instead of ending every launch).
