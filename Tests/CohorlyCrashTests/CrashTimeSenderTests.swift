@@ -130,6 +130,35 @@ struct CrashTimeSenderTests {
             })
     }
 
+    /// Through Sentry, the crash's own sender ends the crashed launch's session `crashed` in the crash event's
+    /// envelope (the session was still open: no later launch had made it wait), and a later launch ends it no more.
+    @Test func throughSentryTheCrashedLaunchsSessionEndsCrashed() async throws {
+        let setup = try DeliveryTests.Setup()
+        defer { setup.finish() }
+        let environment = setup.environment.merging([
+            "COHORLY_DESTINATION": "sentry",
+            "COHORLY_SENTRY_DSN": "http://demo-token@127.0.0.1:\(setup.collector.baseURL.port ?? 0)/1",
+        ]) { _, new in new }
+        func sessions() -> [CohorlyValue] {
+            ((try? setup.collector.store.records(kind: "sentry_session")) ?? []).compactMap {
+                CohorlyValue(json: $0.json)
+            }
+        }
+        let crash = try await runCrashDemo(
+            ["crash", "fatal-error", "--storage", setup.storage.path, "--sender-timeout-ms", "15000"],
+            reportDirectory: setup.reports, withClient: true, environment: environment, senderAtCrash: true)
+        #expect(crash.signal == SIGILL)
+        #expect(await eventually { sessions().contains { $0["status"] == "crashed" } }, "\(sessions())")
+        #expect(await eventually { DetachedSenders.running(under: setup.root).isEmpty })
+        let next = try await runCrashDemo(
+            ["run", "--storage", setup.storage.path], reportDirectory: setup.reports, withClient: true,
+            environment: environment)
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        let first = try #require(sessions().first)
+        #expect(
+            sessions().filter { $0["sid"] == first["sid"] }.map { $0["status"] } == ["ok", "crashed"], "\(sessions())")
+    }
+
     /// A container's only process (pid 1 of its PID namespace) takes every process of the namespace with it when it
     /// dies: its crash handler waits for the sender, so the event is at the collector by the time the process is gone.
     @Test func aContainersOnlyProcessWaitsForItsSender() async throws {
