@@ -39,6 +39,8 @@ let helpText = """
       --opt-out               opt the user out before crashing (no report is written)
       --version V             the app version in the release `CrashDemo@V` (default 1.0.0)
       --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
+      --no-sender-at-crash    a crash does not start the sender: the next launch sends it
+      --sender-executable P   the executable a crash starts as the sender (default /proc/self/exe)
       --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
       --until FILE            crash, scenario sigkill: wait until FILE exists (at most 60 s) before crashing
       --no-abnormal-exits     do not mark the launch (no abnormal-exit reports; benchmarks)

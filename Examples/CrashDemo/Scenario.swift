@@ -16,6 +16,7 @@ enum Scenario {
             "sleeping-main",
             "resume-points",
             "task-breadcrumbs",
+            "crash-while-symbolicating", "crash-inside-symbolicating", "sender-start-cost",
         ] + BreadcrumbScenarios.names + ServerScenarios.names
 
     static func run(_ name: String, options: DemoOptions) -> Never {
@@ -43,6 +44,11 @@ enum Scenario {
             blockedThread()
         case "sleeping-main":
             sleepingMain()
+        case "crash-while-symbolicating":
+            crashWhileSymbolicating(onThatThread: false, directory: options.reportDirectory ?? "/tmp")
+        case "crash-inside-symbolicating":
+            crashWhileSymbolicating(onThatThread: true, directory: options.reportDirectory ?? "/tmp")
+        case "sender-start-cost": senderStartCost()
         case "identify-then-crash":
             // The crash-time context follows the client's identity after install.
             Cohorly.shared?.identify("identified-after-install")
@@ -141,6 +147,41 @@ enum Scenario {
         ready.wait()
         demo_null_write()
         exit(97)
+    }
+
+    /// A thread symbolicates a report (its marker `<directory>/earlier.json.symbolicating` made, as
+    /// SymbolicationGuard makes it), and the crash happens on the main thread meanwhile, or (`onThatThread`) on
+    /// the symbolicating thread itself: only then did the launch die inside symbolication.
+    static func crashWhileSymbolicating(onThatThread: Bool, directory: String) -> Never {
+        let marker = "\(directory)/earlier.json.symbolicating"
+        let made = DispatchSemaphore(value: 0)
+        Thread {
+            guard cly_symbolication_marker_set(marker) == 0,
+                FileManager.default.createFile(atPath: marker, contents: Data("\(getpid())\n".utf8)),
+                cly_symbolication_marker_made()
+            else { usage("cannot make \(marker)") }
+            made.signal()
+            if onThatThread { demo_null_write() }
+            while opaqueStop < 0 { sleep(60) }
+        }.start()
+        made.wait()
+        if !onThatThread { demo_null_write() }
+        while true { sleep(60) }
+    }
+
+    /// What starting the crash-time sender holds the crashing thread for (scripts/bench-crash-delivery): the prepared
+    /// sender started 20 times exactly as the crash handler starts it, each for a report that does not exist (the
+    /// sender finds nothing to take over and ends). One line: `sender-start-ns N N …`.
+    static func senderStartCost() -> Never {
+        var times: [String] = []
+        for _ in 0..<20 {
+            var blocked: UInt64 = 0
+            let pid = cly_crash_time_sender_start_for_test("bench-no-such-report.json", &blocked)
+            if pid <= 0 { usage("the sender did not start: \(-pid)") }
+            times.append(String(blocked))
+        }
+        say("sender-start-ns " + times.joined(separator: " "))
+        exit(0)
     }
 
     /// Eight threads reach a null write at the same moment.

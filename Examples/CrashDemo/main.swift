@@ -24,6 +24,8 @@ struct DemoOptions {
     var optOut = false
     var version = "1.0.0"
     var senderTimeoutMilliseconds = 120_000
+    var senderAtCrash = true
+    var senderExecutable: String?
     var memorySampleMilliseconds = 10_000
     var abnormalExits = true
     var until: String?
@@ -69,6 +71,8 @@ struct DemoOptions {
             case "--async-read-pipe": options.asyncReadPipe = true
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
+            case "--no-sender-at-crash": options.senderAtCrash = false
+            case "--sender-executable": options.senderExecutable = iterator.next()
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
             case "--until": options.until = iterator.next()
             case "--hang-threshold-ms": options.hangThresholdMilliseconds = Int(iterator.next() ?? "")
@@ -139,6 +143,8 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             senderTimeout: .milliseconds(options.senderTimeoutMilliseconds),
             hangThreshold: options.hangThresholdMilliseconds.map { .milliseconds($0) })
         crashOptions.maxBreadcrumbs = options.maxBreadcrumbs
+        crashOptions.startSenderAtCrash = options.senderAtCrash
+        if let executable = options.senderExecutable { crashOptions.senderExecutable = executable }
         crashOptions.abnormalExits = .init(
             enabled: options.abnormalExits, memorySampleInterval: .milliseconds(options.memorySampleMilliseconds))
         if let after = options.hangOngoingReportMilliseconds {

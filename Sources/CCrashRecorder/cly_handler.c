@@ -13,6 +13,9 @@
 //         . cly_context_copy_for_crash (seqlock copy of the app's context);
 //         . cly_report_write (open/write/rename, no allocation) - the committed report;
 //         . cly_launch_marker_clear_for_crash (unlink) - this launch ended in a reported crash;
+//         . cly_symbolication_marker_remove_for_crash (unlink) - a report symbolicated on another thread is
+//           symbolicated again by its sender, not sent raw;
+//         . cly_crash_time_sender_start (clone + execve, cly_crash_time_sender.c) - the sender, started now;
 //         . after_report: what the dying process does once the report is committed, in order —
 //           cly_crash_line_write (one line on stderr: the reason and the crashing function);
 //       the other threads stay parked (cly_threads.c): no app code runs again;
@@ -142,7 +145,11 @@ bool cly_handle_crash(const cly_crash *crash) {
     input.context = context_copy;
     input.context_length = cly_context_copy_for_crash(context_copy, sizeof context_copy);
     bool committed = cly_report_write(&input);
-    if (committed) cly_launch_marker_clear_for_crash();  // the report is this launch's event
+    if (committed) {
+        cly_launch_marker_clear_for_crash();  // the report is this launch's event
+        cly_symbolication_marker_remove_for_crash(tid);
+        cly_crash_time_sender_start(cly_report_committed_name());  // sent now, with no later launch
+    }
     after_report(crash, &crashed_thread, committed ? "report written" : "no report: it could not be written");
     atomic_store(&report_done, 1);
     cly_futex_wake(&report_done);

@@ -261,6 +261,8 @@ extern int cly_report_format;
 /// Writes `<dir>/<ts>-<pid>-<insert_id>.tmp`, renames it to `.json`, drops the oldest reports beyond
 /// CLY_MAX_REPORTS. Returns true when the report was committed. Signal-safe.
 bool cly_report_write(const cly_report_input *input);
+/// The file name (no directory) of the report cly_report_write last committed in this process; "" before. Signal-safe.
+const char *cly_report_committed_name(void);
 /// Appends a one-line recrash marker to the report being written (a fault inside the writer). Signal-safe.
 void cly_report_mark_recrash(int signal_number);
 
@@ -289,6 +291,16 @@ void cly_launch_marker_record_termination(int signal_number, const siginfo_t *in
 /// Unlinks this process's symbolication marker (cly_symbolication_marker.c): the launch ends now, not of a death
 /// inside symbolication. Only in the process that set it. Signal-safe (unlink).
 void cly_symbolication_marker_remove_at_end(void);
+/// The crash ended this launch on thread `crashed_tid`: unlinks this process's symbolication marker unless that
+/// very thread set it (a death inside symbolication keeps it), so the report being symbolicated is symbolicated
+/// again by whoever sends it. Signal-safe (unlink).
+void cly_symbolication_marker_remove_for_crash(pid_t crashed_tid);
+
+// ---- the crash-time sender (cly_crash_time_sender.c) ----
+
+/// Starts the prepared sender for the committed report `report_name` (a file name in the report directory), if
+/// one was prepared. Signal-safe (clone + execve; see the file).
+void cly_crash_time_sender_start(const char *report_name);
 
 // ---- this process's crash state and shared configuration (cly_process.c) ----
 

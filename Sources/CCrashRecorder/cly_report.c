@@ -38,6 +38,8 @@ static size_t report_limit = CLY_MAX_REPORT_BYTES;  // test hook: cly_test_set_r
 
 int cly_report_format = 2;
 
+static char committed_name[CLY_MAX_PATH];  // the file name of the report last committed (cly_report_committed_name)
+
 void cly_test_fault_in_writer(bool enabled) { fault_in_writer = enabled; }
 
 void cly_test_set_report_limit(size_t bytes) { report_limit = bytes != 0 ? bytes : CLY_MAX_REPORT_BYTES; }
@@ -182,6 +184,8 @@ void cly_report_mark_recrash(int signal_number) {
     (void)!write(fd, marker, n);
 }
 
+const char *cly_report_committed_name(void) { return committed_name; }
+
 bool cly_report_write(const cly_report_input *input) {
     const cly_crash *crash = input->crash;
     struct timespec now;
@@ -302,6 +306,10 @@ bool cly_report_write(const cly_report_input *input) {
     }
     close(fd);
     if (w->failed || rename(tmp_path, final_path) != 0) return false;  // a failed write stays a .tmp
+    size_t directory_length = strlen(cly_report_directory) + 1;
+    size_t name_length = strnlen(final_path + directory_length, sizeof committed_name - 1);
+    memcpy(committed_name, final_path + directory_length, name_length);
+    committed_name[name_length] = '\0';
     prune_reports();
     return true;
 }

@@ -6,7 +6,10 @@
 //     (cly_symbolication_marker_made), so an exit at any moment leaves none;
 //   - cly_symbolication_marker_remove_at_end (the termination monitor, cly_termination.c, before the process
 //     dies of SIGTERM…): unlink(2), async-signal-safe.
-// Both act only in the process that set it (`owner_pid`); a forked child's exit leaves it alone. The path is
+//   - cly_symbolication_marker_remove_for_crash (the crash handler, once the report is committed): unlink(2) unless
+//     the crashed thread is the one symbolicating — a crash loop's launch that dies of its own crash while its
+//     delivery thread symbolicates an earlier report did not die of symbolication (async-signal-safe).
+// Each acts only in the process that set it (`owner_pid`); a forked child's exit leaves it alone. The path is
 // written before the owner pid is published and read after it, as in cly_launch_marker.c.
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +25,7 @@ static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
 static char marker_path[CLY_MAX_PATH];
 static atomic_int owner_pid;   // 0: no marker
 static atomic_int ending_pid;  // the process whose launch is ending (exit hook or termination signal ran)
+static atomic_int owner_tid;   // the thread that set the marker (the one symbolicating)
 static bool exit_hook_registered;
 
 /// The launch ends: first say so (a marker made from now on is removed by its maker, cly_symbolication_marker_made),
@@ -47,6 +51,7 @@ int cly_symbolication_marker_set(const char *path) {
     }
     atomic_store(&owner_pid, 0);
     memcpy(marker_path, path, length + 1);
+    atomic_store(&owner_tid, (int)cly_gettid());
     atomic_store(&owner_pid, (int)getpid());
     if (!exit_hook_registered) {
         exit_hook_registered = true;
@@ -71,3 +76,8 @@ void cly_symbolication_marker_forget(void) {
 }
 
 void cly_symbolication_marker_remove_at_end(void) { end_launch(); }  // getpid, atomics, unlink: all AS-safe
+
+void cly_symbolication_marker_remove_for_crash(pid_t crashed_tid) {
+    if (atomic_load(&owner_tid) == (int)crashed_tid) return;  // symbolication itself crashed: the marker tells
+    end_launch();
+}

@@ -10,7 +10,8 @@
 //   4. each signalled thread, in `dump_handler`, unwinds its own interrupted context into its slot, counts
 //      itself in (atomic + futex wake), then parks on the release futex (bounded);
 //   5. the crashed thread waits on the answer counter, at most CLY_THREAD_WAIT_MS in total;
-//   6. after the report is written, cly_threads_release() lets the parked threads go.
+//   6. the parked threads are never let go: they stay parked until the process dies of the crash (no app code
+//      runs after a crash; a last-resort deadline in the park ends the process should it somehow live on).
 // A thread whose own unwind faults is sent back (siglongjmp) to its dump handler by the crash handler and
 // answers with the frames it had. The dump handler stays installed afterwards: a late SIGSYS must not kill
 // the process with a different signal than the one it crashed of.

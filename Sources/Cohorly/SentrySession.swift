@@ -51,6 +51,11 @@ struct SentrySession: Codable, Equatable {
     /// The settings key of the session of launch `launchId` while it waits.
     static func waitingKey(_ launchId: String) -> String { waitingPrefix + launchId.lowercased() }
 
+    /// The settings key holding the sid of the open session of monitored launch `launchId` while it runs: the sender
+    /// its crash handler starts ends that session `crashed` before any later launch made it wait.
+    static func launchKey(_ launchId: String) -> String { launchPrefix + launchId.lowercased() }
+    static let launchPrefix = "sentry_launch."
+
     /// The sessions waiting for a verdict, oldest first.
     static func waiting(_ settings: any QueueSettings) -> [SentrySession] {
         settings.values(prefix: waitingPrefix).compactMap { SentrySession(json: $0.value) }.sorted {
@@ -147,6 +152,7 @@ final class SentrySessions: @unchecked Sendable {
         for (key, open) in left {
             operations.append(.setMeta(key, nil))
             if let launchId = open.launchId {
+                operations.append(.setMeta(SentrySession.launchKey(launchId), nil))
                 operations.append(.setMeta(SentrySession.waitingKey(launchId), open.json))
                 waiting.removeAll { $0.launchId?.lowercased() == launchId.lowercased() }
                 waiting.append(open)
@@ -169,11 +175,17 @@ final class SentrySessions: @unchecked Sendable {
     private func end(_ session: SentrySession, status: String, atMs timeMs: Int64, observed: Bool = true)
         -> [QueueOperation]
     {
-        [session.record(status: status, atMs: timeMs, initial: false, observed: observed), removal(of: session)]
+        [session.record(status: status, atMs: timeMs, initial: false, observed: observed)] + removal(of: session)
     }
 
-    private func removal(of session: SentrySession) -> QueueOperation {
-        .setMeta(session.launchId.map(SentrySession.waitingKey) ?? SentrySession.previousKey, nil)
+    /// Removes the ended `session` wherever it is kept: waiting, or still open (its launch crashed and the crash's
+    /// own sender ends it).
+    private func removal(of session: SentrySession) -> [QueueOperation] {
+        guard let launchId = session.launchId else { return [.setMeta(SentrySession.previousKey, nil)] }
+        return [
+            .setMeta(SentrySession.waitingKey(launchId), nil), .setMeta(SentrySession.openKey(session.sid), nil),
+            .setMeta(SentrySession.launchKey(launchId), nil),
+        ]
     }
 
     /// This launch's release is `release` (given to the crash monitor, as its events carry it): this launch's session
@@ -198,7 +210,9 @@ final class SentrySessions: @unchecked Sendable {
     func monitored(by launchId: String) -> [QueueOperation] {
         lock.withLock {
             current?.launchId = launchId
-            return current.map { [.setMeta(SentrySession.openKey($0.sid), $0.json)] } ?? []
+            return current.map {
+                [.setMeta(SentrySession.openKey($0.sid), $0.json), .setMeta(SentrySession.launchKey(launchId), $0.sid)]
+            } ?? []
         }
     }
 
@@ -231,7 +245,7 @@ final class SentrySessions: @unchecked Sendable {
         return [
             session.record(status: "exited", atMs: timeMs, initial: false),
             .setMeta(SentrySession.openKey(session.sid), nil),
-        ]
+        ] + (session.launchId.map { [.setMeta(SentrySession.launchKey($0), nil)] } ?? [])
     }
 
     /// What queuing `record` changes: a handled error counts in this launch's session; an earlier launch's fatal
@@ -250,6 +264,10 @@ final class SentrySessions: @unchecked Sendable {
         guard record.level == "fatal", record.properties[Self.property] == nil else { return [] }
         let waiting =
             SentrySession(json: meta(SentrySession.waitingKey(record.insertId)))
+            ?? meta(SentrySession.launchKey(record.insertId)).flatMap {
+                SentrySession(json: meta(SentrySession.openKey($0)))
+            }
+            .flatMap { $0.launchId?.lowercased() == record.insertId.lowercased() ? $0 : nil }
             ?? SentrySession(json: meta(SentrySession.previousKey)).flatMap {
                 $0.launchId == nil && record.timestampMs >= $0.startedMs ? $0 : nil
             }
@@ -258,6 +276,6 @@ final class SentrySessions: @unchecked Sendable {
         // The update travels in the event's envelope, not on its own.
         record.properties[Self.property] = session.update(
             status: abnormal ? "abnormal" : "crashed", atMs: record.timestampMs, initial: false)
-        return [removal(of: session)]
+        return removal(of: session)
     }
 }

@@ -23,6 +23,13 @@ public enum CohorlyCrash {
         public var detachedSender: Bool
         /// How long a detached sender keeps trying before it gives up for this launch (default 120 s).
         public var senderTimeout: Duration
+        /// Start the detached sender from the crash handler the moment a crash report is committed (default true),
+        /// so the crash is sent within seconds even when the app is never launched again (a CLI tool, a cron or
+        /// Kubernetes job). Takes effect with ``detachedSender`` only; off, the next launch sends the crash.
+        public var startSenderAtCrash = true
+        /// The executable the crash handler starts as the sender (default `/proc/self/exe`: this one); tests point
+        /// it at a file that cannot be executed.
+        package var senderExecutable = CrashEventSender.executable
         /// How reports become events: on-device symbolication (on by default), in-app rules, size cap
         /// (default ``ExceptionEventOptions/default``).
         public var events: ExceptionEventOptions
@@ -154,6 +161,8 @@ public enum CohorlyCrash {
             CrashRecorder.updateContext { $0.featureFlags = flags.mapValues(\.propertyValue) }
         }
         startHangWatchdog(for: cohorly, options: options, reportDirectory: recorderOptions.reportDirectory)
+        CrashEventSender.CrashTime.prepare(
+            for: cohorly, reportDirectory: recorderOptions.reportDirectory, options: options)
         let delivery = Delivery()
         let store = CrashReportStore(directory: recorderOptions.reportDirectory)
         Thread.detachNewThread {

@@ -22,22 +22,30 @@ enum CrashEventSender {
 
     /// Starts the sender for `cohorly`'s queue. Returns whether the process started.
     static func spawn(for cohorly: Cohorly, timeout: Duration, extraEnvironment: [String: String] = [:]) -> Bool {
-        guard let storage = cohorly.storageDirectoryPath else { return false }
+        guard let envp = environment(for: cohorly, timeout: timeout, extra: extraEnvironment) else { return false }
+        let pid = withCStrings(arguments) { cArgv in
+            withCStrings(envp) { cEnvp in cly_spawn_detached(executable, cArgv, cEnvp) }
+        }
+        return pid > 0
+    }
+
+    /// The executable a sender runs: this one.
+    static let executable = "/proc/self/exe"
+    /// A sender's argv: this process's name.
+    static var arguments: [String] { [CommandLine.arguments.first ?? executable] }
+
+    /// A sender's environment (`NAME=value` entries) for `cohorly`'s queue: this process's, `extra`, and the
+    /// sender's own variables. Nil when the client has no queue directory.
+    static func environment(for cohorly: Cohorly, timeout: Duration, extra: [String: String]) -> [String]? {
+        guard let storage = cohorly.storageDirectoryPath else { return nil }
         var environment = ProcessInfo.processInfo.environment
-        environment.merge(extraEnvironment) { _, new in new }
+        environment.merge(extra) { _, new in new }
         environment[modeVariable] = "1"
         environment[storageVariable] = storage
         environment[hostVariable] = cohorly.apiHost.absoluteString
         environment[tokenVariable] = cohorly.projectToken
         environment[timeoutVariable] = String(timeout.components.seconds * 1000)
-        let executable = "/proc/self/exe"
-        let argv = [CommandLine.arguments.first ?? executable]
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-
-        let pid = withCStrings(argv) { cArgv in
-            withCStrings(envp) { cEnvp in cly_spawn_detached(executable, cArgv, cEnvp) }
-        }
-        return pid > 0
+        return environment.map { "\($0.key)=\($0.value)" }
     }
 
     /// The sender process: delivers the queue named in the environment (`Cohorly.sendQueued`: the retry
@@ -69,7 +77,7 @@ enum CrashEventSender {
         }
     }
 
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R)
+    static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R)
         -> R
     {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }

@@ -54,6 +54,27 @@ struct HandlerAllocationTests {
         let guardLines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("alloc-guard:") }
         #expect(guardLines == ["alloc-guard: malloc while armed"], "\(run.stderr)")
     }
+
+    /// The crash handler starts the sender (cly_crash_time_sender.c) from the armed thread without allocating. (The
+    /// guard sees the handler's side; the child, which shares the thread's memory until it execs, writes its guard
+    /// lines to its own stderr, /dev/null from its first steps on.)
+    @Test func theSenderStartedAtTheCrashIsStartedWithoutAllocating() async throws {
+        let directory = try makeTemporaryDirectory("alloc-guard-sender")
+        defer { removeLaunchDirectory(directory) }
+        let library = try await Self.buildGuard(in: directory)
+        let reports = directory.appendingPathComponent("reports")
+        let run = try await runCrashDemo(
+            [
+                "scenario", "handler-unwinds", "--storage", directory.appendingPathComponent("storage").path,
+                "--sender-timeout-ms", "1000",
+            ], reportDirectory: reports, label: "alloc-guard-sender", withClient: true,
+            environment: ["LD_PRELOAD": library.path, "COHORLY_HOST": "http://127.0.0.1:9"], senderAtCrash: true)
+        #expect(run.signal == SIGSEGV)
+        let guardLines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("alloc-guard:") }
+        #expect(guardLines == ["alloc-guard: malloc while armed"], "\(run.stderr)")
+        // The sender did start: it queued the report (and deleted it), though nothing listens at that address.
+        #expect(await eventually { run.reportFiles.isEmpty })
+    }
 }
 
 extension CrashDemoRun {

@@ -72,11 +72,13 @@ enum CrashDemoError: Error, CustomStringConvertible {
 
 /// Runs CrashDemo with `arguments` (plus `--report-dir`) and waits for it to end.
 /// The Swift backtracer is off unless `backtracer` is true (it is slow, and only some tests are about it).
+/// A crash starts no sender unless `senderAtCrash` is true: most tests look at the report the crash left (and at
+/// what the next launch makes of it), which a sender started at the crash would send and delete meanwhile.
 func runCrashDemo(
     _ arguments: [String], build: DemoBuild = .debug, executable path: URL? = nil, reportDirectory: URL? = nil,
     backtracer: Bool = false,
     label: String = "run", withClient: Bool = false, environment extra: [String: String] = [:],
-    umask: String? = nil
+    umask: String? = nil, senderAtCrash: Bool = false
 ) async throws -> CrashDemoRun {
     let executable = path ?? build.executable
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -91,7 +93,9 @@ func runCrashDemo(
     _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
     process.executableURL = executable
-    process.arguments = arguments + ["--report-dir", directory.path] + (withClient ? [] : ["--recorder-only"])
+    process.arguments =
+        arguments + ["--report-dir", directory.path]
+        + (withClient ? (senderAtCrash ? [] : ["--no-sender-at-crash"]) : ["--recorder-only"])
     if let umask {  // the umask is per process: the shell sets it, then becomes the demo
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", executable.path] + (process.arguments ?? [])
