@@ -45,7 +45,7 @@ extension AsyncRuntimeCrash {
 }
 
 /// A task-local request id, as a tracing span or a request logger keeps one.
-enum RequestContext {
+enum RequestTaskLocal {
     @TaskLocal static var requestID = ""
 }
 
@@ -58,7 +58,7 @@ enum RequestContext {
 @inline(never) func localService(_ key: String) async throws -> Int { try await localStore(key) + demo_identity(1) }
 
 @inline(never) func localMiddleware(_ key: String) async throws -> Int {
-    try await RequestContext.$requestID.withValue("request-\(key)") { try await localService(key) } + demo_identity(1)
+    try await RequestTaskLocal.$requestID.withValue("request-\(key)") { try await localService(key) } + demo_identity(1)
 }
 
 @inline(never) func localRoute() async throws -> Int { try await localMiddleware("quote") + demo_identity(1) }
