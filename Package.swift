@@ -164,6 +164,7 @@ let package = Package(
         .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
+        .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )
