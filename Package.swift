@@ -165,6 +165,7 @@ let package = Package(
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
         .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
+        .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )
