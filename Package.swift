@@ -166,6 +166,7 @@ let package = Package(
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
         .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
+        .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),
     ],
     swiftLanguageModes: [.v6]
 )
