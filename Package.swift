@@ -167,6 +167,7 @@ let package = Package(
         .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),
+        .testTarget(name: "CohorlyCompressionTests", dependencies: ["CohorlyCompression"]),
     ],
     swiftLanguageModes: [.v6]
 )
