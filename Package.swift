@@ -168,6 +168,7 @@ let package = Package(
         .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),
         .testTarget(name: "CohorlyCompressionTests", dependencies: ["CohorlyCompression"]),
+        .testTarget(name: "CohorlySQLiteTests", dependencies: ["CohorlySQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )
