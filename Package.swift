@@ -169,6 +169,7 @@ let package = Package(
         .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),
         .testTarget(name: "CohorlyCompressionTests", dependencies: ["CohorlyCompression"]),
         .testTarget(name: "CohorlySQLiteTests", dependencies: ["CohorlySQLite"]),
+        .testTarget(name: "CohorlyCollectorAPITests", dependencies: ["CohorlyCollectorAPI", "CohorlyJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )
