@@ -168,6 +168,12 @@ let package = Package(
         // CrashDemo built --static-swift-stdlib and -static-executable, each once, into its own scratch path under
         // .build (slow: a target of its own), run against a loopback collector.
         .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "TestWaiting"]),
+        .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
+        .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
+        .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),
+        .testTarget(name: "CohorlyCompressionTests", dependencies: ["CohorlyCompression"]),
+        .testTarget(name: "CohorlySQLiteTests", dependencies: ["CohorlySQLite"]),
+        .testTarget(name: "CohorlyCollectorAPITests", dependencies: ["CohorlyCollectorAPI", "CohorlyJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )
