@@ -119,6 +119,9 @@ public final class Collector: Sendable {
     /// Connections open right now (with a connection cap; 0 without).
     var openConnections: Int { server.headerDeadline?.openConnections ?? 0 }
 
+    /// Connections waiting for request headers right now (with a header deadline or a cap; 0 without).
+    var connectionsWaitingForHeaders: Int { server.headerDeadline?.waitingForHeaders ?? 0 }
+
     /// How many faults were applied so far.
     public var appliedFaultCount: Int { faults.applied }
 

@@ -168,11 +168,15 @@ public enum CohorlyCrash {
         Thread.detachNewThread {
             ThreadName.setCurrent("cohorly-crashes")
             CrashRecorder.prepareCurrentThread()
+            // Crashes whose report the handler could not write (a full disk), before the markers: their event
+            // is that launch's end.
+            let lostReports = LostCrashReports.report(directory: store.directory.path, to: cohorly)
             // Before the crash reports are delivered (and deleted): a marker whose launch left a report is no
             // abnormal exit.
             let abnormalExits =
-                options.abnormalExits.enabled
-                ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0
+                lostReports
+                + (options.abnormalExits.enabled
+                    ? AbnormalExits.report(directory: store.directory.path, to: cohorly) : 0)
             // Earlier launches' sessions, unless their crash (or hang) event is still to come, ended unseen.
             cohorly.previousLaunchesExamined(pending: AbnormalExits.pendingEnds(directory: store.directory.path))
             let files = Self.earlierLaunchesReports(

@@ -7,7 +7,8 @@ import Foundation
 /// ``pendingReports()`` first tidies the directory: a report whose decoding was interrupted
 /// ``maximumLoadAttempts`` times (the process died while decoding it, each time — a parser crash loop) or that
 /// is larger than ``maximumReportBytes`` is moved to `quarantine/` and never retried; a torn `*.tmp` is
-/// salvaged into a report with `complete: false` (or removed when nothing usable is left); only the newest
+/// salvaged into a report with `complete: false` (when nothing usable is left — an empty file, the disk was full
+/// — it stays for CohorlyCrash, which sends a "crash report lost" event for it, then removes it); only the newest
 /// ``maximumReports`` reports are kept.
 ///
 /// Every access goes through the directory's descriptor and never follows a symlink: only regular files of
@@ -179,12 +180,17 @@ public struct CrashReportStore: Sendable {
 
     private func salvageTornFiles(_ folder: ReportDirectory) {
         for name in Self.reportNames(folder, suffix: ".tmp") {
-            if isBeingWritten(name: name, folder: folder) { continue }
-            guard case .success(let data) = folder.read(name, limit: Self.maximumReportBytes) else {
-                quarantine(name, in: folder)  // too large: a recorder never writes that much
+            if Self.isBeingWritten(name, in: folder) { continue }
+            let data: [UInt8]
+            switch folder.read(name, limit: Self.maximumReportBytes) {
+            case .success(let bytes): data = bytes
+            case .failure(.tooLarge):
+                quarantine(name, in: folder)  // a recorder never writes that much
                 continue
+            case .failure(.unreadable): continue  // a lost report (LostCrashReports)
             }
-            defer { folder.remove(name) }
+            // Nothing usable (an empty file: the disk was full): kept for LostCrashReports, whose event says
+            // the crash happened, and which removes it then.
             guard let repaired = CrashReportSalvager.repair(Data(data)),
                 var report = try? CrashReport.decode(repaired.json)
             else { continue }
@@ -195,13 +201,15 @@ public struct CrashReportStore: Sendable {
             let target = String(name.dropLast(4)) + ".json"
             let staging = ".salvage-\(name)"
             folder.remove(staging)
-            if folder.write(staging, encoded, exclusive: true) { folder.move(staging, to: folder, as: target) }
+            if folder.write(staging, encoded, exclusive: true), folder.move(staging, to: folder, as: target) {
+                folder.remove(name)
+            }
         }
     }
 
     /// A `.tmp` of a process that is still alive — this one included: a thread of a crashing process may still
     /// run while the handler writes — and was written in the last seconds is left alone.
-    private func isBeingWritten(name: String, folder: ReportDirectory) -> Bool {
+    static func isBeingWritten(_ name: String, in folder: ReportDirectory) -> Bool {
         let parts = name.split(separator: "-")
         guard parts.count > 2, let pid = Int32(parts[1]), kill(pid, 0) == 0,
             let info = folder.ownedRegularFile(name)

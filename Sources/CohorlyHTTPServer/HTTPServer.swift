@@ -39,7 +39,9 @@ package final class HTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Binds and starts serving; returns the port. `perClient` caps connections per client address (0: none);
+    /// Binds and starts serving; returns the port. `perClient` caps connections per client address (0: none),
+    /// evicting that address's oldest connection only waiting for headers to admit a new one from it (not
+    /// libmicrohttpd's per-IP limit, which refuses the new one);
     /// `headerDeadline` (seconds, 0: none) closes connections whose request headers take longer, and those whose
     /// body then averages under `minimumBodyRate` bytes per second past the same time (0: bodies not watched);
     /// `maxConnections` caps open connections (0: libmicrohttpd's 1,020), evicting one only waiting for headers
@@ -57,16 +59,18 @@ package final class HTTPServer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         // Connections evicted at the cap close within moments; libmicrohttpd's own limit leaves room for them.
         let hardLimit = maxConnections > 0 ? UInt32(clamping: maxConnections + 64) : 0
-        if seconds > 0 || maxConnections > 0 {
+        let admits = maxConnections > 0 || perClient > 0
+        if seconds > 0 || admits {
             let deadline = HeaderDeadline(
-                seconds: seconds, minimumBodyRate: minimumBodyRate, maxConnections: maxConnections)
+                seconds: seconds, minimumBodyRate: minimumBodyRate, maxConnections: maxConnections,
+                perClient: Int(perClient))
             lock.withLock { headerDeadline = deadline }
             deadline.start()
         }
         let started = withUnsafePointer(to: &socketAddress) { pointer in
             cly_mhd_start(
-                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, perClient, hardLimit,
-                httpConnectionNotified, context, maxConnections > 0 ? httpAdmit : nil)
+                pointer, httpAccessHandler, context, httpRequestCompleted, memoryLimit, timeout, 0, hardLimit,
+                httpConnectionNotified, context, admits ? httpAdmit : nil)
         }
         guard let started else {
             headerDeadline?.stop()
@@ -321,7 +325,7 @@ private func httpConnectionNotified(
     }
 }
 
-/// libmicrohttpd's accept policy: the connection cap (`HeaderDeadline.admit`).
+/// libmicrohttpd's accept policy: the connection caps (`HeaderDeadline.admit`).
 private func httpAdmit(
     _ context: UnsafeMutableRawPointer?, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
 ) -> MHD_Result {

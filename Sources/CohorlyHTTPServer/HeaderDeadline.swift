@@ -14,13 +14,15 @@ import Foundation
 /// thread checks every 100 ms. The socket is shut down under the same lock as `closed`, which libmicrohttpd calls
 /// before it closes the descriptor, so a reused descriptor is never touched.
 ///
-/// It also admits connections at the cap (HeaderDeadline+Admission.swift): it knows every open connection's client
-/// address (`opened`).
+/// It also admits connections at the caps, in all and per client address (HeaderDeadline+Admission.swift): it
+/// knows every open connection's client address (`opened`).
 package final class HeaderDeadline: @unchecked Sendable {
     private let seconds: Double
     private let minimumBodyRate: Double
     /// Open connections it admits at most (0: no cap).
     let maxConnections: Int
+    /// Open connections it admits at most from one client address (0: no cap).
+    let perClient: Int
     let condition = NSCondition()
     /// What each watched connection owes: its headers (`body` false) or its body (`body` true, `bytes` so far).
     var waiting: [UnsafeMutableRawPointer: (fd: Int32, since: Double, body: Bool, bytes: Int)] = [:]
@@ -32,11 +34,13 @@ package final class HeaderDeadline: @unchecked Sendable {
     private var running = false
 
     /// Headers are due within `seconds` (0: no deadline); a body (after the same grace) at `minimumBodyRate` bytes
-    /// per second on average (0: bodies are not watched); at most `maxConnections` open at once (0: no cap).
-    init(seconds: Double, minimumBodyRate: Double = 0, maxConnections: Int = 0) {
+    /// per second on average (0: bodies are not watched); at most `maxConnections` open at once and `perClient`
+    /// from one address (0: no cap).
+    init(seconds: Double, minimumBodyRate: Double = 0, maxConnections: Int = 0, perClient: Int = 0) {
         self.seconds = seconds
         self.minimumBodyRate = minimumBodyRate
         self.maxConnections = maxConnections
+        self.perClient = perClient
     }
 
     /// Starts the watchdog thread.

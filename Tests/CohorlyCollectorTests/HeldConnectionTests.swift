@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import CohorlyCollector
@@ -97,14 +98,19 @@ import Testing
         #expect(try collector.store.eventCount() == 1)
     }
 
-    @Test func oneClientCannotHoldEveryConnection() throws {
+    @Test func oneClientCannotHoldEveryConnection() async throws {
         let collector = try startCollector {
             $0.connectionsPerClient = 4
             $0.headerDeadline = 60
         }
         defer { collector.stop() }
-        let held = try (0..<4).map { _ in try RawConnection(collector) }
-        // The same client's fifth connection is closed at once…
+        // Four connections from one address reading request bodies (the server is busy with them).
+        let head =
+            "POST /track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Cohorly-Token: t1\r\n"
+        let busy = try (0..<4).map { _ in try RawConnection(collector) }
+        for connection in busy { connection.write(head + "Content-Length: 100000\r\n\r\n{") }
+        #expect(await eventually { collector.openConnections == 4 && collector.connectionsWaitingForHeaders == 0 })
+        // The same client's fifth connection is closed at once: none of its four only holds a slot…
         let fifth = try RawConnection(collector)
         fifth.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(fifth.readToEnd() == "")
@@ -112,6 +118,38 @@ import Testing
         let other = try RawConnection(collector, from: "127.0.0.2")
         other.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(other.readToEnd()?.hasPrefix("HTTP/1.1 200") == true)
+        withExtendedLifetime(busy) {}
+    }
+
+    /// Every local client is 127.0.0.1: connections that only hold slots there (trickling headers, or kept alive
+    /// and idle) give way, oldest first, to a connection sending a whole request.
+    @Test func connectionsOnlyHoldingSlotsGiveWayToWholeRequestsFromTheSameAddress() throws {
+        let collector = try startCollector { $0.headerDeadline = 60 }
+        defer { collector.stop() }
+        #expect(collector.configuration.connectionsPerClient == 32)
+        var held: [RawConnection] = []
+        for _ in 0..<64 {
+            let trickling = try RawConnection(collector)
+            trickling.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+            held.append(trickling)
+        }
+        for index in 0..<32 {
+            let idle = try RawConnection(collector)
+            idle.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let answer = idle.readToEnd()
+            #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "kept-alive \(index): \(answer ?? "nil")")
+            held.append(idle)
+        }
+        var answered = 0
+        for _ in 0..<30 {
+            let fresh = try RawConnection(collector)
+            fresh.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            if fresh.readToEnd()?.hasPrefix("HTTP/1.1 200") == true { answered += 1 }
+        }
+        #expect(answered == 30)
+        // The oldest held connection was shut down to make room.
+        #expect(held[0].readToEnd() == "")
+        #expect(collector.openConnections <= 32)
         withExtendedLifetime(held) {}
     }
 }

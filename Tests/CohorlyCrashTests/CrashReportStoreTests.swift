@@ -14,7 +14,7 @@ struct CrashReportStoreTests {
 
     static let name = "0001796000000000-2147483646-0b8e4a9c-6f0e-4f43-9d5e-2a1c3b4d5e6f"
 
-    @Test func tornFilesAreSalvagedAsIncompleteOrRemovedNeverACrash() async throws {
+    @Test func tornFilesAreSalvagedAsIncompleteOrKeptAsLostNeverACrash() async throws {
         let full = try await Self.realReport()
         let original = try CrashReport.decode(full)
         let directory = try makeTemporaryDirectory("salvage")
@@ -27,7 +27,9 @@ struct CrashReportStoreTests {
             let tmp = directory.appendingPathComponent(Self.name + ".tmp")
             try full.prefix(cut).write(to: tmp)
             let files = store.pendingReports()
-            #expect(!FileManager.default.fileExists(atPath: tmp.path), "cut \(cut): .tmp left behind")
+            // Salvaged, or kept as a lost report (CohorlyCrash sends an event for it, then removes it).
+            #expect(FileManager.default.fileExists(atPath: tmp.path) == files.isEmpty, "cut \(cut)")
+            try? FileManager.default.removeItem(at: tmp)
             if let file = files.first {
                 let report = try store.load(file)
                 #expect(!report.complete)

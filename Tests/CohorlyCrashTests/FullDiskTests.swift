@@ -132,4 +132,52 @@ struct FullDiskTests {
         #expect(next.reportFiles.isEmpty)  // durably queued now, then deleted
         #expect(try setup.exceptions().count == 1)  // the resend is deduplicated by its $insert_id
     }
+
+    /// The queue and the reports on one nearly full file system (as by default): the queue's files take what is
+    /// left, the crash leaves an empty `.tmp`, and the next launch (once space was freed) still sends an event
+    /// for the crash, from the time, pid and launch the file's name holds — never a silent delete.
+    @Test(arguments: [0, 16, 64])
+    func aCrashWhoseReportFoundNoSpaceStillArrives(freeKiB: Int) async throws {
+        guard let disk = TinyFileSystem(kib: 256, label: "lost-\(freeKiB)") else { return }
+        defer { disk.unmount() }
+        var configuration = CollectorConfiguration()
+        configuration.tokens = ["demo-token"]
+        let collector = try Collector(configuration: configuration)
+        _ = try collector.start()
+        defer { collector.stop() }
+        let reports = disk.path.appendingPathComponent("crashes")
+        let storage = disk.path.appendingPathComponent("queue")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: false)
+        disk.fill(leaving: freeKiB * 1024)
+        let environment = ["COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "demo-token"]
+        func launch(_ arguments: [String]) async throws -> CrashDemoRun {
+            try await runCrashDemo(
+                arguments + ["--storage", storage.path, "--sender-timeout-ms", "15000"], reportDirectory: reports,
+                withClient: true, environment: environment)
+        }
+        let crash = try await launch(["crash", "null-write"])
+        #expect(crash.signal == SIGSEGV)
+        // The crashed launch's report, whole, cut short or empty: its name says which launch it was.
+        let left = try #require((crash.reportFiles.map(\.lastPathComponent) + crash.tornFiles).first)
+        let insertId = String(left.split(separator: "-", maxSplits: 2)[2].split(separator: ".")[0])
+        let size = try FileManager.default.attributesOfItem(atPath: reports.appendingPathComponent(left).path)[.size]
+        let lost = left.hasSuffix(".tmp") && (size as? Int) == 0
+        if freeKiB == 0 { #expect(lost) }
+        // Space is freed; the next launch sends the crash.
+        #expect(unlink(disk.path.appendingPathComponent("filler").path) == 0)
+        let next = try await launch(["run"])
+        #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        let query = EventQuery(event: "$exception", limit: 10)
+        #expect(await eventually { (try? collector.store.events(matching: query).count) == 1 }, "left: \(left)")
+        let event = try #require(try collector.store.events(matching: query).first)
+        #expect(event.insertId == insertId)
+        if lost {
+            let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
+            #expect(properties["$exception_abnormal_exit_cause"] == "crash_report_lost")
+            #expect(properties["$exception_pid"] != nil)
+            #expect(event.time == Int64(left.prefix(16)))
+        }
+        #expect(next.tornFiles.isEmpty && next.reportFiles.isEmpty)
+        print("full disk, \(freeKiB) KiB free: \(lost ? "report lost" : "report kept"), event delivered")
+    }
 }
