@@ -60,7 +60,7 @@ func sendBytes(
 ) -> Reply {
     let url = URL(string: collector.baseURL.absoluteString + path) ?? collector.baseURL
     let request = TransportRequest(
-        url: url, method: method, headers: headers, body: body, timeout: 10, connectTimeout: 5)
+        url: url, method: method, headers: headers, body: body, timeout: 60, connectTimeout: 5)
     switch CurlTransport().send(request) {
     case .http(let status, let retryAfter, let bytes):
         let text = String(decoding: bytes, as: UTF8.self)
