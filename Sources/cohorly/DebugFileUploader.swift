@@ -70,6 +70,12 @@ struct DebugFileUploader {
         return (info.hasDebugInfo ? [.executable, .debuginfo] : [.executable], nil)
     }
 
+    /// The note on a binary without DWARF whose debug file is not in the run either: uploaded (its symbols still
+    /// name functions), but a crash in it will have no file:line.
+    static let noDebugInfoWarning =
+        "no DWARF debug info: crashes in it will have no file:line; upload the binary before it is stripped, or its"
+        + " debug file (objcopy --only-keep-debug) with it"
+
     /// SHA-256 and size of a file, read in 1 MiB pieces.
     static func hash(_ path: String) throws -> (sha256: String, size: Int64) {
         let hash = Digest(.sha256)
