@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "CohorlyDigests", dependencies: ["CCrypto", "CZlib"]),
         // The collector's HTTP API contract, shared by the collector and the CLI: flag definitions, debug-file
         // kinds, query limits.
-        .target(name: "CohorlyCollectorAPI", dependencies: ["CohorlyJSON"]),
+        .target(name: "CohorlyCollectorAPI", dependencies: ["CohorlyJSON", "CohorlyDigests"]),
         // The local collector (ingestion side): routes, SQLite storage, fault injection, on CohorlyHTTPServer.
         .target(
             name: "CohorlyCollector",

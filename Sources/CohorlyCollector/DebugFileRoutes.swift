@@ -18,8 +18,8 @@ enum DebugFileHeader {
     /// Size in bytes of the uncompressed file; when present the collector checks it, and stops the upload as soon
     /// as the body passes it.
     static let size = "X-Cohorly-Content-Size"
-    /// `1`: replace a stored file of this build id and kind that has other bytes (needs the collector's secret;
-    /// `cohorly debug-files upload --force`). Also `?force=1`.
+    /// `1`: replace a stored file of this build id and kind that has other bytes (`cohorly debug-files upload
+    /// --force`; with the collector's secret when it has one, as every upload). Also `?force=1`.
     static let replace = "X-Cohorly-Replace"
 }
 
@@ -40,12 +40,15 @@ extension Router {
             return RejectedUpload(fault.dropConnection ? nil : .error(fault.status ?? 503, "injected fault"))
         }
         do {
-            // Replacing a stored file with other bytes needs the secret and an explicit force.
+            // Replacing a stored file with other bytes needs an explicit force (and, like every upload, the secret
+            // when the collector has one). A collector without a secret lets every local user upload and read
+            // anyway: refusing them --force too only left a stripped binary uploaded by mistake in place until a
+            // restart (docs/collector.md, "What the collector refuses").
             let force = request.header(DebugFileHeader.replace) == "1" || request.query["force"] == "1"
             let upload = try DebugFileUpload(
                 store: debugFiles, buildId: buildId, kind: kind, request: request,
                 limits: .init(
-                    maxBytes: configuration.maxUploadBytes, mayReplace: configuration.adminToken != nil && force,
+                    maxBytes: configuration.maxUploadBytes, mayReplace: force,
                     reserve: configuration.diskReserveBytes))
             return RegroupingUpload(upload, buildId: buildId, store: store)  // IssueRegrouping.swift
         } catch {

@@ -230,8 +230,9 @@ public final class DebugFileStore: @unchecked Sendable {
     {
         DebugFileRejection(
             status: 409,
-            description: "build id \(buildId) already has a \(kind.rawValue) with other bytes (sha256 \(current)); "
-                + "replacing it needs the collector's secret and --force")
+            description: "build id \(buildId) already has \(withArticle(kind.rawValue)) with other bytes (sha256 "
+                + "\(current)); to replace it (a stripped copy uploaded by mistake?), upload again with "
+                + "`cohorly debug-files upload --force` (X-Cohorly-Replace: 1)")
     }
 
     /// Moves a verified, fsynced temp file into place under its hash and records it; refuses (409) to replace a
@@ -296,7 +297,8 @@ public final class DebugFileStore: @unchecked Sendable {
         case .executable:
             guard info.kind == .executable || info.kind == .sharedLibrary else {
                 throw DebugFileRejection(
-                    status: 422, description: "kind executable, but the file is a \(info.kind.rawValue) without code")
+                    status: 422,
+                    description: "kind executable, but the file is \(withArticle(info.kind.rawValue)) without code")
             }
         }
         return info
@@ -373,4 +375,9 @@ public final class DebugFileStore: @unchecked Sendable {
         }
         func snapshot() -> Statistics { lock.withLock { value } }
     }
+}
+
+/// `word` after its indefinite article: "an executable", "a debuginfo".
+func withArticle(_ word: String) -> String {
+    (word.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + word
 }

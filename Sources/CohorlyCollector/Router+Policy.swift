@@ -8,7 +8,8 @@ import Foundation
 /// - On `/api/*` and `/admin/*` (uploads included) an `Origin` header must be this server's (else 403): a web page
 ///   cannot read or change what the collector holds.
 /// - Those routes need `Authorization: Bearer <secret>` when the collector has a secret (scheme in any case,
-///   compared in constant time; else 401).
+///   compared in constant time; else 401), or a `Cohorly-HMAC` credential that proves the secret without sending
+///   it (the CLI's, CollectorCredential.swift).
 /// - Every other `POST` (the ingestion routes) must say `Content-Type: application/json` (else 415): a page can
 ///   send a cross-site `text/plain` or form POST without asking, but not a JSON one. Sentry's envelope route
 ///   (`/api/<id>/envelope/`) is an ingestion route: it needs `application/x-sentry-envelope` instead (not a type
@@ -27,7 +28,9 @@ extension Router {
         let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
         if guarded || envelope, let refusal = policy.originRefusal(request, port: port) { return refusal }
         if guarded {
-            if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret) {
+            if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret),
+                !credentials.accepts(request, secret: secret)
+            {
                 return .error(
                     401, "missing or wrong credential (Authorization: Bearer <secret>)",
                     headers: [("WWW-Authenticate", "Bearer")])

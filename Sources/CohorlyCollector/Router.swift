@@ -1,3 +1,4 @@
+import CohorlyCollectorAPI
 import Foundation
 
 /// Maps requests to the ingestion endpoints, the read API and the admin (fault) API. What any request must pass
@@ -11,6 +12,8 @@ struct Router: Sendable {
     let rateLimiter: RateLimiter?
     /// The web pages' login tokens and sessions (WebSessions.swift).
     var web = WebSessions()
+    /// The `Cohorly-HMAC` nonces taken (RequestCredentials.swift).
+    var credentials = RequestCredentials()
 
     /// PostHog capture V1 (CaptureV1Ingestion.swift).
     private var captureV1: CaptureV1Ingestion {
@@ -56,6 +59,7 @@ struct Router: Sendable {
         if let answer = try flags(request) { return answer }  // FlagRoutes.swift
         if let answer = try issueRoute(request) { return answer }  // IssueRoutes.swift
         switch (request.method, request.path) {
+        case ("GET", CollectorCredential.challengePath): return authChallenge(request)
         case ("GET", "/api/events"): return try events(request)
         case ("GET", "/api/crashes"):
             return try crashes.list(

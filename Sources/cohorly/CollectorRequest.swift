@@ -47,7 +47,22 @@ struct CollectorRequest {
                 .usage("invalid \(hostSource) '\(host)' (use a URL such as \(CollectorAddress.defaultHost))"))
         }
         var headers: [(String, String)] = []
-        if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
+        if let authToken {
+            // The secret itself is never sent: the server proves it holds it, then each request carries an HMAC.
+            let authentication = CollectorAuthentication(url: URL(string: base) ?? url, secret: authToken)
+            switch authentication.verify() {
+            case nil: break
+            case .unreachable(let message)?:
+                Console.error("cohorly: " + CollectorAddress.unreachable(host, message))
+                return .failure(.failed)
+            case .unproven(let detail)?:
+                Console.error("cohorly: " + CollectorAuthentication.unprovenMessage(host, detail))
+                return .failure(.failed)
+            case .status(let status, let body)?:
+                return .failure(refused(status, body))
+            }
+            headers += authentication.headers(method: method)
+        }
         if body != nil { headers.append(("Content-Type", "application/json")) }
         let request = TransportRequest(
             url: url, method: method, headers: headers, body: Array((body ?? "").utf8), timeout: 30,
@@ -58,17 +73,20 @@ struct CollectorRequest {
             return .failure(.failed)
         case .http(let status, _, let body):
             let text = String(decoding: body, as: UTF8.self)
-            guard (200..<300).contains(status) else {
-                // The collector's errors are `{"status":0,"error":"…"}`: print the reason alone.
-                let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
-                Console.error("cohorly: \(host) answered \(status): \(TerminalText.fromServer(reason))")
-                if let hint = CollectorAddress.hint(status: status, sentSecret: authToken != nil) {
-                    Console.error(hint)
-                }
-                return .failure(.failed)
-            }
+            guard (200..<300).contains(status) else { return .failure(refused(status, body)) }
             return .success(text)
         }
+    }
+
+    /// Prints a refusal: the collector's errors are `{"status":0,"error":"…"}`, the reason alone is printed.
+    private func refused(_ status: Int, _ body: [UInt8]) -> Failure {
+        let text = String(decoding: body, as: UTF8.self)
+        let reason = CohorlyValue(json: text)?["error"]?.stringValue ?? text
+        Console.error("cohorly: \(host) answered \(status): \(TerminalText.fromServer(reason))")
+        if let hint = CollectorAddress.hint(status: status, sentSecret: authToken != nil) {
+            Console.error(hint)
+        }
+        return .failed
     }
 
     /// A read command's common part: builds the query (`--limit` checked), fetches `path`, prints the collector's

@@ -2,6 +2,9 @@ import CohorlySymbols
 import Foundation
 
 extension DebugFileUploader {
+    /// The reason of a named file that is not ELF.
+    static let notELFReason = "not an ELF file"
+
     /// ELF files under `paths`, in a stable order, each file once (symlinks to files followed, compared by the file
     /// they resolve to). A named directory is walked recursively, also when it is itself a symlink (SwiftPM's
     /// `.build/release`); symlinked directories inside it are not followed, and a directory reached twice (a bind
@@ -29,7 +32,7 @@ extension DebugFileUploader {
             case .elf: if seen.insert(resolved).inserted { files.append((path, root)) }
             case .notELF:
                 if named {
-                    skipped.append(FileResult(path: path, status: .skipped, reason: "not an ELF file", root: root))
+                    skipped.append(FileResult(path: path, status: .skipped, reason: notELFReason, root: root))
                 }
             case .unreadable(let reason):
                 skipped.append(FileResult(path: path, status: .failed, reason: "cannot read: \(reason)", root: root))

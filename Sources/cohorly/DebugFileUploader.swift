@@ -70,6 +70,12 @@ struct DebugFileUploader {
         return (info.hasDebugInfo ? [.executable, .debuginfo] : [.executable], nil)
     }
 
+    /// The note on a binary without DWARF whose debug file is not in the run either: uploaded (its symbols still
+    /// name functions), but a crash in it will have no file:line.
+    static let noDebugInfoWarning =
+        "no DWARF debug info: crashes in it will have no file:line; upload the binary before it is stripped, or its"
+        + " debug file (objcopy --only-keep-debug) with it"
+
     /// SHA-256 and size of a file, read in 1 MiB pieces.
     static func hash(_ path: String) throws -> (sha256: String, size: Int64) {
         let hash = Digest(.sha256)
@@ -113,13 +119,26 @@ struct DebugFileUploader {
         guard let target = URL(string: url("/api/debug-files/check")) else {
             throw Failure(description: "invalid host \(host)")
         }
-        var headers = [("Content-Type", "application/json")]
-        if let authToken { headers.append(("Authorization", "Bearer \(authToken)")) }
-        let request = TransportRequest(
-            url: target, method: "POST", headers: headers, body: Array(body.jsonString.utf8), timeout: 60,
-            connectTimeout: 10)
+        // The secret itself is never sent: the server proves it holds it before it sees the file list.
+        let authentication = authToken.map { CollectorAuthentication(url: URL(string: url("/")) ?? target, secret: $0) }
+        if let authentication {
+            switch authentication.verify() {
+            case nil: break
+            case .unreachable(let message)?: throw Failure(description: CollectorAddress.unreachable(host, message))
+            case .unproven(let detail)?:
+                throw Failure(description: CollectorAuthentication.unprovenMessage(host, detail))
+            case .status(let status, let answer)?:
+                let hint = CollectorAddress.hint(status: status, sentSecret: true).map { "\n" + $0 } ?? ""
+                throw Failure(description: "\(host) refused the check (\(status)): \(Self.reason(answer))" + hint)
+            }
+        }
         var attempt = 0
         while true {
+            // A fresh credential each attempt: the collector takes each one once.
+            let headers = [("Content-Type", "application/json")] + (authentication?.headers(method: "POST") ?? [])
+            let request = TransportRequest(
+                url: target, method: "POST", headers: headers, body: Array(body.jsonString.utf8), timeout: 60,
+                connectTimeout: 10)
             switch CurlTransport().send(request) {
             case .http(200, _, let answer):
                 guard let document = CohorlyValue(json: String(decoding: answer, as: UTF8.self)),
@@ -179,7 +198,11 @@ struct DebugFileUploader {
             "Content-Type: application/octet-stream", "Content-Encoding: deflate",
             "X-Cohorly-Content-SHA256: \(item.sha256)", "X-Cohorly-Content-Size: \(item.size)", "Expect:",
         ]
-        if let authToken { list.append("Authorization: Bearer \(authToken)") }
+        if let authToken, let target = URL(string: url("/")) {
+            list += CollectorAuthentication(url: target, secret: authToken).headers(method: "PUT").map {
+                "\($0): \($1)"
+            }
+        }
         if force { list.append("X-Cohorly-Replace: 1") }
         return list
     }

@@ -26,8 +26,8 @@ enum DebugFilesUploadCommand: Command {
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
           --auth-token-file F  The upload secret, from a file (`cohorly serve --auth-token-file`; default
                             COHORLY_AUTH_TOKEN). `--auth-token T` also works, but shows it in `ps`.
-          --force           Replace a file the collector holds for the same build id with other bytes (needs
-                            the secret; a collector without one never replaces a stored file). With
+          --force           Replace a file the collector holds for the same build id with other bytes (a
+                            stripped copy uploaded by mistake; with the secret when the collector has one). With
                             --to posthog: replace a symbol set stored under the same debug id.
           --dry-run         Find, check and hash the files and list what would be uploaded; send nothing
                             (the collector is not contacted; --release is not needed).
@@ -133,6 +133,9 @@ enum DebugFilesUploadCommand: Command {
         for file in run.files where file.status == .failed && run.fatal == nil {
             Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
         }
+        for file in run.files where file.status != .failed && file.reason == DebugFileUploader.noDebugInfoWarning {
+            Console.error("cohorly: warning: \(file.path): \(DebugFileUploader.noDebugInfoWarning)")
+        }
         return run.finish(paths: parsed.positionals, json: json, allowEmpty: parsed.flags.contains("--allow-empty"))
     }
 }
@@ -205,8 +208,13 @@ struct UploadRun {
         var run = UploadRun()
         run.dryRun = dryRun
         var items: [(file: Int, item: DebugFileUploader.Item)] = []
-        for surveyed in DebugFileUploader.survey(paths) {
+        let surveyed = DebugFileUploader.survey(paths)
+        let withDebugInfo = Set(surveyed.compactMap { $0.result.kinds.contains(.debuginfo) ? $0.result.buildId : nil })
+        for surveyed in surveyed {
             var result = surveyed.result
+            if result.kinds == [.executable], let buildId = result.buildId, !withDebugInfo.contains(buildId) {
+                result.reason = DebugFileUploader.noDebugInfoWarning
+            }
             defer { run.files.append(result) }
             let path = result.path
             guard let buildId = surveyed.info?.codeId, !result.kinds.isEmpty else { continue }
@@ -246,8 +254,10 @@ struct UploadRun {
         let missingKeys = Set(missing.map(key))
         var sentContent: Set<String> = []
         var recheck: [(file: Int, item: DebugFileUploader.Item)] = []
+        // Each kind is sent on its own: when one half of an unstripped binary is refused (its executable is
+        // stored with other bytes, a stripped copy uploaded by mistake), the other half is still stored.
+        var failures: [Int: [String]] = [:]
         for (index, item) in items where missingKeys.contains(key(item)) {
-            guard run.files[index].status != .failed else { continue }
             // The same bytes under a second kind (an unstripped binary): the collector finds them by hash.
             if sentContent.contains(item.sha256) {
                 recheck.append((index, item))
@@ -256,8 +266,7 @@ struct UploadRun {
             let (sent, error) = uploader.upload(item)
             run.files[index].bytesSent += sent
             if let error {
-                run.files[index].status = .failed
-                run.files[index].reason = "\(item.kind.rawValue): \(error)"
+                failures[index, default: []].append("\(item.kind.rawValue): \(error)")
             } else {
                 run.files[index].status = .uploaded
                 sentContent.insert(item.sha256)
@@ -266,9 +275,13 @@ struct UploadRun {
         if !recheck.isEmpty {
             let stillMissing = (try? uploader.missing(recheck.map(\.item))).map { Set($0.map(key)) }
             for (index, item) in recheck where stillMissing?.contains(key(item)) ?? true {
-                run.files[index].status = .failed
-                run.files[index].reason = "\(item.kind.rawValue): the collector did not accept the uploaded content"
+                failures[index, default: []].append(
+                    "\(item.kind.rawValue): the collector did not accept the uploaded content")
             }
+        }
+        for (index, reasons) in failures {
+            run.files[index].status = .failed
+            run.files[index].reason = reasons.joined(separator: "; ")
         }
         return run
     }

@@ -11,10 +11,14 @@ extension UploadRun {
         let empty = emptyPaths(paths)
         if !allowEmpty {
             for path in empty {
-                let looked = files.filter { $0.root == paths.firstIndex(of: path) }.count
+                let looked = files.filter { $0.root == paths.firstIndex(of: path) }
+                let notELF = looked.filter { $0.reason == DebugFileUploader.notELFReason }.count
+                let elf = looked.count - notELF
+                var found = ["\(elf) ELF file\(elf == 1 ? "" : "s") skipped"]
+                if notELF > 0 { found.append("\(notELF) file\(notELF == 1 ? "" : "s") not ELF") }
                 Console.error(
                     "cohorly: nothing to upload under \(path): no ELF file with a GNU build id and debug info or"
-                        + " symbols (\(looked) ELF file\(looked == 1 ? "" : "s") skipped); check the path (a build"
+                        + " symbols (\(found.joined(separator: ", "))); check the path (a build"
                         + " directory, not its parent?), or pass --allow-empty")
             }
         }

@@ -17,7 +17,7 @@ import Testing
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom")?.readData(ofLength: Self.extra))
         try (Data(contents(program.debug)) + random).write(to: URL(fileURLWithPath: big))
 
-        // `big` has the same build id and other bytes: replacing `small` needs the secret and --force.
+        // `big` has the same build id and other bytes: replacing `small` needs --force.
         let secret = directory + "/secret"
         try Data("memory-secret\n".utf8).write(to: URL(fileURLWithPath: secret))
         let server = try await ServeCommandTests.Server(["--data", directory + "/data", "--auth-token-file", secret])

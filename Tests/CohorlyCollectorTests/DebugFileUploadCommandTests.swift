@@ -91,6 +91,45 @@ import Testing
         #expect(try collector.debugFiles.list().allSatisfy { $0.fileName == "prog" })
     }
 
+    /// The stripped binary uploaded by mistake, then the unstripped one of the same build id: the first run warns,
+    /// the second stores its debuginfo half and says how to replace the executable, and `--force` does, with a
+    /// secret and without.
+    @Test(arguments: [false, true]) func aStrippedBinaryUploadedByMistakeCanBeReplaced(withSecret: Bool) async throws {
+        let program = try SplitProgram.get()
+        let collector = try startCollector { if withSecret { $0.adminToken = Self.secret } }
+        let environment = withSecret ? ["COHORLY_AUTH_TOKEN": Self.secret] : [:]
+        let arguments = ["--release", "r", "--host", collector.baseURL.absoluteString]
+        func stored(_ kind: DebugFileKind) -> String? {
+            collector.debugFiles.debugFile(buildId: program.buildId, kind: kind).map { contents($0.path).digest }
+        }
+
+        let stripped = try await Self.upload([program.stripped] + arguments, environment: environment)
+        #expect(stripped.status == 0, "\(stripped.error)")
+        #expect(
+            stripped.error.contains(
+                "cohorly: warning: \(program.stripped): no DWARF debug info: crashes in it will have no file:line;"
+                    + " upload the binary before it is stripped"), "\(stripped.error)")
+        #expect(stripped.output.contains("(no DWARF debug info: "), "\(stripped.output)")
+        #expect(stored(.executable) == contents(program.stripped).digest)
+
+        let full = try await Self.upload([program.full] + arguments, environment: environment)
+        #expect(full.status == 1)
+        #expect(!full.error.contains("warning"), "\(full.error)")
+        #expect(
+            full.error.contains(
+                "executable: 409: build id \(program.buildId) already has an executable with other bytes"),
+            "\(full.error)")
+        #expect(
+            full.error.contains("upload again with `cohorly debug-files upload --force`"), "\(full.error)")
+        #expect(stored(.debuginfo) == contents(program.full).digest)  // the half that could be stored was
+        #expect(stored(.executable) == contents(program.stripped).digest)
+
+        let forced = try await Self.upload([program.full, "--force"] + arguments, environment: environment)
+        #expect(forced.status == 0, "\(forced.error)")
+        #expect(stored(.executable) == contents(program.full).digest)
+        #expect(stored(.debuginfo) == contents(program.full).digest)
+    }
+
     @Test func skipsFilesOfNoUse() async throws {
         let collector = try startCollector()
         let directory = SplitProgram.scratch("useless")
@@ -118,6 +157,9 @@ import Testing
         #expect(empty.status == 1)
         #expect(empty.error.contains("cohorly: nothing to upload under \(directory): "), "\(empty.error)")
         #expect(empty.error.contains("cohorly: nothing to upload under \(directory)/notes.txt: "), "\(empty.error)")
+        // A named file that is not ELF is not counted as an ELF file skipped.
+        #expect(empty.error.contains("(0 ELF files skipped, 1 file not ELF)"), "\(empty.error)")
+        #expect(empty.error.contains("(2 ELF files skipped)"), "\(empty.error)")
     }
 
     @Test func aSymlinkedDirectoryNamedOnTheCommandLineIsWalked() async throws {

@@ -63,7 +63,7 @@ import Testing
         #expect(reply.body?["error"]?.stringValue?.contains("not enough free space") == true)
     }
 
-    @Test func withoutASecretAStoredDebugFileIsNeverReplacedWithOtherBytes() throws {
+    @Test func withoutASecretAStoredDebugFileIsReplacedOnlyWithForce() throws {
         let program = try SplitProgram.get()
         let collector = try startCollector()
         defer { collector.stop() }
@@ -72,15 +72,13 @@ import Testing
         #expect(
             try DebugFileStoreTests.upload(collector, debug, buildId: program.buildId, kind: "debuginfo", secret: nil)
                 .status == 201)
-        for force in [false, true] {
-            var headers: [(String, String)] = [("Content-Size", "")]
-            headers = force ? [("X-Cohorly-Replace", "1")] : []
-            let forged = sendBytes(
-                collector, "/api/debug-files/\(program.buildId)/debuginfo" + (force ? "?force=1" : ""), method: "PUT",
-                body: full, headers: headers)
-            #expect(forged.status == 409, "\(forged.text)")
-            #expect(forged.body?["error"]?.stringValue?.contains("already has a debuginfo with other bytes") == true)
-        }
+        let other = sendBytes(
+            collector, "/api/debug-files/\(program.buildId)/debuginfo", method: "PUT", body: full, headers: [])
+        #expect(other.status == 409, "\(other.text)")
+        // The refusal says the way out.
+        let reason = other.body?["error"]?.stringValue ?? ""
+        #expect(reason.contains("already has a debuginfo with other bytes"), "\(reason)")
+        #expect(reason.contains("upload again with `cohorly debug-files upload --force`"), "\(reason)")
         // The same bytes again are fine (another release), and the stored file is still the first.
         #expect(
             try DebugFileStoreTests.upload(
@@ -98,6 +96,19 @@ import Testing
         #expect(check.body?["missing"]?.arrayValue?.count == 1)
         #expect(
             DebugFileStoreTests.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest == debug.digest)
+        // With force (header or query) it is replaced: a collector without a secret lets anyone upload anyway.
+        let forcedUploads: [(bytes: [UInt8], query: String, headers: [(String, String)])] = [
+            (full, "?force=1", []), (debug, "", [("X-Cohorly-Replace", "1")]),
+        ]
+        for forced in forcedUploads {
+            let reply = sendBytes(
+                collector, "/api/debug-files/\(program.buildId)/debuginfo" + forced.query, method: "PUT",
+                body: forced.bytes, headers: forced.headers)
+            #expect(reply.status == 201, "\(reply.text)")
+            #expect(
+                DebugFileStoreTests.get(collector, "/buildid/\(program.buildId)/debuginfo").bytes.digest
+                    == forced.bytes.digest)
+        }
     }
 
     @Test func withASecretReplacingNeedsForce() throws {
