@@ -50,6 +50,11 @@ struct Router: Sendable {
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
         case CaptureV1Ingestion.path: return withFaults(request) { captureV1.handle(request) }
+        case _ where PostHogLegacyIngestion.paths.contains(request.path):
+            return withFaults(request) {
+                PostHogLegacyIngestion(store: store, configuration: configuration, budget: ingestion.budget)
+                    .handle(request)
+            }
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
