@@ -60,6 +60,7 @@ struct Router: Sendable {
         }
         if let answer = try flags(request) { return answer }  // FlagRoutes.swift
         if let answer = try issueRoute(request) { return answer }  // IssueRoutes.swift
+        if let answer = sentryChunkRoute(request) { return answer }  // SentryChunkRoutes.swift
         switch (request.method, request.path) {
         case ("GET", "/api/events"): return try events(request)
         case ("GET", "/api/crashes"):
