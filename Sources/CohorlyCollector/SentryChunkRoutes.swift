@@ -95,14 +95,23 @@ extension Router {
         guard SentryChunkRoutes.isSHA1(checksum), chunks.allSatisfy(SentryChunkRoutes.isSHA1) else {
             return ("error", [], "checksums must be SHA-1 hex")
         }
+        // A file assembled before answers `ok` while its content is stored: nothing is sent twice.
+        let assembled = debugFiles.chunkURL(sha1: checksum).appendingPathExtension("assembled")
+        if let sha256 = try? String(contentsOf: assembled, encoding: .utf8),
+            DebugFileStore.normalizedSHA256(sha256) != nil,
+            access(debugFiles.objectURL(sha256: sha256).path, F_OK) == 0
+        {
+            return ("ok", [], nil)
+        }
         var missing: [String] = []
         for chunk in chunks where !missing.contains(chunk) {
             if access(debugFiles.chunkURL(sha1: chunk).path, F_OK) != 0 { missing.append(chunk) }
         }
         guard missing.isEmpty, !chunks.isEmpty else { return ("not_found", missing, nil) }
         do {
-            let buildId = try assembleAndStore(checksum: checksum, chunks: chunks, name: name)
+            let (buildId, sha256) = try assembleAndStore(checksum: checksum, chunks: chunks, name: name)
             for chunk in Set(chunks) { unlink(debugFiles.chunkURL(sha1: chunk).path) }
+            try? sha256.write(to: assembled, atomically: true, encoding: .utf8)
             if store.issues.enabled { _ = try IssueRegrouping.regroup(buildId: buildId, store: store) }
             return ("ok", [], nil)
         } catch let rejection as DebugFileRejection {
@@ -113,8 +122,9 @@ extension Router {
     }
 
     /// Joins `chunks` into a temp file (SHA-1 checked against `checksum`, size within `--max-upload` and the free
-    /// space ingestion keeps), verifies it and stores it under its build id and kinds. Returns the build id.
-    private func assembleAndStore(checksum: String, chunks: [String], name: String) throws -> String {
+    /// space ingestion keeps), verifies it and stores it under its build id and kinds. Returns the build id and the
+    /// content's SHA-256.
+    private func assembleAndStore(checksum: String, chunks: [String], name: String) throws -> (String, String) {
         var size: Int64 = 0
         for chunk in chunks {
             var status = stat()
@@ -168,7 +178,7 @@ extension Router {
             _ = try debugFiles.checkAndAttach(buildId: buildId, kind: kind, sha256: sha256, release: "")
         }
         debugFiles.noteUpload(stored: true, bytesReceived: size)
-        return buildId
+        return (buildId, sha256)
     }
 
     /// Writes the chunks one after another to `path` (fsynced), 1 MiB at a time; their SHA-1 and SHA-256.

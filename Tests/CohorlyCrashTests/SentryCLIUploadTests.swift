@@ -101,6 +101,7 @@ import Testing
         // Uploading again finds the file there: nothing is sent twice.
         let again = try await Self.upload(debugFile, host: host, token: "upload-secret")
         #expect(again.status == 0, "\(again.output)")
+        #expect(again.output.contains("Nothing to upload"), "\(again.output)")
         #expect(try collector.debugFiles.list().count == 1)
     }
 }
