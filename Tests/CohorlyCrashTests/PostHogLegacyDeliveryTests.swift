@@ -50,13 +50,16 @@ import Testing
         #expect(properties["$exception_list"]?.arrayValue?.isEmpty == false)
     }
 
-    @Test func ordinaryEventsFallBackToTheLegacyBatchWireAndAreStored() async throws {
+    /// Through the 404 fallback, or with the legacy wire chosen from the start (then V1 is never asked).
+    @Test(arguments: [false, true])
+    func ordinaryEventsGoThroughTheLegacyBatchWireAndAreStored(configured: Bool) async throws {
         let collector = try Self.selfHostedCollector()
         defer { collector.stop() }
         let directory = try makeTemporaryDirectory("posthog-legacy-events")
         defer { try? FileManager.default.removeItem(at: directory) }
         var posthog = try PostHogConfiguration(host: collector.baseURL.absoluteString, apiKey: "phc_demo")
         posthog.compression = true
+        if configured { posthog.captureEndpoint = .legacyBatch }
         var options = CohorlyOptions()
         options.storageDirectory = directory
         options.flushInterval = 3600
@@ -67,7 +70,8 @@ import Testing
         client.identify("user-7")
         for index in 0..<3 { client.track("legacy-\(index)", properties: ["n": .int(index)]) }
         #expect(await client.flush())
-        #expect(collector.faults.pending.count == 999)  // one V1 attempt, then /batch for the rest of the launch
+        // Fallback: one V1 attempt, then /batch for the rest of the launch.
+        #expect(collector.faults.pending.count == (configured ? 1000 : 999))
         for index in 0..<3 {
             let events = try collector.store.events(matching: EventQuery(event: "legacy-\(index)"))
             #expect(events.count == 1)
