@@ -1,4 +1,5 @@
 import CohorlyDigests
+import CohorlyFiles
 import CohorlySymbols
 import Foundation
 
@@ -111,7 +112,10 @@ extension Router {
         do {
             let (buildId, sha256) = try assembleAndStore(checksum: checksum, chunks: chunks, name: name)
             for chunk in Set(chunks) { unlink(debugFiles.chunkURL(sha1: chunk).path) }
-            try? sha256.write(to: assembled, atomically: true, encoding: .utf8)
+            if let fd = try? PrivateFiles.openPrivate(assembled.path, O_WRONLY | O_TRUNC) {
+                _ = Array(sha256.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
             if store.issues.enabled { _ = try IssueRegrouping.regroup(buildId: buildId, store: store) }
             return ("ok", [], nil)
         } catch let rejection as DebugFileRejection {
