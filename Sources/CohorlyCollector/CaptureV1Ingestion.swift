@@ -39,32 +39,48 @@ struct CaptureV1Ingestion: Sendable {
             return Self.error(415, "unsupported_content_type", "Content-Type must be application/json")
         }
         if let problem = Self.headerProblem(request) { return Self.error(400, problem.tag, problem.description) }
+        return Self.parsedBody(request, configuration: configuration, budget: budget, error: Self.error) {
+            handle(request, token: token, document: $0)
+        }
+    }
+
+    /// The body inflated and parsed within the budget, handed to `use`; or the answer refusing it, made by `error`
+    /// from a status, PostHog's tag and a description (capture V1 and the legacy wire, PostHogLegacyIngestion.swift,
+    /// decode one way and answer in their own shapes).
+    static func parsedBody(
+        _ request: HTTPRequest, configuration: CollectorConfiguration, budget: ParseBudget,
+        error: (Int, String, String) -> HTTPResponse, _ use: (JSONValue) -> HTTPResponse
+    ) -> HTTPResponse {
+        func busy() -> HTTPResponse {
+            var answer = error(503, "service_unavailable", ParseBudget.busyReason)
+            answer.headers.append(("Retry-After", "1"))
+            return answer
+        }
         if request.bodyTooLarge || request.body.count > configuration.maxBodyBytes {
-            return Self.error(413, "payload_too_large", "body over \(configuration.maxBodyBytes) bytes")
+            return error(413, "payload_too_large", "body over \(configuration.maxBodyBytes) bytes")
         }
         let body: [UInt8]
         let held: Int
         switch budget.inflate(request, limit: configuration.maxInflatedBytes) {
         case .success(let decoded): (body, held) = decoded
-        case .failure(.decode(let failure)): return Self.response(failure)
-        case .failure(.busy):
-            var answer = Self.error(503, "service_unavailable", ParseBudget.busyReason)
-            answer.headers.append(("Retry-After", "1"))
-            return answer
+        case .failure(.decode(.tooLarge(let limit))):
+            return error(413, "payload_too_large", "inflated body over \(limit) bytes")
+        case .failure(.decode(.corrupt(let reason))):
+            return error(400, "request_decoding_error", "cannot inflate the body: \(reason)")
+        case .failure(.decode(.unsupported(let encoding))):
+            return error(415, "unsupported_encoding", "Content-Encoding \(encoding) is not supported here")
+        case .failure(.busy): return busy()
         }
         guard !body.isEmpty else {
             budget.release(held)
-            return Self.error(400, "empty_body", "the body is empty")
+            return error(400, "empty_body", "the body is empty")
         }
-        switch budget.parse(body, holding: held, { handle(request, token: token, document: $0) }) {
+        switch budget.parse(body, holding: held, use) {
         case .success(let answer): return answer
-        case .failure(.invalid): return Self.error(400, "request_parsing_error", "the body is not JSON")
+        case .failure(.invalid): return error(400, "request_parsing_error", "the body is not JSON")
         case .failure(.tooLarge(let values)):
-            return Self.error(413, "payload_too_large", budget.tooLargeReason(values: values))
-        case .failure(.busy):
-            var answer = Self.error(503, "service_unavailable", ParseBudget.busyReason)
-            answer.headers.append(("Retry-After", "1"))
-            return answer
+            return error(413, "payload_too_large", budget.tooLargeReason(values: values))
+        case .failure(.busy): return busy()
         }
     }
 
@@ -204,16 +220,6 @@ struct CaptureV1Ingestion: Sendable {
         let lib = header[..<slash].trimmingCharacters(in: .whitespaces)
         let version = header[header.index(after: slash)...].trimmingCharacters(in: .whitespaces)
         return lib.isEmpty || version.isEmpty ? nil : (lib, version)
-    }
-
-    /// PostHog's answer to a body that could not be decoded.
-    static func response(_ failure: BodyDecodeFailure) -> HTTPResponse {
-        switch failure {
-        case .tooLarge(let limit): return error(413, "payload_too_large", "inflated body over \(limit) bytes")
-        case .corrupt(let reason): return error(400, "request_decoding_error", "cannot inflate the body: \(reason)")
-        case .unsupported(let encoding):
-            return error(415, "unsupported_encoding", "Content-Encoding \(encoding) is not supported here")
-        }
     }
 
     static func error(_ status: Int, _ tag: String, _ description: String) -> HTTPResponse {

@@ -26,6 +26,7 @@ enum DebugFileHeader {
 extension Router {
     /// Claims the upload route before its body arrives, so the body streams to disk instead of memory.
     func stream(_ request: HTTPRequest) -> (any RequestBodySink)? {
+        if let chunks = sentryChunkSink(request) { return chunks }  // SentryChunkRoutes.swift
         guard request.method == "PUT", request.path.hasPrefix("/api/debug-files/") else { return nil }
         let parts = request.path.dropFirst("/api/debug-files/".count).split(
             separator: "/", omittingEmptySubsequences: false)

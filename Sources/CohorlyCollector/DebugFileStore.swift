@@ -51,7 +51,9 @@ public final class DebugFileStore: @unchecked Sendable {
                 "\(Self.temporaryPrefix)\(getpid())-\(UUID().uuidString)")
             ownsRoot = true
         }
-        for sub in ["objects", "tmp"] { try PrivateFiles.makeDirectory(root.appendingPathComponent(sub).path) }
+        for sub in ["objects", "tmp", "chunks"] {
+            try PrivateFiles.makeDirectory(root.appendingPathComponent(sub).path)
+        }
         db = try SQLiteDatabase(path: root.appendingPathComponent("index.sqlite").path)
         try db.execute(
             """
@@ -153,6 +155,11 @@ public final class DebugFileStore: @unchecked Sendable {
     func objectURL(sha256: String) -> URL {
         root.appendingPathComponent("objects").appendingPathComponent(String(sha256.prefix(2)))
             .appendingPathComponent(sha256)
+    }
+
+    /// Where a chunk of Sentry's chunk upload is kept until its file is assembled (SentryChunkUpload.swift).
+    func chunkURL(sha1: String) -> URL {
+        root.appendingPathComponent("chunks").appendingPathComponent(sha1)
     }
 
     /// A new temp file path for an upload in progress.

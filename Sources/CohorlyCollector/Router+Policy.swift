@@ -49,6 +49,10 @@ extension Router {
                     return CaptureV1Ingestion.error(
                         415, "unsupported_content_type", "Content-Type must be application/json")
                 }
+                if PostHogLegacyIngestion.paths.contains(request.path) {
+                    return PostHogLegacyIngestion.error(
+                        415, "unsupported_content_type", "Content-Type must be application/json")
+                }
                 return .error(415, "content type must be application/json")
             }
         }

@@ -53,11 +53,17 @@ struct Router: Sendable {
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
         case CaptureV1Ingestion.path: return withFaults(request) { captureV1.handle(request) }
+        case _ where PostHogLegacyIngestion.paths.contains(request.path):
+            return withFaults(request) {
+                PostHogLegacyIngestion(store: store, configuration: configuration, budget: ingestion.budget)
+                    .handle(request)
+            }
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
         if let answer = try flags(request) { return answer }  // FlagRoutes.swift
         if let answer = try issueRoute(request) { return answer }  // IssueRoutes.swift
+        if let answer = sentryChunkRoute(request) { return answer }  // SentryChunkRoutes.swift
         switch (request.method, request.path) {
         case ("GET", CollectorCredential.challengePath): return authChallenge(request)
         case ("GET", "/api/events"): return try events(request)
