@@ -37,8 +37,10 @@
 /// How long the crashed thread waits for the other threads to record their stacks.
 #define CLY_THREAD_WAIT_MS 250
 /// How long the threads stopped at a crash stay parked before one of them ends the process itself (of the crash's
-/// signal): the crashed thread normally ends it within milliseconds.
-#define CLY_PARKED_THREAD_LIMIT_MS 10000
+/// signal): the crashed thread normally ends it within milliseconds. Counted from the capture's start, so it must
+/// also outlast a report write that a machine under heavy load stretches to seconds: a last resort, never the
+/// usual end.
+#define CLY_PARKED_THREAD_LIMIT_MS 30000
 /// The same while the Swift runtime's backtracer runs (chained on request): it symbolicates in the dying process
 /// and has taken over a minute on large server binaries.
 #define CLY_PARKED_THREAD_LIMIT_WITH_BACKTRACER_MS 300000
