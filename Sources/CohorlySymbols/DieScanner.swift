@@ -47,9 +47,18 @@ final class DieScanner {
         let end: UnsafePointer<UInt8>
     }
 
+    /// Where the unit's abbreviation table starts in `.debug_abbrev`.
+    private(set) var abbreviationOffset: UInt64 = 0
+
     /// A reader for the unit whose DIE is `unitDie`, or nil when its header or abbreviations cannot be read or
     /// the unit does not lie inside `section` (`.debug_info`) with its abbreviations inside `abbreviations`.
-    init?(dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds, abbreviations: Bounds) {
+    /// When `previous` (a reader of another unit of the same file) read the same abbreviation table, its
+    /// decoded table is shared rather than read again: the units of one object file share one table, and lie
+    /// side by side in the address order lookups go in.
+    init?(
+        dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds, abbreviations: Bounds,
+        previous: DieScanner? = nil
+    ) {
         var die = unitDie
         var cuDie = Dwarf_Die()
         var addressSize: UInt8 = 0
@@ -79,9 +88,18 @@ final class DieScanner {
         self.addressSize = Int(addressSize)
         self.offsetSize = Int(offsetSize)
         self.version = version
-        guard addressSize == 4 || addressSize == 8,
-            readAbbreviations(from: abbreviations.start + Int(abbreviationOffset), end: abbreviations.end)
-        else { return nil }
+        self.abbreviationOffset = abbreviationOffset
+        guard addressSize == 4 || addressSize == 8 else { return nil }
+        if let previous, previous.abbreviationOffset == abbreviationOffset,
+            previous.sectionStart == section.start, previous.version == version
+        {
+            byCode = previous.byCode
+            largeCodes = previous.largeCodes
+            specs = previous.specs
+        } else {
+            guard readAbbreviations(from: abbreviations.start + Int(abbreviationOffset), end: abbreviations.end)
+            else { return nil }
+        }
     }
 
     /// Reads the unit's abbreviation list (until its 0 code); false when it is malformed.

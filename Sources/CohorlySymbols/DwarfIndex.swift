@@ -60,6 +60,7 @@ final class DwarfIndex {
         var unitType: UInt8 = 0
         var unitDie = Dwarf_Die()
         var allRanges: [UnitIndex.Range] = []
+        var previousScanner: DieScanner?
         while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &unitDie, nil) == 0 {
             cu = next
             guard
@@ -73,9 +74,10 @@ final class DwarfIndex {
             var ranges = DwarfRanges.of(&unitDie)
             if ranges.isEmpty {
                 // No unit ranges: index now and use its functions' ranges.
-                let index = UnitIndex(
-                    unitDie: unitDie,
-                    scanner: scanner(unitDie, version: Int(version)))
+                // The units of one object file lie side by side and share one abbreviation table.
+                let made = scanner(unitDie, version: Int(version), previous: previousScanner)
+                previousScanner = made ?? previousScanner
+                let index = UnitIndex(unitDie: unitDie, scanner: made)
                 unit.index = index
                 ranges = index.functionRanges
             }
@@ -92,18 +94,27 @@ final class DwarfIndex {
     }
 
     /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself).
-    private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
+    /// `previous`: a scanner whose abbreviation table the new one may share.
+    private func scanner(_ unitDie: Dwarf_Die, version: Int, previous: DieScanner? = nil) -> DieScanner? {
         guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let info = sections.info, let abbreviations = sections.abbrev
         else { return nil }
         return DieScanner(
-            dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations)
+            dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations,
+            previous: previous)
     }
 
     /// Where `.debug_info`'s and `.debug_abbrev`'s bytes are in memory (after libdw decompressed them), so a
     /// unit whose header claims more than the section holds cannot send the linear pass past it (found by the
     /// symbolicator fuzzer).
-    private lazy var sections: (info: DieScanner.Bounds?, abbrev: DieScanner.Bounds?) = {
-        var found: (info: DieScanner.Bounds?, abbrev: DieScanner.Bounds?) = (nil, nil)
+    private var sections: (info: DieScanner.Bounds?, abbrev: DieScanner.Bounds?) {
+        (sectionBounds[".debug_info"], sectionBounds[".debug_abbrev"])
+    }
+
+    /// The debug sections this index reads itself, by name (`.zdebug_*` under its `.debug_*` name), as libdw
+    /// holds them in memory (decompressed).
+    private lazy var sectionBounds: [String: DieScanner.Bounds] = {
+        var found: [String: DieScanner.Bounds] = [:]
+        let wanted: Set<String> = [".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str"]
         var names = 0
         guard elf_getshdrstrndx(file.elf, &names) == 0 else { return found }
         var scn = elf_nextscn(file.elf, nil)
@@ -112,14 +123,13 @@ final class DwarfIndex {
             var shdr = GElf_Shdr()
             guard gelf_getshdr(current, &shdr) != nil, let name = elf_strptr(file.elf, names, Int(shdr.sh_name))
             else { continue }
-            let isInfo = strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0
-            let isAbbrev = strcmp(name, ".debug_abbrev") == 0 || strcmp(name, ".zdebug_abbrev") == 0
-            guard isInfo || isAbbrev, let data = elf_getdata(current, nil), let start = data.pointee.d_buf else {
-                continue
-            }
+            var key = String(cString: name)
+            if key.hasPrefix(".zdebug_") { key = "." + key.dropFirst(2) }
+            guard wanted.contains(key), found[key] == nil, let data = elf_getdata(current, nil),
+                let start = data.pointee.d_buf
+            else { continue }
             let base = UnsafePointer<UInt8>(start.assumingMemoryBound(to: UInt8.self))
-            let bounds = DieScanner.Bounds(start: base, end: base + Int(data.pointee.d_size))
-            if isInfo { found.info = bounds } else { found.abbrev = bounds }
+            found[key] = DieScanner.Bounds(start: base, end: base + Int(data.pointee.d_size))
         }
         return found
     }()
@@ -208,7 +218,7 @@ final class DwarfIndex {
     /// A scanner for `unit`'s DIEs, the last one made when it is of the same unit.
     private func namesScanner(of unit: Unit) -> DieScanner? {
         if let last = lastScanner, last.unit === unit { return last.scanner }
-        let made = scanner(unit.die, version: unit.version)
+        let made = scanner(unit.die, version: unit.version, previous: lastScanner?.scanner)
         lastScanner = (unit, made)
         return made
     }
@@ -261,6 +271,12 @@ final class DwarfIndex {
     /// unit by reading every unit header before it). The index's handle never decodes a line program (it
     /// does only when a second handle cannot be had).
     private func loadLines(_ unit: Unit) {
+        if let program = lineProgram(of: unit) {
+            let numbers = program.files.map { text.number(of: absolute(unit, $0)) }
+            unit.lines = LineTable(program: program, fileNumbers: numbers)
+            unit.callFiles = numbers
+            return
+        }
         if lineDwarf == nil { lineDwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nil) }
         let scratch = lineDwarf
         defer {
@@ -290,6 +306,21 @@ final class DwarfIndex {
         }
     }
 
+    /// The unit's line program decoded from the mapped `.debug_line` (nil when it has none or the decoder leaves
+    /// it to libdw).
+    private func lineProgram(of unit: Unit) -> LineProgram? {
+        guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let line = sectionBounds[".debug_line"] else { return nil }
+        var attribute = Dwarf_Attribute()
+        var offset: Dwarf_Word = 0
+        guard dwarf_attr(&unit.die, UInt32(DW_AT_stmt_list), &attribute) != nil,
+            dwarf_formudata(&attribute, &offset) == 0
+        else { return nil }
+        return LineProgram(
+            sections: .init(
+                line: line, lineStrings: sectionBounds[".debug_line_str"], strings: sectionBounds[".debug_str"]),
+            offset: offset, compilationDirectory: unit.compilationDirectory)
+    }
+
     /// The number in `text` of the path of the unit's file number `index` (a `DW_AT_call_file`), -1 when
     /// unknown.
     private func callFile(_ unit: Unit, _ index: Int) -> Int32 {
@@ -305,7 +336,16 @@ final class DwarfIndex {
 
     /// libdw joins a directory ending in `/` and a name with another `/` (`//<compiler-generated>`).
     static func normalize(_ path: String) -> String {
-        guard path.contains("//") else { return path }
+        var previous: UInt8 = 0
+        var doubled = false
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") && previous == byte {
+                doubled = true
+                break
+            }
+            previous = byte
+        }
+        guard doubled else { return path }
         var result = ""
         var previousSlash = false
         for char in path {
@@ -337,6 +377,30 @@ final class DwarfIndex {
         return result
     }
 
+    /// For tests: for every `stride`-th unit, whether ``LineProgram`` decoded its line program itself, and whether
+    /// its rows and file names equal libdw's (`dwarf_getsrclines`, `dwarf_getsrcfiles`; `same` is true when it
+    /// left the unit to libdw).
+    func compareLinePrograms(stride: Int = 1) -> [(decoded: Bool, same: Bool)] {
+        Swift.stride(from: 0, to: units.count, by: max(1, stride)).map { position in
+            let unit = units[position]
+            guard let program = lineProgram(of: unit) else { return (false, true) }
+            let numbers = program.files.map { text.number(of: absolute(unit, $0)) }
+            let decoded = LineTable(program: program, fileNumbers: numbers).rows
+            var die = unit.die
+            let libdw = LineTable(unitDie: die) { self.text.number(of: self.absolute(unit, $0)) }.rows
+            var files: OpaquePointer?
+            var count = 0
+            var libdwFiles: [Int32] = []
+            if dwarf_getsrcfiles(&die, &files, &count) == 0, let files {
+                libdwFiles = (0..<count).map { index in
+                    guard let name = dwarf_filesrc(files, index, nil, nil) else { return -1 }
+                    return text.number(of: absolute(unit, String(cString: name)))
+                }
+            }
+            return (true, decoded == libdw && numbers == libdwFiles)
+        }
+    }
+
     /// For tests: per scope of every unit, the name the scanner reads and libdw's (`dwarf_attr_integrate`),
     /// and whether the scanner read it itself (rather than leaving it to libdw).
     func compareNames() -> [(scanner: UnsafePointer<CChar>?, libdw: UnsafePointer<CChar>?, readItself: Bool)] {
@@ -361,10 +425,11 @@ final class DwarfIndex {
     /// `libdw`, only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per
     /// ancestor, too slow for a very deep tree.
     func compareWalks(libdw: Bool = true) -> [(linear: Bool, same: Bool)] {
-        units.map { unit in
-            let linear = UnitIndex(
-                unitDie: unit.die,
-                scanner: scanner(unit.die, version: unit.version))
+        var previous: DieScanner?  // each unit's scanner shares the one before's table when they have one
+        return units.map { unit in
+            let made = scanner(unit.die, version: unit.version, previous: previous)
+            previous = made ?? previous
+            let linear = UnitIndex(unitDie: unit.die, scanner: made)
             guard libdw else { return (linear.usedLinearWalk, true) }
             let walked = UnitIndex(unitDie: unit.die, scanner: nil)
             // Everything the linear pass decodes itself: offsets, nesting, ranges and call sites.

@@ -8,7 +8,7 @@ import CDwarf
 /// when the unit's code spans less than 4 GiB (as every real unit does; else as full addresses), and the place
 /// (line, column, file; a sequence end as file `Int32.min`) beside them.
 final class LineTable {
-    struct Row {
+    struct Row: Equatable {
         var address: UInt64
         var line: UInt32
         var column: UInt32
@@ -86,6 +86,37 @@ final class LineTable {
                 Place(
                     line: UInt32(truncatingIfNeeded: number), column: UInt32(truncatingIfNeeded: column),
                     file: isEnd ? Int32.min : file))
+        }
+    }
+
+    /// The rows of a line program decoded by this package (see ``LineProgram``); `fileNumbers` are the numbers
+    /// of its files (a row naming a file past them names none).
+    init(program: LineProgram, fileNumbers: [Int32]) {
+        let rows = program.rows
+        guard let first = rows.first, let last = rows.last else { return }
+        base = first.address  // sorted by address
+        let narrow = last.address - first.address <= UInt64(UInt32.max)
+        if narrow { offsets.reserveCapacity(rows.count) } else { addresses.reserveCapacity(rows.count) }
+        places.reserveCapacity(rows.count)
+        for row in rows {
+            if narrow {
+                offsets.append(UInt32(truncatingIfNeeded: row.address &- first.address))  // ≤ UInt32.max: checked
+            } else {
+                addresses.append(row.address)
+            }
+            let file = row.file < UInt32(fileNumbers.count) ? fileNumbers[Int(row.file)] : -1
+            places.append(Place(line: row.line, column: row.column, file: row.isSequenceEnd ? Int32.min : file))
+        }
+    }
+
+    /// Every row in order, a sequence end with file -1 (for tests).
+    var rows: [Row] {
+        places.indices.map { index in
+            let place = places[index]
+            return Row(
+                address: addresses.isEmpty ? base + UInt64(offsets[index]) : addresses[index], line: place.line,
+                column: place.column, file: place.file == Int32.min ? -1 : place.file,
+                isSequenceEnd: place.file == Int32.min)
         }
     }
 

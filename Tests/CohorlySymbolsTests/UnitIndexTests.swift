@@ -40,6 +40,24 @@ import Testing
         #expect(names.contains { $0.scanner != nil })
     }
 
+    /// Line programs decoded by this package (`LineProgram`: swiftc's DWARF 4, clang's and gcc's DWARF 5, the
+    /// zlib-compressed sections once libdw has inflated them) give libdw's rows and file names for every unit;
+    /// on the toolchain's swift-format, every 16th of its ~1,300 units.
+    @Test(arguments: [
+        "inline_c", "inline_gcc", "templates", "shop_debug", "shop_release", "inline_zlib",
+        "inline_zlib_gnu", "swift-format",
+    ])
+    func decodedLineProgramsEqualLibdws(_ name: String) throws {
+        let path = name == "swift-format" ? SwiftFormatAgreementTests.swiftFormat : try Fixtures.get().path(name)
+        let symbolicator = try ModuleSymbolicator(debugFile: path)
+        let units = try #require(symbolicator.dwarfIndex).compareLinePrograms(stride: name == "swift-format" ? 16 : 1)
+        #expect(!units.isEmpty)
+        let leftToLibdw = units.filter { !$0.decoded }.count
+        let differing = units.filter { !$0.same }.count
+        #expect(leftToLibdw == 0, "libdw read \(leftToLibdw) line programs of \(name)")
+        #expect(differing == 0, "\(differing) of \(units.count) units differ in \(name)")
+    }
+
     /// The first address asked in a function is answered by walking down its inline tree, later ones by its
     /// flat map: both give the same innermost scope for every function entry and random inner address.
     @Test(arguments: ["inline_c", "inline_gcc", "templates", "shop_release"])
