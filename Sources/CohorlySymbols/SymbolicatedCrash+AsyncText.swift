@@ -9,9 +9,21 @@ extension SymbolicatedCrash {
         let above = physical.prefix { $0.index <= anchor }
         for frame in above { lines += Self.lines(of: frame, options) }
         var number = anchor + 1
-        for frame in asyncFrames {
-            lines += Self.lines(of: frame, options, number: number, tag: "[async] ")
+        var position = 0
+        while position < asyncFrames.count {
+            // The awaiting chain of a server's handler runs through its framework's router and middleware: runs of
+            // other code fold as in a physical stack.
+            let run = otherCodeRun(asyncFrames, at: position, isFirst: false, options)
+            if run > 0 {
+                let folded = asyncFrames[position..<(position + run)]
+                lines.append(otherCodeLine(folded, first: number, last: number + run - 1) + " [async]")
+                number += run
+                position += run
+                continue
+            }
+            lines += Self.lines(of: asyncFrames[position], options, number: number, tag: "[async] ")
             number += 1
+            position += 1
         }
         if let stop = thread.asyncStop, stop != "task_root" {
             lines.append("    … the async callers end here: \(Self.stopDescription(stop))")

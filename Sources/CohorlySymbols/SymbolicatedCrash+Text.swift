@@ -1,3 +1,5 @@
+import CohorlyCrashModel
+
 extension SymbolicatedCrash {
     /// How ``text(header:options:)`` prints a crash.
     public struct TextOptions: Sendable {
@@ -10,16 +12,50 @@ extension SymbolicatedCrash {
         /// Whether a thread's async callers are shown after the frame they continue from, with the executor's
         /// frames below folded into one line (default true); false prints the raw physical stack (`--no-async`).
         public var showsAsyncCallers: Bool
+        /// Whether runs of ``foldedRun`` or more frames that are not the app's code (`in_app` false: a framework
+        /// linked into the executable, the runtime, compiler thunks) are folded into one line naming their
+        /// modules (default true; `--all-frames` shows them). A thread's first frame is never folded.
+        public var foldsOtherCode: Bool
 
-        /// Options; by default simplified names, no advice, async callers shown.
+        /// Options; by default simplified names, no advice, async callers shown, other code folded.
         public init(
             names: Demangler.Style = .simplified, missingDebugFilesAdvice: String? = nil,
-            showsAsyncCallers: Bool = true
+            showsAsyncCallers: Bool = true, foldsOtherCode: Bool = true
         ) {
             self.names = names
             self.missingDebugFilesAdvice = missingDebugFilesAdvice
             self.showsAsyncCallers = showsAsyncCallers
+            self.foldsOtherCode = foldsOtherCode
         }
+    }
+
+    /// The shortest run of frames that are not the app's code that the text folds (the web page's rule).
+    public static let foldedRun = 3
+
+    /// The length of the run of frames that are not the app's code starting at `start` of `frames`, when the text
+    /// folds it (at least ``foldedRun``, not a thread's first frame, folding on); else 0.
+    static func otherCodeRun(_ frames: [Frame], at start: Int, isFirst: Bool, _ options: TextOptions) -> Int {
+        guard options.foldsOtherCode, !isFirst, frames[start].inApp == false else { return 0 }
+        var end = start
+        while end < frames.count && frames[end].inApp == false { end += 1 }
+        return end - start >= foldedRun ? end - start : 0
+    }
+
+    /// The one line a folded run of other code becomes: how many, their numbers, and their modules (the Swift
+    /// module of each function, else its image's file name).
+    static func otherCodeLine(_ run: ArraySlice<Frame>, first: Int, last: Int) -> String {
+        var modules: [String] = []
+        for frame in run {
+            var module = "???"
+            if let swiftModule = frame.symbols.last?.rawFunction.flatMap(SwiftMangling.module(of:)) {
+                module = swiftModule
+            } else if let path = frame.module {
+                module = path.split(separator: "/").last.map(String.init) ?? path
+            }
+            if !modules.contains(module) { modules.append(module) }
+        }
+        return "    … \(run.count) frames of other code (#\(first)–#\(last): "
+            + TerminalText.escaped(modules.joined(separator: ", ")) + "; --all-frames shows them)"
     }
 
     /// Functions of the crash recorder itself (the C++ terminate hook and the report writer): frames at the
@@ -79,12 +115,21 @@ extension SymbolicatedCrash {
         return lines.joined(separator: "\n")
     }
 
-    /// Frames, with runs of one repeated frame (deep recursion) folded into one line after their first frame.
+    /// Frames, with runs of one repeated frame (deep recursion) folded into one line after their first frame, and
+    /// runs of other code (``TextOptions/foldsOtherCode``) into one line.
     private static func lines(of frames: ArraySlice<Frame>, _ options: TextOptions) -> [String] {
         var lines: [String] = []
+        let all = Array(frames)
         var index = frames.startIndex
         while index < frames.endIndex {
             let frame = frames[index]
+            let run = otherCodeRun(all, at: index - frames.startIndex, isFirst: index == frames.startIndex, options)
+            if run > 0 {
+                let folded = frames[index..<(index + run)]
+                lines.append(otherCodeLine(folded, first: frame.index, last: frames[index + run - 1].index))
+                index += run
+                continue
+            }
             lines += Self.lines(of: frame, options)
             var next = index + 1
             while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }

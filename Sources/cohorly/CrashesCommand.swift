@@ -142,7 +142,8 @@ enum CrashesShowCommand: Command {
     static let words = ["crashes", "show"]
     static let summary = "Show one crash, hang or handled error, symbolicated, like a Swift backtrace."
     static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--no-sugar] [--no-async] [--json]
+        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--no-sugar] [--no-async]
+                                   [--all-frames] [--json]
 
         The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
         the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
@@ -157,6 +158,9 @@ enum CrashesShowCommand: Command {
           --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json
                             (--full-names is the same).
           --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
+          --all-frames      Every frame: runs of 3 or more frames that are not the app's code (a framework, the
+                            runtime, thunks: `in_app` false) are otherwise folded into one line naming their
+                            modules.
           --no-async        The raw physical stacks: without the `[async]` callers of a crash in async code, and
                             with the executor's frames below them (folded into one line by default).
           --json            Print the collector's JSON answer.
@@ -169,7 +173,7 @@ enum CrashesShowCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: NamingFlags.all.union(["--json", "--no-async"]),
+                arguments, flags: NamingFlags.all.union(["--json", "--no-async", "--all-frames"]),
                 options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: "crashes show")
@@ -210,7 +214,8 @@ enum CrashesShowCommand: Command {
             }
             let options = SymbolicatedCrash.TextOptions(
                 names: names, missingDebugFilesAdvice: advice,
-                showsAsyncCallers: !parsed.flags.contains("--no-async"))
+                showsAsyncCallers: !parsed.flags.contains("--no-async"),
+                foldsOtherCode: !parsed.flags.contains("--all-frames"))
             print(shown.crash.text(header: header, options: options))
             if let breadcrumbs = BreadcrumbLines(shown.breadcrumbs) { print("\n" + breadcrumbs.text) }
             return .success

@@ -8,7 +8,8 @@ enum IssuesShowCommand: Command {
     static let words = ["issues", "show"]
     static let summary = "Show one issue: its counts, its states, its latest crash symbolicated."
     static let help = """
-        USAGE: cohorly issues show ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--json]
+        USAGE: cohorly issues show ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--all-frames]
+                                  [--json]
 
         The issue's state, first and last seen (crash time, UTC) with their releases, occurrences and users, the
         occurrences per release, the state changes, then its latest occurrence symbolicated by the collector,
@@ -19,6 +20,7 @@ enum IssuesShowCommand: Command {
           --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
           --full-names      Full names in the stack, as in --json.
           --no-async        The raw physical stacks, without the `[async]` callers.
+          --all-frames      Every frame (runs of 3 or more frames of other code are otherwise folded).
           --json            Print the collector's JSON answer.
           -h, --help        Show this help.
 
@@ -30,7 +32,7 @@ enum IssuesShowCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async"],
+                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async", "--all-frames"],
                 options: ["--host", "--auth-token", "--auth-token-file"])
         } catch {
             return Console.usageError(error.reason, command: command)
@@ -60,7 +62,8 @@ enum IssuesShowCommand: Command {
             let options = SymbolicatedCrash.TextOptions(
                 names: parsed.flags.contains("--full-names") ? .full : .simplified,
                 missingDebugFilesAdvice: CrashesShowCommand.advice,
-                showsAsyncCallers: !parsed.flags.contains("--no-async"))
+                showsAsyncCallers: !parsed.flags.contains("--no-async"),
+                foldsOtherCode: !parsed.flags.contains("--all-frames"))
             print("\nLatest occurrence:\n" + shown.crash.text(header: header, options: options))
             if let breadcrumbs = BreadcrumbLines(shown.breadcrumbs) { print("\n" + breadcrumbs.text) }
             return .success

@@ -106,9 +106,11 @@ import Testing
         let full = try await Self.demangled(mangled, "--no-sugar")
         try #require(simplified.count == mangled.count && full.count == mangled.count)
 
-        let sugared = try await SymbolicatedCrashTests.tool(Self.cli, ["crashes", "show", insertId, "--host", host])
+        // Every frame (--all-frames): runs of the runtime's frames would otherwise fold into one line.
+        let sugared = try await SymbolicatedCrashTests.tool(
+            Self.cli, ["crashes", "show", insertId, "--host", host, "--all-frames"])
         let unsugared = try await SymbolicatedCrashTests.tool(
-            Self.cli, ["crashes", "show", insertId, "--host", host, "--no-sugar"])
+            Self.cli, ["crashes", "show", insertId, "--host", host, "--no-sugar", "--all-frames"])
         #expect(sugared.status == 0 && unsugared.status == 0)
         for (index, name) in mangled.enumerated() {
             // A closure of top-level code: `closure #1 in ` gets its module.

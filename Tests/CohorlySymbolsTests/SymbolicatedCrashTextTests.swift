@@ -44,6 +44,38 @@ import Testing
         return try JSONDecoder().decode(SymbolicatedCrash.self, from: Data(json.utf8))
     }
 
+    /// Runs of three or more frames that are not the app's code (a framework linked into the executable, thunks)
+    /// fold into one line naming their modules, as on the web page; the first frame never folds, a run of two
+    /// stays, and `--all-frames` (foldsOtherCode false) shows every frame (issue 38, item 2).
+    @Test func runsOfOtherCodeFoldIntoOneLine() throws {
+        var crash = try Self.crash(frames: [
+            ("$s11Hummingbird6RouterV5crashyyF", "Hummingbird.Router.crash()"),
+            ("$s6Orders4QuoteV5totalSiyF", "Orders.Quote.total()"),
+            ("$s11Hummingbird6RouterV6handleyyF", "Hummingbird.Router.handle()"),
+            ("$s7NIOCore7ChannelV4readyyF", "NIOCore.Channel.read()"),
+            ("$s11Hummingbird10MiddlewareV3runyyF", "Hummingbird.Middleware.run()"),
+            ("$s6Orders6RoutesV5quoteyyF", "Orders.Routes.quote()"),
+            ("$s11Hummingbird6RouterV6handleyyF", "Hummingbird.Router.handle()"),
+            ("$s7NIOCore7ChannelV4readyyF", "NIOCore.Channel.read()"),
+        ])
+        let inApp = [false, true, false, false, false, true, false, false]
+        for index in inApp.indices { crash.threads[0].frames[index].inApp = inApp[index] }
+        let text = crash.text()
+        #expect(text.contains("#0  0x0000000000001000 shop Router.crash()"), "the first frame never folds: \(text)")
+        #expect(
+            text.contains("    … 3 frames of other code (#2–#4: Hummingbird, NIOCore; --all-frames shows them)"),
+            "\(text)")
+        #expect(!text.contains("Middleware.run()"), "\(text)")
+        #expect(text.contains("#5  0x0000000000001005 shop Routes.quote()"))
+        // A run of two stays as it is.
+        #expect(text.contains("#6") && text.contains("#7"), "\(text)")
+        let all = crash.text(options: .init(foldsOtherCode: false))
+        #expect(all.contains("Middleware.run()") && !all.contains("frames of other code"))
+        // Frames nobody decided (in_app absent) never fold.
+        for index in inApp.indices { crash.threads[0].frames[index].inApp = nil }
+        #expect(!crash.text().contains("frames of other code"))
+    }
+
     @Test func anAbnormalExitSaysItHasNoStackInsteadOfListingAnEmptyThread() throws {
         let json = """
             {"reason":"OOMKill: Killed by the kernel's OOM killer","reason_source":"signal","mechanism":"abnormal_exit",
