@@ -120,11 +120,9 @@ enum CrashesListCommand: Command {
         /// release, an object for its type) shows what it has, and never makes the whole list unreadable.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            func text(_ key: CodingKeys) -> String? {
-                (try? container.decodeIfPresent(String.self, forKey: key)) ?? nil
-            }
+            let text = container.lenientText
             insertId = text(.insertId)
-            time = (try? container.decodeIfPresent(Int64.self, forKey: .time)) ?? nil ?? 0
+            time = container.lenientNumber(.time) ?? 0
             distinctId = text(.distinctId) ?? ""
             release = text(.release)
             type = text(.type)
@@ -256,17 +254,8 @@ enum CrashesShowCommand: Command {
         /// crash itself must have its shape; a failure there names the field (``ShownCrash/failedField(_:)``).
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            func text(_ key: CodingKeys) -> String? {
-                guard let value = try? container.decodeIfPresent(CohorlyValue.self, forKey: key) else { return nil }
-                switch value {
-                case .null: return nil
-                case .string(let string): return string
-                default: return value.jsonString
-                }
-            }
-            func number(_ key: CodingKeys) -> Int64? {
-                (try? container.decodeIfPresent(Int64.self, forKey: key)) ?? nil
-            }
+            let text = container.lenientText
+            let number = container.lenientNumber
             insertId = text(.insertId)
             time = number(.time) ?? 0
             distinctId = text(.distinctId) ?? ""
@@ -324,4 +313,22 @@ enum Timestamp {
 
 extension String {
     func padded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
+
+extension KeyedDecodingContainer {
+    /// A text field read as ingestion accepted it: a string as it is, any other JSON value (a number, an object)
+    /// as its JSON text, nil when absent or null; never an error that makes the whole answer unreadable.
+    func lenientText(_ key: Key) -> String? {
+        guard let value = try? decodeIfPresent(CohorlyValue.self, forKey: key) else { return nil }
+        switch value {
+        case .null: return nil
+        case .string(let string): return string
+        default: return value.jsonString
+        }
+    }
+
+    /// A whole-number field; nil when absent or of another type.
+    func lenientNumber(_ key: Key) -> Int64? {
+        (try? decodeIfPresent(Int64.self, forKey: key)) ?? nil
+    }
 }
