@@ -54,7 +54,8 @@ struct IssueKey: Sendable, Hashable {
     ) {
         // The crash recorder's own frames (an earlier SDK marked them in-app) are left out: they say nothing of
         // the bug, and events of either SDK group together.
-        let first = frames.first { !($0.function.map(FrameSymbol.isCrashRecorderFunction) ?? false) }
+        let candidates = frames.filter { !($0.function.map(FrameSymbol.isCrashRecorderFunction) ?? false) }
+        let first = Self.isStackOverflow(description) ? Self.recursing(candidates) : candidates.first
         var culprit = ""
         var module = "?"
         var raw: [String] = []
@@ -88,6 +89,21 @@ struct IssueKey: Sendable, Hashable {
         } else {
             fingerprint = Self.sha256(title + "\n" + culprit)
         }
+    }
+
+    /// Whether the exception is a stack overflow (the recorder's reason: `Stack overflow at 0x…`).
+    static func isStackOverflow(_ description: CrashDescription) -> Bool {
+        description.value.hasPrefix("Stack overflow")
+    }
+
+    /// Of a stack overflow's frames, the one that names it: the in-app function found most often (the recursion;
+    /// ties: the innermost), not the innermost frame, which is wherever the recursion happened to run out of
+    /// stack (the recursing function itself or a callee of it) and differs from crash to crash.
+    static func recursing(_ frames: [CapturedException.GroupingFrame]) -> CapturedException.GroupingFrame? {
+        var counts: [String: Int] = [:]
+        for frame in frames { if let function = frame.function { counts[function, default: 0] += 1 } }
+        guard let most = counts.values.max(), most > 1 else { return frames.first }
+        return frames.first { $0.function.map { counts[$0] == most } ?? false }
     }
 
     /// The normal form of a grouping frame's function (``FunctionName``): the short name the device made, else

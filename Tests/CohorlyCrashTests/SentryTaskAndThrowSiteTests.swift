@@ -17,7 +17,10 @@ import Testing
             let envelopes = envelopes
             server = PlainHTTPServer(maxBodyBytes: 32 << 20) { request in
                 envelopes.add(request.body)
-                return HTTPResponse(status: 200, body: Array("{}".utf8))
+                // Sentry's success answer names the envelope's event (`{}` for session updates alone).
+                let header = CohorlyValue(bytes: Array(request.body.prefix { $0 != UInt8(ascii: "\n") }))
+                let answer: CohorlyValue = header?["event_id"].map { ["id": $0] } ?? [:]
+                return HTTPResponse(status: 200, body: Array(answer.jsonString.utf8))
             }
             port = try server.start(port: 0)
         }

@@ -25,14 +25,16 @@ struct Launches {
         host = collector.baseURL
     }
 
-    /// A launch with `arguments` (plus the queue, the report directory and `senderTimeout`), not waited for.
+    /// A launch with `arguments` (plus the queue, the report directory and `senderTimeout`), not waited for. A
+    /// crash starts no sender of its own (`--no-sender-at-crash`, as the crash tests' launches do): these tests
+    /// look at the report a crash leaves and at the senders launches start; crash-time delivery has its own tests.
     func start(_ arguments: [String], senderTimeoutMilliseconds: Int = 15_000) throws -> (Process, URL) {
         let process = Process()
         process.executableURL = executable
         process.arguments =
             arguments + [
                 "--storage", storage.path, "--report-dir", reports.path, "--sender-timeout-ms",
-                String(senderTimeoutMilliseconds),
+                String(senderTimeoutMilliseconds), "--no-sender-at-crash",
             ]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COHORLY_") }
         environment["SWIFT_BACKTRACE"] = "enable=no"
