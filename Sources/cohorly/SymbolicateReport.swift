@@ -45,8 +45,11 @@ enum SymbolicateReport {
             guard let data = encoded else { return .failure }
             Console.out(String(decoding: data, as: UTF8.self))
         } else {
+            // Every frame: `symbolicate` is the full answer for a report (only `crashes show` and `issues show` fold
+            // other code).
             let options = SymbolicatedCrash.TextOptions(
-                names: names, missingDebugFilesAdvice: advice, showsAsyncCallers: showsAsyncCallers)
+                names: names, missingDebugFilesAdvice: advice, showsAsyncCallers: showsAsyncCallers,
+                foldsOtherCode: false)
             Console.out(crashes.map { $0.crash.text(header: $0.header, options: options) }.joined(separator: "\n\n"))
         }
         return .success

@@ -80,7 +80,9 @@ import Testing
         let firstErrors = root.appendingPathComponent("first.stderr")
         _ = FileManager.default.createFile(atPath: firstErrors.path, contents: nil)
         let first = try await Self.launch(
-            ["crash", "null-write", "--sender-timeout-ms", "15000"], home: home, temporary: temporary,
+            // No crash-time sender: the report must still be there when the test looks.
+            ["crash", "null-write", "--sender-timeout-ms", "15000", "--no-sender-at-crash"], home: home,
+            temporary: temporary,
             collector: collector, stderr: firstErrors)
         await waitForExit(first)
         #expect(first.terminationReason == .uncaughtSignal && first.terminationStatus == SIGSEGV)
