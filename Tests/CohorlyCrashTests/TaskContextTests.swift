@@ -49,6 +49,10 @@ struct TaskContextTests {
             ["run", "--storage", storage, "--sender-timeout-ms", "15000"], reportDirectory: reports,
             withClient: true, environment: environment)
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        // The next launch may hand the report to its detached sender, which sends after the launch has exited.
+        try await waitUntil("the crash reached the collector", seconds: 60) {
+            ((try? collector.store.events(matching: EventQuery(event: "$exception", limit: 10))) ?? []).first != nil
+        }
         let event = try #require(
             try collector.store.events(matching: EventQuery(event: "$exception", limit: 10)).first)
         let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
