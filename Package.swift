@@ -140,7 +140,8 @@ let package = Package(
         // `scripts/bench-errors`: handled errors' cost on the caller (a benchmark, not a test).
         .executableTarget(
             name: "CohorlyCrashBench", dependencies: ["CohorlyCrash", "Cohorly"], path: "Tests/CohorlyCrashBench"),
-        // PostHog's SDK test harness drives this HTTP adapter around the client (research/posthog.md part B).
+        // PostHog's SDK test harness drives this HTTP adapter around the client (docs/posthog.md "The compliance
+        // adapter").
         .executableTarget(
             name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyHTTPServer", "CohorlyCompression"],
             path: "Examples/PostHogComplianceAdapter"),

@@ -6,7 +6,7 @@
 // running async code shows the current partial function ("funclet") and then the executor (swift_job_run,
 // libdispatch, start_thread). The awaiting functions exist only as a linked list of async contexts in the heap:
 // offset 0 `Parent` (the caller's context, 0 at the task's root), offset 8 `ResumeParent` (the caller's resume
-// funclet). (research/async-stacks.md has the facts and what was measured.)
+// funclet). (docs/crash-reporting.md "Async stacks" has the facts and what was measured.)
 //
 // What is recorded during the unwind (cly_unwind.c), per physical frame: the async context register as
 // libunwind restores it for that frame (r14 on x86_64, x22 on aarch64; frame 0's from the ucontext) and the

@@ -3,7 +3,7 @@
 // Order of events (all inside the crash handler of the crashed thread):
 //   1. install the dump handler for SIGSYS (sigaction: async-signal-safe). SIGSYS, not a real-time signal:
 //      libdispatch and the Swift concurrency pool block every signal except the synchronous ones and SIGSYS,
-//      so a real-time signal would never reach their threads (research/feasibility.md Q4);
+//      so a real-time signal would never reach their threads (docs/internals.md, the crash path);
 //   2. list /proc/self/task with raw getdents64 (opendir/readdir allocate) and fill one slot per thread:
 //      tid and name (/proc/self/task/<tid>/comm, read with open/read/close);
 //   3. skip a thread whose /proc status shows SIGSYS blocked (it would never answer), `tgkill` the others;

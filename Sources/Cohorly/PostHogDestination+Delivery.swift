@@ -1,7 +1,7 @@
 import CohorlyCompression
 import Foundation
 
-/// Capture V1 delivery of one batch (research/posthog.md part A §1.3–1.4):
+/// Capture V1 delivery of one batch (docs/posthog.md "Answers and retries"):
 /// - one `PostHog-Request-Id` and one `created_at` per batch, `PostHog-Attempt` 1, 2, … and a fresh
 ///   `PostHog-Request-Timestamp` on every attempt;
 /// - 2xx with per-event results (`{"results": {uuid: {"result"}}}`, PostHog's success answer): only `retry` events

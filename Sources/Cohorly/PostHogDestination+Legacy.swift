@@ -1,7 +1,8 @@
 import CohorlyCompression
 import Foundation
 
-/// The legacy capture wire, `POST {host}/batch` (research/posthog.md part A2): for a self-hosted PostHog without
+/// The legacy capture wire, `POST {host}/batch` (docs/posthog.md "Self-hosted PostHog without capture V1"): for a
+/// self-hosted PostHog without
 /// capture V1, which answers `/i/v1/analytics/events` with 404 — then this batch is sent again here and so is
 /// the rest of the launch (the next launch tries V1 again) — or from the start when
 /// ``PostHogConfiguration/captureEndpoint`` says so.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// PostHog capture V1 (research/posthog.md part A): every queued record becomes one batch item
+/// PostHog capture V1 (docs/posthog.md "What goes on the wire"): every queued record becomes one batch item
 /// `{event, uuid, distinct_id, timestamp, options, properties}` for `POST /i/v1/analytics/events` when it is
 /// sent; identity and profile calls become `$identify`, `$create_alias` and `$set` events. Delivery (attempts,
 /// per-event results, backoff) is in `PostHogDestination+Delivery.swift`.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Sentry's envelope endpoint (research/sentry.md): each exception record becomes one envelope with its event
+/// Sentry's envelope endpoint (docs/sentry.md): each exception record becomes one envelope with its event
 /// item (and, for the previous launch's fatal event, that launch's session update); session updates travel up to
 /// 100 per envelope. Answers:
 /// - 2xx with Sentry's success answer (``acknowledges(_:eventId:)``): done (its `X-Sentry-Rate-Limits` are taken

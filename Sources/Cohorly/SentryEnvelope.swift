@@ -1,7 +1,7 @@
 import CohorlyCompression
 import Foundation
 
-/// One Sentry envelope (research/sentry.md "Envelope framing"): a header line of compact JSON (`event_id` when an
+/// One Sentry envelope (docs/sentry.md "What maps to what"): a header line of compact JSON (`event_id` when an
 /// event is inside, `sent_at` once, `dsn`, `sdk`), then per item a header line (`type`, `length` in bytes) and its
 /// payload, each followed by `\n`.
 struct SentryEnvelope: Sendable {

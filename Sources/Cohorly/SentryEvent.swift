@@ -1,7 +1,7 @@
 import CohorlyCrashModel
 import Foundation
 
-/// A prepared exception in Sentry's event schema, native platform (research/sentry.md "Event"): rendered from
+/// A prepared exception in Sentry's event schema, native platform (docs/sentry.md "What maps to what"): rendered from
 /// the record's ``CapturedException`` when it is sent, laid out as every wire lays it out
 /// (``CapturedException/laidOutFrames(of:)``).
 ///

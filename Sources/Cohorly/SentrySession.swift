@@ -1,6 +1,6 @@
 import Foundation
 
-/// One launch's release-health session (research/sentry.md "Sessions"): `ok` when the launch starts, `exited`
+/// One launch's release-health session (docs/sentry.md "Release health"): `ok` when the launch starts, `exited`
 /// at its normal exit, `crashed` (in the crash event's envelope) or `abnormal` (with the abnormal-exit event)
 /// when the next launch reports how it ended. Every update is a queue record (kind `session`, the item's payload
 /// as JSON), so none is lost to a kill; the open session is kept in the queue's settings (one key per launch, held
@@ -253,7 +253,7 @@ final class SentrySessions: @unchecked Sendable {
     func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] {
         let exception = record.exception
         if record.level == "error", exception.handled {
-            // Messages never count (research/sentry.md "Sessions").
+            // Messages never count (docs/sentry.md "Release health").
             if exception.description.mechanism == "generic" && exception.synthetic { return [] }
             return lock.withLock {
                 guard current != nil else { return [] }

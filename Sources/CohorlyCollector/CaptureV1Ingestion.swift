@@ -1,6 +1,7 @@
 import Foundation
 
-/// PostHog capture V1, `POST /i/v1/analytics/events` (research/posthog.md part A), so the PostHog destination
+/// PostHog capture V1, `POST /i/v1/analytics/events` (docs/posthog.md "What goes on the wire"), so the PostHog
+/// destination
 /// runs end to end on one machine: the seven headers checked as PostHog checks them, gzip or zlib bodies
 /// inflated, whole-batch errors as `{"error","error_description"}` with PostHog's tags, per-event results, and
 /// events stored like `/track` ones (deduplicated by uuid), so `events list` and `crashes list/show` see them.

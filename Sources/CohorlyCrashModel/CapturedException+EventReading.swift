@@ -9,7 +9,8 @@ extension CapturedException {
     /// The crash in an `$exception` event's properties: the one reading of the event shape, used by the collector
     /// (`cohorly crashes show`) and by `cohorly symbolicate EVENT.json`.
     ///
-    /// Reads PostHog's native shape (research/posthog.md part C): `$exception_list[0]` with `type`, `value`,
+    /// Reads PostHog's native shape (docs/posthog.md "What goes on the wire"): `$exception_list[0]` with `type`,
+    /// `value`,
     /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`, the frame's
     /// kind under ``frameKindKey``; `inline: true` frames repeat their physical frame's address and are folded
     /// under it; the `function`, `filename`, `lineno` and `colno` the device resolved are kept as symbols, with

@@ -1,5 +1,5 @@
 /// The `$exception` event of an exception: the one shape the Cohorly API and PostHog receive — PostHog error
-/// tracking's (`cymbal`) native frames (research/posthog.md part C) — written here beside its one reader
+/// tracking's (`cymbal`) native frames (docs/posthog.md "What goes on the wire") — written here beside its one reader
 /// (``init(exceptionEvent:)``).
 extension CapturedException {
     /// The event name.

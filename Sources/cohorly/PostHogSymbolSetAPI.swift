@@ -3,7 +3,8 @@ import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
-/// PostHog's symbol-set API (research/posthog.md part C2, posthog-cli `api/symbol_sets.rs`): the three calls of
+/// PostHog's symbol-set API (docs/posthog.md "Upload debug files to PostHog", posthog-cli `api/symbol_sets.rs`): the
+/// three calls of
 /// an upload. Every call is tried up to `retries + 1` times when the answer is a connection error, a 429 or a
 /// 5xx, waiting `retryDelay`, then twice as long each time (`sleep` is injectable for tests). Other answers are
 /// errors shown with PostHog's `code` and `detail`. The personal API key goes only to `host`, as

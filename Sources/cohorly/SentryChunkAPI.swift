@@ -3,7 +3,7 @@ import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
-/// Sentry's chunk-upload API for debug files (research/sentry.md "Debug-file upload", sentry-cli's
+/// Sentry's chunk-upload API for debug files (docs/sentry.md "Debug files", sentry-cli's
 /// `chunking`): the server's options, the upload of chunks, and the assemble call. Every call is tried up to
 /// `retries + 1` times on a connection error, a 429 or a 5xx, waiting `retryDelay`, then twice as long each
 /// time. The auth token goes only to `url`'s host (or a region host under it, such as `us.sentry.io` for

@@ -6,7 +6,8 @@ import CohorlyHTTPServer
 
 /// A mock PostHog capture V1 server over loopback (libmicrohttpd, the collector's `HTTPServer`): records every
 /// request (gzip bodies inflated) and answers from a script, then with PostHog's success answer — `200` with an `ok`
-/// result per event on capture V1, `200 {"status": 1}` on the legacy `/batch` (research/posthog.md part A2). Flags
+/// result per event on capture V1, `200 {"status": 1}` on the legacy `/batch` (docs/posthog.md "Self-hosted PostHog
+/// without capture V1"). Flags
 /// requests (`POST /flags`) are kept apart (`flagsRequests`, answered from `thenFlags`, else `{"flags":{}}`), so
 /// a client's flag evaluations never take a capture answer.
 final class MockPostHog: @unchecked Sendable {

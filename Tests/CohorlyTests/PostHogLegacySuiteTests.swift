@@ -3,7 +3,8 @@ import Testing
 
 @testable import Cohorly
 
-/// The checks of PostHog's legacy `capture` suite (research/posthog.md part A2: the harness runs it against an
+/// The checks of PostHog's legacy `capture` suite (docs/posthog.md "Self-hosted PostHog without capture V1": the
+/// harness runs it against an
 /// adapter declaring `capture_v0`, ours with `--wire batch`), on the client's `/batch` wire against MockPostHog.
 /// The harness itself is not published where this machine can reach it; these are its checks, one by one.
 @Suite struct PostHogLegacySuiteTests {

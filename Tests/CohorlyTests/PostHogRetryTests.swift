@@ -4,7 +4,7 @@ import Testing
 
 @testable import Cohorly
 
-/// Capture V1 answers and retries (research/posthog.md part A §1.3–1.4): every row of the result and status
+/// Capture V1 answers and retries (docs/posthog.md "Answers and retries"): every row of the result and status
 /// tables, client ⇄ mock PostHog over loopback.
 @Suite struct PostHogRetryTests {
     @Test(arguments: [408, 500, 502, 503, 504])
