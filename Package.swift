@@ -34,7 +34,9 @@ let package = Package(
         // CohorlySymbols: crash events are symbolicated on the device at the next launch (libdw, libelf).
         .target(
             name: "CohorlyCrash",
-            dependencies: ["CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlySymbols", "CohorlyCrashModel"]),
+            dependencies: [
+                "CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlyLaunch", "CohorlySymbols", "CohorlyCrashModel",
+            ]),
         // Crashes on demand, in every supported way (also the crash matrix's child process).
         .target(
             name: "CrashDemoSupport", dependencies: ["CCrashRecorder"], path: "Examples/CrashDemoSupport",
@@ -48,6 +50,7 @@ let package = Package(
             name: "CohorlyCrashTests",
             dependencies: [
                 "CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly", "TestWaiting",
+                "CohorlyLaunch",
             ]),
         // libcurl (libcurl4-openssl-dev), libmicrohttpd (libmicrohttpd-dev) and libdebuginfod (libdebuginfod-dev)
         // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
@@ -63,6 +66,8 @@ let package = Package(
         // Shared below the client and the collector: one JSON value with its parser and writer, one SQLite wrapper.
         // Private files and directories (0600 / 0700 whatever the umask) for everything that holds user data.
         .target(name: "CohorlyFiles"),
+        // The launch protocol's locks and states, below the client and the crash recorder (docs/internals.md).
+        .target(name: "CohorlyLaunch", dependencies: ["CohorlyFiles"]),
         .target(name: "CohorlyJSON"),
         // The crash, owned once (Foundation-free, so the lean symbolicator can use it): frames with their kinds,
         // the report read (formats v1 and v2) and written, the crash reason, the exception event before any wire.
@@ -72,7 +77,7 @@ let package = Package(
             name: "Cohorly",
             dependencies: [
                 "CohorlyHTTPClient", "CSQLite", "CohorlyCompression", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles",
-                "CohorlyCrashModel",
+                "CohorlyCrashModel", "CohorlyLaunch",
             ]),
         // Small pieces below the client, the collector and the CLI (docs/internals.md "Module map"): they import
         // none of Cohorly, CohorlyCollector or CohorlyCrash (ModuleMapTests checks it).
@@ -168,7 +173,7 @@ let package = Package(
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
         // CrashDemo built --static-swift-stdlib and -static-executable, each once, into its own scratch path under
         // .build (slow: a target of its own), run against a loopback collector.
-        .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "TestWaiting"]),
+        .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "CohorlyJSON", "TestWaiting"]),
         .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),

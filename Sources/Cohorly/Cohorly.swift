@@ -1,3 +1,4 @@
+import CohorlyLaunch
 import CohorlyFiles
 import Foundation
 
@@ -152,7 +153,7 @@ public final class Cohorly: Sendable {
         }
         let directory = options.storageDirectory ?? Self.defaultStorageDirectory()
         let store: any QueueStore
-        var lockPath: String?
+        var queueDirectory: String?
         do {
             if let unusable { throw unusable }
             // Another user's directory, or one others may write to, is refused like an unwritable one.
@@ -160,7 +161,7 @@ public final class Cohorly: Sendable {
                 try PrivateFiles.makeDirectory(directory.path, requireOwnerOnly: true)
             }
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
-            lockPath = directory.appendingPathComponent("queue.lock").path
+            queueDirectory = directory.path
         } catch {
             FileHandle.standardError.write(
                 Data("[Cohorly] queue not persisted (\(error)); using memory\n".utf8))
@@ -168,7 +169,7 @@ public final class Cohorly: Sendable {
             store = (try? SQLiteQueueStore(path: ":memory:")) ?? MemoryQueueStore()
         }
         self.store = store
-        self.queueIsPersisted = lockPath != nil
+        self.queueIsPersisted = queueDirectory != nil
         let destination = makeDestination(store)
         self.destination = destination
         self.automatic = AutomaticProperties()
@@ -178,7 +179,8 @@ public final class Cohorly: Sendable {
         }
         let transport = options.transport ?? CurlTransport()
         self.delivery = Delivery(
-            store: store, transport: transport, options: options, destination: destination, lockPath: lockPath,
+            store: store, transport: transport, options: options, destination: destination,
+            queueLock: queueDirectory.map { LockFile(.queue, in: $0) },
             log: log)
         let weakClient = WeakClient()
         self.flags = Self.makeFlags(

@@ -1,3 +1,4 @@
+import CohorlyLaunch
 import Foundation
 
 /// The sender: one background thread that drains the persisted queue under the retry contract.
@@ -16,7 +17,10 @@ final class Delivery: @unchecked Sendable {
     let options: CohorlyOptions
     private let destination: any Destination
     private let logLine: @Sendable (String) -> Void
-    private let senderLock: SenderLock
+    /// `queue.lock` (``LaunchLock/queue``), held while this client drains the queue: only one client, in any
+    /// process, sends a given queue at a time, so a relaunched app and a detached sender (or two clients on one
+    /// directory) never send one record twice. Nil for a queue in memory. Used only by the delivery thread.
+    private let queueLock: LockFile?
     private let signal = ConditionLock()
     private let finished = DispatchSemaphore(value: 0)
     /// The process whose thread sends (a forked child has none).
@@ -37,9 +41,9 @@ final class Delivery: @unchecked Sendable {
 
     init(
         store: any QueueStore, transport: any Transport, options: CohorlyOptions, destination: any Destination,
-        lockPath: String?, log: @escaping @Sendable (String) -> Void
+        queueLock: LockFile?, log: @escaping @Sendable (String) -> Void
     ) {
-        self.senderLock = SenderLock(path: lockPath)
+        self.queueLock = queueLock
         self.store = store
         self.transport = transport
         self.options = options
@@ -186,7 +190,8 @@ final class Delivery: @unchecked Sendable {
     }
 
     private func drain() {
-        guard senderLock.tryAcquire() else {
+        // A lock file that cannot be opened does not block sending.
+        guard queueLock.map({ !$0.open() || $0.tryLock() }) ?? true else {
             let delay = options.retry.baseDelay
             log("another client is sending this queue; trying again in \(LogDuration.text(delay))")
             signal.withLock {
@@ -195,7 +200,7 @@ final class Delivery: @unchecked Sendable {
             }
             return
         }
-        defer { senderLock.release() }
+        defer { queueLock?.unlock() }
         while true {
             if signal.withLock({ stopping || paused }) { return }
             let read: QueueBatch?

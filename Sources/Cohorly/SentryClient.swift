@@ -1,3 +1,4 @@
+import CohorlyLaunch
 import Foundation
 
 extension Cohorly {
@@ -34,7 +35,7 @@ extension Cohorly {
             startedMs: Int64(Date().timeIntervalSince1970 * 1000))
         // Held before the session is committed, so a launch starting meanwhile sees it running.
         let directory = queueIsPersisted ? options.storageDirectory ?? Self.defaultStorageDirectory() : nil
-        if let directory { destination.sessions.launchLock = SentryLaunchLock(directory: directory, sid: session.sid) }
+        if let directory { destination.sessions.launchLock = SessionLock(directory: directory, sid: session.sid) }
         state.waitUntilPersisted(timeout: 2)
         var taken: [String] = []
         var open: Set<String> = [session.sid]
@@ -44,7 +45,7 @@ extension Cohorly {
             let start = destination.sessions.start(
                 session, settings: settings,
                 running: { sid in
-                    directory.map { SentryLaunchLock.isHeld(directory: $0, sid: sid) } ?? false
+                    directory.map { SessionLock.isHeld(directory: $0, sid: sid) } ?? false
                 }, atMs: session.startedMs)
             taken = start.taken
             return start.operations
@@ -52,8 +53,8 @@ extension Cohorly {
         // On disk before the app goes on: a launch that crashes or is killed at once still has its session.
         guard committed != nil else { return }
         if let directory {
-            for sid in taken { SentryLaunchLock.remove(directory: directory, sid: sid) }
-            SentryLaunchLock.removeStray(directory: directory, keeping: open)
+            for sid in taken { SessionLock.remove(directory: directory, sid: sid) }
+            SessionLock.removeStray(directory: directory, keeping: open)
         }
         delivery.notifyQueued()
     }

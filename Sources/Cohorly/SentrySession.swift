@@ -1,10 +1,11 @@
+import CohorlyLaunch
 import Foundation
 
 /// One launch's release-health session (docs/sentry.md "Release health"): `ok` when the launch starts, `exited`
 /// at its normal exit, `crashed` (in the crash event's envelope) or `abnormal` (with the abnormal-exit event)
 /// when the next launch reports how it ended. Every update is a queue record (kind `session`, the item's payload
 /// as JSON), so none is lost to a kill; the open session is kept in the queue's settings (one key per launch, held
-/// by the launch's ``SentryLaunchLock`` while it runs) so that a later launch — or the detached crash sender — can
+/// by the launch's ``SessionLock`` while it runs) so that a later launch — or the detached crash sender — can
 /// end it. Updates are queued as prepared records: `reset()` (a new user)
 /// keeps them, as it keeps crash reports.
 ///
@@ -117,9 +118,9 @@ struct SentrySession: Codable, Equatable {
 final class SentrySessions: @unchecked Sendable {
     private let lock = NSLock()
     private var current: SentrySession?
-    private var heldLock: SentryLaunchLock?
+    private var heldLock: SessionLock?
     /// This launch's claim on its open session (nil: the queue is not on disk, or the lock could not be taken).
-    var launchLock: SentryLaunchLock? {
+    var launchLock: SessionLock? {
         get { lock.withLock { heldLock } }
         set { lock.withLock { heldLock = newValue } }
     }

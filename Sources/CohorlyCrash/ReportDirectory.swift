@@ -1,4 +1,5 @@
 import CohorlyFiles
+import CohorlyLaunch
 
 #if canImport(Glibc)
     import Glibc
@@ -136,14 +137,12 @@ final class ReportDirectory {
         ownedRegularFile(name) != nil && renameat(descriptor, name, directory.descriptor, target) == 0
     }
 
-    /// Runs `body` holding an exclusive `flock` on `.lock`: tidying is serialized between the processes that
-    /// share the directory.
+    /// Runs `body` holding ``LaunchLock/reportDirectory`` (`.lock`): tidying is serialized between the processes
+    /// that share the directory. A lock file that cannot be made (a read-only directory) does not stop the tidying.
     func withLock<T>(_ body: () -> T) -> T {
-        let fd = openat(descriptor, ".lock", O_CREAT | O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return body() }
-        defer { close(fd) }
-        flock(fd, LOCK_EX)
-        defer { flock(fd, LOCK_UN) }
+        let lock = LockFile(.reportDirectory, inDirectory: descriptor)
+        defer { lock.close() }
+        _ = lock.lockWaiting()
         return body()
     }
 }

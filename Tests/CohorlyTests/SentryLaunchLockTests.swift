@@ -4,7 +4,7 @@ import Testing
 
 @testable import Cohorly
 
-/// The launch locks' files (SentryLaunchLock): a launch killed after making its file and before committing its
+/// The launch locks' files (SessionLock): a launch killed after making its file and before committing its
 /// session leaves a file no session names; a later launch removes it, and nothing a running launch needs.
 @Suite struct SentryLaunchLockTests {
     @Test func aLaunchRemovesStrayLockFilesAndKeepsHeldAndFreshOnes() async throws {

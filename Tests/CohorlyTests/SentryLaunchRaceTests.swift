@@ -5,7 +5,7 @@ import Testing
 
 @testable import Cohorly
 
-/// Launches starting at the same moment in one storage directory (SentrySessions.start, SentryLaunchLock): each
+/// Launches starting at the same moment in one storage directory (SentrySessions.start, SessionLock): each
 /// takes the sessions of the launches that ended — in one write transaction of the queue, so none ends twice — and
 /// never the session of the other, still running.
 @Suite struct SentryLaunchRaceTests {

@@ -16,6 +16,7 @@ import Testing
     static let layers: [String: Int] = [
         "CohorlyJSON": 1, "CohorlyFiles": 1, "CohorlyCompression": 1, "CohorlyDigests": 1, "CohorlyHTTPClient": 1,
         "CohorlySQLite": 2, "CohorlyCrashModel": 2, "CohorlyHTTPServer": 2, "CohorlyCollectorAPI": 2,
+        "CohorlyLaunch": 2,
         "CohorlySymbols": 3,
         "Cohorly": 4, "CohorlyCommandLine": 4,
         "CohorlyCrash": 5, "CohorlyCollector": 5,

@@ -2,6 +2,7 @@ import Cohorly
 import CohorlyFiles
 import Foundation
 import Synchronization
+import CohorlyLaunch
 
 #if canImport(Glibc)
     import Glibc
@@ -43,7 +44,7 @@ final class HangReportFile: @unchecked Sendable {  // immutable but for `removed
             return nil
         }
         // Locked before it gets its name: a later launch never sees it unlocked while this process lives.
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, folder.move(staging, to: folder, as: name) else {
+        guard HeldFile.claim(fd), folder.move(staging, to: folder, as: name) else {
             close(fd)
             folder.remove(staging)
             return nil
@@ -79,7 +80,7 @@ final class HangReportFile: @unchecked Sendable {  // immutable but for `removed
             guard fd >= 0 else { continue }
             defer { close(fd) }
             // Locked: its process is alive (still hung). Gone or replaced while we locked it: it ended.
-            guard flock(fd, LOCK_SH | LOCK_NB) == 0, let now = folder.ownedRegularFile(name),
+            guard HeldFile.isFree(fd), let now = folder.ownedRegularFile(name),
                 now.st_ino == info.st_ino
             else { continue }
             guard case .success(let bytes) = folder.read(name, limit: CrashReportStore.maximumReportBytes),

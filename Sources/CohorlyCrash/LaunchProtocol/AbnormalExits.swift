@@ -1,4 +1,5 @@
 import Cohorly
+import CohorlyLaunch
 
 #if canImport(Glibc)
     import Glibc
@@ -97,7 +98,7 @@ enum AbnormalExits {
 
     /// The verdict on the marker open at `fd`; `names` are the report directory's entries.
     static func verdict(fd: Int32, names: [String]) -> Verdict {
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return .running }
+        guard HeldFile.claim(fd) else { return .running }
         guard let record = LaunchRecord.read(fd: fd) else { return .unreadable }
         let bootId = ProcessFacts.bootId()
         let sameBoot = !record.bootId.isEmpty && record.bootId == bootId
@@ -142,7 +143,7 @@ enum AbnormalExits {
             let fd = openat(folder.descriptor, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { close(fd) }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { folder.remove(name) }
+            if HeldFile.claim(fd) { folder.remove(name) }
         }
     }
 }

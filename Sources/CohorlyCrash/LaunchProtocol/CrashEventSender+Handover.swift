@@ -1,12 +1,12 @@
 import Cohorly
 import CohorlyFiles
 import Foundation
+import CohorlyLaunch
 
 extension CrashEventSender {
     static let reportsVariable = "COHORLY_CRASH_SENDER_REPORTS"
     static let reportDirectoryVariable = "COHORLY_CRASH_SENDER_REPORT_DIR"
     static let eventOptionsVariable = "COHORLY_CRASH_SENDER_EVENT_OPTIONS"
-    static let deliveryLockName = "crash-delivery.lock"
 
     /// The app's side of handing reports over to the detached sender.
     ///
@@ -20,19 +20,19 @@ extension CrashEventSender {
     /// work; the other finds the reports gone. Either way each report is queued once (one record per
     /// `$insert_id`).
     final class Handover {
-        private let lock: Int32
+        private let lock: LockFile
 
         /// Opens the delivery lock of `cohorly`'s queue; nil when the client has no queue directory or the lock
         /// cannot be opened.
         init?(for cohorly: Cohorly) {
             guard let storage = cohorly.storageDirectoryPath else { return nil }
-            lock = (try? PrivateFiles.openPrivate(storage + "/" + CrashEventSender.deliveryLockName, O_RDWR)) ?? -1
-            guard lock >= 0 else { return nil }
+            lock = LockFile(.crashDelivery, in: storage)
+            guard lock.open() else { return nil }
         }
 
         /// Takes the lock, waiting while another process (a sender taking over earlier reports) holds it.
         func acquire() {
-            while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+            _ = lock.lockWaiting()
         }
 
         /// Starts the sender, naming the reports it takes over if this process dies. Returns whether it started.
@@ -54,7 +54,7 @@ extension CrashEventSender {
         }
 
         /// Releases the lock: the reports are handled.
-        func release() { close(lock) }
+        func release() { lock.close() }
     }
 
     /// The sender's side: once the app's delivery lock is free (the app finished or died), the reports named
@@ -66,13 +66,9 @@ extension CrashEventSender {
         guard let names = environment[reportsVariable], let directory = environment[reportDirectoryVariable] else {
             return
         }
-        let lock = (try? PrivateFiles.openPrivate(storage + "/" + deliveryLockName, O_RDWR)) ?? -1
-        guard lock >= 0 else { return }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            guard ContinuousClock.now < deadline else { return }
-            usleep(20_000)
-        }
+        let lock = LockFile(.crashDelivery, in: storage)
+        guard lock.lock(until: deadline) else { return }
+        defer { lock.close() }
         let named = names.split(separator: ":").map { name in
             CrashReportStore.ReportFile(url: URL(fileURLWithPath: directory).appendingPathComponent(String(name)))
         }

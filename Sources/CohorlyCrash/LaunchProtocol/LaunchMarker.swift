@@ -1,6 +1,7 @@
 import CCrashRecorder
 import Dispatch
 import Synchronization
+import CohorlyLaunch
 
 #if canImport(Glibc)
     import Glibc
@@ -67,7 +68,7 @@ final class LaunchMarker: Sendable {
         let launch = LaunchRecord.padded(Array(record.launchJSON.utf8), to: LaunchRecord.launchBytes)
         // The termination monitor writes its record in place: the region exists before the file gets its name.
         let ending = LaunchRecord.padded([], to: LaunchRecord.endingBytes)
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, launch.count <= LaunchRecord.launchBytes,
+        guard HeldFile.claim(fd), launch.count <= LaunchRecord.launchBytes,
             write(fd, launch, at: LaunchRecord.launchOffset), write(fd, ending, at: LaunchRecord.endingOffset),
             cly_launch_marker_set(directory + "/" + name) == 0
         else {

@@ -3,6 +3,7 @@ import Cohorly
 import CohorlyFiles
 import CohorlySymbols
 import Foundation
+import CohorlyLaunch
 
 /// The detached sender: the Linux counterpart of a background URLSession.
 ///
@@ -12,7 +13,7 @@ import Foundation
 /// process a constructor in `CCrashRecorder` runs ``senderMain()`` before `main`: it takes over the reports the
 /// app did not get to turn into events (see ``Handover``), opens the same persisted queue, delivers it until it is empty or the timeout passes, and exits — the app's own code never runs there.
 /// Senders take turns (`crash-sender.lock`), and the client lets one process at a time send a queue
-/// (`queue.lock`), so the app and its senders never send a record twice.
+/// (`queue.lock`), so the app and its senders never send a record twice (the launch protocol, ``LaunchProtocol``).
 enum CrashEventSender {
     static let modeVariable = "COHORLY_CRASH_SENDER"
     static let storageVariable = "COHORLY_CRASH_SENDER_STORAGE"
@@ -58,13 +59,9 @@ enum CrashEventSender {
         let deadline = ContinuousClock.now.advanced(by: .seconds(clampingSeconds: timeout))
         // Senders of one queue take turns (a crash loop starts one per launch): a later one waits for the one
         // before it to finish rather than failing against its lock and backing off.
-        let lock = (try? PrivateFiles.openPrivate(storage + "/crash-sender.lock", O_RDWR)) ?? -1
-        guard lock >= 0 else { return }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX | LOCK_NB) != 0 {
-            guard ContinuousClock.now < deadline else { return }
-            usleep(20_000)
-        }
+        let turn = LockFile(.crashSender, in: storage)
+        guard turn.lock(until: deadline) else { return }
+        defer { turn.close() }
         TextTable.demanglesInBackground.store(false, ordering: .relaxed)
         // On this thread, without Swift concurrency: this runs from a C constructor, before the Swift runtime's
         // own start-up in a statically linked program, where a task never ran (the sender waited for it forever).

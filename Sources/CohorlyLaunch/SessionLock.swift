@@ -1,32 +1,32 @@
-import CohorlyFiles
 import Foundation
 
-/// What tells a launch still running from one that ended: each launch holds an exclusive `flock` on
-/// `sentry-<sid>.lock` in the storage directory, through a close-on-exec descriptor, from before its open session is
-/// committed until the session's end is. The kernel drops the lock when the process dies (kill -9 too), so a later
-/// launch takes an open session for an earlier launch's only when its lock is free — never the session of a launch
-/// started at the same moment. A forked child holds the lock with its parent until it execs or exits.
-final class SentryLaunchLock: @unchecked Sendable {
+/// What tells a launch still running from one that ended, for a destination that keeps a session per launch
+/// (Sentry's release health): each launch holds an exclusive `flock` on ``LaunchLock/session(_:)`` in the storage
+/// directory, through a close-on-exec descriptor, from before its open session is committed until the session's end
+/// is. The kernel drops the lock when the process dies (kill -9 too), so a later launch takes an open session for an
+/// earlier launch's only when its lock is free — never the session of a launch started at the same moment. A forked
+/// child holds the lock with its parent until it execs or exits.
+package final class SessionLock: @unchecked Sendable {
+    static let prefix = "sentry-"
+    static let suffix = ".lock"
+
     private let path: String
     private let lock = NSLock()
     private var descriptor: Int32
 
     /// Creates and locks the file for session `sid` in `directory`; nil when it cannot (the session is then taken
     /// as ended by a launch that finds it).
-    init?(directory: URL, sid: String) {
+    package init?(directory: URL, sid: String) {
         path = Self.path(directory, sid)
-        guard let fd = try? PrivateFiles.openPrivate(path, O_RDWR) else { return nil }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            return nil
-        }
+        let file = LockFile(.session(sid), in: directory.path)
+        guard file.tryLock(), let fd = file.takeDescriptor() else { return nil }
         descriptor = fd
     }
 
     deinit { release() }
 
     /// The session ended (its end committed): removes the file and drops the lock.
-    func release() {
+    package func release() {
         lock.withLock {
             guard descriptor >= 0 else { return }
             unlink(path)
@@ -36,26 +36,25 @@ final class SentryLaunchLock: @unchecked Sendable {
     }
 
     /// Whether the launch of session `sid` still runs (holds its lock).
-    static func isHeld(directory: URL, sid: String) -> Bool {
-        let fd = open(path(directory, sid), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    package static func isHeld(directory: URL, sid: String) -> Bool {
+        LockFile.isHeld(.session(sid), in: directory.path)
     }
 
     /// Removes the file of an ended launch's session `sid`.
-    static func remove(directory: URL, sid: String) {
+    package static func remove(directory: URL, sid: String) {
         unlink(path(directory, sid))
     }
 
     /// Removes the files no launch needs: those of a launch killed after making its file and before committing
     /// its session (no open session names them). Kept: the sessions `keeping` names, a file held (its launch
     /// runs) and a file younger than `minimumAge` seconds (a launch may be between creating and locking it).
-    static func removeStray(directory: URL, keeping sids: Set<String>, minimumAge: Double = 60, now: Date = Date()) {
+    package static func removeStray(
+        directory: URL, keeping sids: Set<String>, minimumAge: Double = 60, now: Date = Date()
+    ) {
         let kept = Set(sids.map { $0.lowercased() })
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for name in names where name.hasPrefix("sentry-") && name.hasSuffix(".lock") {
-            let sid = String(name.dropFirst("sentry-".count).dropLast(".lock".count))
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+            let sid = String(name.dropFirst(prefix.count).dropLast(suffix.count))
             guard !kept.contains(sid), path(directory, sid) == directory.appendingPathComponent(name).path else {
                 continue
             }
@@ -71,10 +70,6 @@ final class SentryLaunchLock: @unchecked Sendable {
     }
 
     private static func path(_ directory: URL, _ sid: String) -> String {
-        // The sid is a UUID this library made; anything else is kept out of the path.
-        let safe = String(
-            sid.lowercased().unicodeScalars.filter { ("0"..."9").contains($0) || ("a"..."f").contains($0) || $0 == "-" }
-        )
-        return directory.appendingPathComponent("sentry-\(safe).lock").path
+        directory.appendingPathComponent(LaunchLock.session(sid).fileName).path
     }
 }
