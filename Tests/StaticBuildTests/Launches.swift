@@ -1,4 +1,5 @@
 import CohorlyCollector
+import CohorlyJSON
 import Foundation
 import TestWaiting
 
@@ -26,16 +27,18 @@ struct Launches {
     }
 
     /// A launch with `arguments` (plus the queue, the report directory and `senderTimeout`), not waited for. A
-    /// crash starts no sender of its own (`--no-sender-at-crash`, as the crash tests' launches do): these tests
-    /// look at the report a crash leaves and at the senders launches start; crash-time delivery has its own tests.
-    func start(_ arguments: [String], senderTimeoutMilliseconds: Int = 15_000) throws -> (Process, URL) {
+    /// crash starts no sender of its own (`--no-sender-at-crash`, as the crash tests' launches do) unless
+    /// `senderAtCrash`: most of these tests look at the report a crash leaves and at the senders launches start.
+    func start(_ arguments: [String], senderTimeoutMilliseconds: Int = 15_000, senderAtCrash: Bool = false) throws
+        -> (Process, URL)
+    {
         let process = Process()
         process.executableURL = executable
         process.arguments =
             arguments + [
                 "--storage", storage.path, "--report-dir", reports.path, "--sender-timeout-ms",
-                String(senderTimeoutMilliseconds), "--no-sender-at-crash",
-            ]
+                String(senderTimeoutMilliseconds),
+            ] + (senderAtCrash ? [] : ["--no-sender-at-crash"])
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("COHORLY_") }
         environment["SWIFT_BACKTRACE"] = "enable=no"
         environment["COHORLY_HOST"] = host.absoluteString
@@ -50,8 +53,11 @@ struct Launches {
     }
 
     /// A launch run to its end: how it ended, and what it printed on stderr.
-    func run(_ arguments: [String], senderTimeoutMilliseconds: Int = 15_000) async throws -> Ending {
-        let (process, stderr) = try start(arguments, senderTimeoutMilliseconds: senderTimeoutMilliseconds)
+    func run(_ arguments: [String], senderTimeoutMilliseconds: Int = 15_000, senderAtCrash: Bool = false)
+        async throws -> Ending
+    {
+        let (process, stderr) = try start(
+            arguments, senderTimeoutMilliseconds: senderTimeoutMilliseconds, senderAtCrash: senderAtCrash)
         await waitForExit(process)
         return Ending(process, stderr: (try? String(contentsOf: stderr, encoding: .utf8)) ?? "")
     }
@@ -60,6 +66,17 @@ struct Launches {
     func receivedInsertIds() -> [String] {
         ((try? collector.store.events(matching: EventQuery(event: "$exception", limit: 100))) ?? []).compactMap(
             \.insertId)
+    }
+
+    /// The function names of the crashed thread's frames of each crash event the collector holds (empty names
+    /// for frames sent as bare addresses).
+    func crashedThreadFunctions() -> [[String]] {
+        ((try? collector.store.events(matching: EventQuery(event: "$exception", limit: 100))) ?? []).map { event in
+            let properties = CohorlyValue(json: event.propertiesJSON)?.objectValue ?? [:]
+            let frames =
+                properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? []
+            return frames.map { $0["function"]?.stringValue ?? "" }
+        }
     }
 
     /// The `$insert_id`s of the reports in the report directory (`<time>-<pid>-<insert id>.json`).

@@ -35,6 +35,10 @@ import Testing
         let delivered = await eventually(timeout: 60) { Set(launches.receivedInsertIds()) == Set(crashes.prefix(5)) }
         #expect(delivered, "received \(launches.receivedInsertIds()), crashes \(crashes)")
         #expect(launches.receivedInsertIds().count == 5)  // each once
+        // Named: what a dying launch could not symbolicate, its sender did (it has the binary and the time).
+        for functions in launches.crashedThreadFunctions() {
+            #expect(functions.contains { $0.contains("demo_null_write") }, "\(functions)")
+        }
 
         // No sender outlives its timeout + 5 s (the last one started before the last launch ended).
         let gone = await eventually(timeout: Double(timeout) / 1000 + 5) { launches.runningSenders().isEmpty }
@@ -42,6 +46,21 @@ import Testing
         let lock = open(launches.storage.appendingPathComponent("crash-sender.lock").path, O_RDWR | O_CLOEXEC)
         defer { close(lock) }
         #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+    }
+
+    /// A tool that crashes once and is never launched again (a batch job, a Kubernetes Job): its crash-time sender —
+    /// this static executable in sender mode, started by the crash handler — delivers the crash within seconds,
+    /// symbolicated, and ends.
+    @Test func aCrashWithNoLaterLaunchIsDeliveredByItsCrashTimeSenderNamed() async throws {
+        let launches = try Launches(try await StaticBuild.staticSwiftStdlib.executable())
+        defer { launches.finish() }
+        let crash = try await launches.run(["crash", "null-write"], senderAtCrash: true)
+        #expect(crash.signal == SIGSEGV, "\(crash)")
+        // No other launch: only the crash's own sender can deliver it.
+        #expect(await eventually(timeout: 30) { launches.receivedInsertIds().count == 1 })
+        let functions = try #require(launches.crashedThreadFunctions().first)
+        #expect(functions.contains { $0.contains("demo_null_write") }, "\(functions)")
+        #expect(await eventually { launches.runningSenders().isEmpty && launches.reportInsertIds().isEmpty })
     }
 
     /// A destination that takes the connection and never answers: the sender still ends within its timeout + 5 s.
