@@ -29,6 +29,33 @@ protocol Destination: AnyObject, Sendable {
     func requestLength(of batch: QueueBatch) -> Int
     /// Sends one request's records (oldest first, no repeated dedupe key).
     func deliver(_ batch: QueueBatch, context: DeliveryContext) -> BatchOutcome
+
+    // MARK: Launch hooks — what a destination keeps per launch (Sentry's release-health sessions) stays in its
+    // family: the client and the crash monitor's launch protocol call these, never a destination by name. Each
+    // returns the queue operations to commit; the client commits them (docs/internals.md "The launch protocol").
+
+    /// Whether the destination follows launches (then the client commits what the hooks below return).
+    var followsLaunches: Bool { get }
+    /// The release the destination names for the launch's events, when it names one.
+    var launchRelease: String? { get }
+    /// A crash monitor watches this launch and knows it as `launchId`; its events carry `release` when given.
+    func launchMonitored(launchId: String, release: String?) -> [QueueOperation]
+    /// An earlier launch ended (`ending`), as this launch's crash monitor found; `settings` as the queue holds them.
+    func previousLaunchEnded(_ ending: PreviousLaunchEnding, atMs timeMs: Int64, settings: any QueueSettings)
+        -> [QueueOperation]
+    /// This launch is ending normally (an exit) at `timeMs`.
+    func launchEnding(atMs timeMs: Int64) -> [QueueOperation]
+    /// This launch's end is committed, or the client stopped: it no longer claims to run.
+    func launchEnded()
+}
+
+/// How an earlier launch ended, as the crash monitor of a later one found.
+enum PreviousLaunchEnding {
+    /// The launch its monitor knew as `launchId` ended without a crash (a termination signal, an exec).
+    case exited(launchId: String)
+    /// The monitor looked at every earlier launch: those `pending(launchId)` names still have an event to come
+    /// (a crash or hang report) or still run; the others ended unseen.
+    case examined(pending: (String) -> Bool)
 }
 
 extension Destination {
@@ -36,6 +63,14 @@ extension Destination {
     func problem(with operation: ProfileOperation) -> String? { nil }
     func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] { [] }
     func requestLength(of batch: QueueBatch) -> Int { batch.count }
+    var followsLaunches: Bool { false }
+    var launchRelease: String? { nil }
+    func launchMonitored(launchId: String, release: String?) -> [QueueOperation] { [] }
+    func previousLaunchEnded(_ ending: PreviousLaunchEnding, atMs timeMs: Int64, settings: any QueueSettings)
+        -> [QueueOperation]
+    { [] }
+    func launchEnding(atMs timeMs: Int64) -> [QueueOperation] { [] }
+    func launchEnded() {}
 }
 
 /// What became of one batch.

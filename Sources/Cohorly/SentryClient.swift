@@ -62,20 +62,20 @@ extension Cohorly {
     /// Ends this launch's Sentry session as `exited` (a normal exit; the shared client does it at exit) and
     /// commits the update, waiting at most 2 s (and as long for the handled errors queued before, which count in it). Nothing for other destinations, or when it already ended.
     public func endSentrySession() {
-        guard let sentry = destination as? SentryDestination else { return }
+        guard destination.followsLaunches else { return }
         // The handled errors queued before count in it.
         liveEvents.waitSettled(timeout: 2)
         state.waitUntilPersisted(timeout: 2)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        state.mutate { _ in sentry.sessions.exit(atMs: now).map { .store($0) } }
+        state.mutate { _ in destination.launchEnding(atMs: now).map { .store($0) } }
         // Once the end is on disk, the launch no longer holds the session (else a later launch ends it abnormal).
-        if state.waitUntilPersisted(timeout: 2) { sentry.sessions.launchLock?.release() }
+        if state.waitUntilPersisted(timeout: 2) { destination.launchEnded() }
     }
 
     /// The client stopped (`shutdown()`): its launch no longer holds its Sentry session, which a later launch then
     /// ends as it ends a killed launch's (or as its monitor's verdict says).
     func launchEnded() {
-        (destination as? SentryDestination)?.sessions.launchLock?.release()
+        destination.launchEnded()
     }
 
     /// Called by a crash monitor (CohorlyCrash) once it watches this launch, which it knows as `launchId` (the
@@ -84,11 +84,9 @@ extension Cohorly {
     /// `release`, when given, is the release the monitor's events carry: the launch's session carries it too.
     /// Nothing for other destinations.
     package func crashMonitorStarted(launchId: String, release: String? = nil) {
-        guard let sentry = destination as? SentryDestination else { return }
         // On disk before this returns (before the monitor marks the launch): a launch killed right after is still
         // known by its launch id.
-        let operations =
-            (release.map { sentry.sessions.launchRelease($0) } ?? []) + sentry.sessions.monitored(by: launchId)
+        let operations = destination.launchMonitored(launchId: launchId, release: release)
         guard !operations.isEmpty else { return }
         state.waitUntilPersisted(timeout: 2)
         _ = try? store.apply(operations, limit: options.maxQueueSize)
@@ -97,32 +95,26 @@ extension Cohorly {
     /// Called by this launch's crash monitor: an earlier launch, `launchId`, ended without crashing at `timeMs`
     /// (a termination signal ended it, or it exec'd another program), so its session ends `exited`.
     package func previousLaunchExited(launchId: String, atMs timeMs: Int64) {
-        applySessionEnd { sessions, settings in
-            sessions.previousExited(launchId: launchId, atMs: timeMs, settings: settings)
-        }
+        applyPreviousEnd(.exited(launchId: launchId), atMs: timeMs)
     }
 
     /// Called by this launch's crash monitor once it has looked at how the earlier launches ended: each session
     /// still waiting for a verdict ends `abnormal` unless `pending(launchId)` says an event still to come ends it
     /// (a crash or hang report of that launch) or that launch still runs.
-    package func previousLaunchesExamined(pending: (String) -> Bool) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        applySessionEnd { sessions, settings in
-            sessions.previousExamined(pending: pending, atMs: now, settings: settings)
-        }
+    package func previousLaunchesExamined(pending: @escaping (String) -> Bool) {
+        applyPreviousEnd(.examined(pending: pending), atMs: Int64(Date().timeIntervalSince1970 * 1000))
     }
 
-    /// Commits the changes `end` makes to the previous launch's session (as `enqueuePrepared` commits a prepared
-    /// record: on disk when this returns, unless the queue could not be written; then the next launch decides).
-    private func applySessionEnd(
-        _ end: (SentrySessions, any QueueSettings) -> [QueueOperation]
-    ) {
-        guard let sentry = destination as? SentryDestination, sentry.configuration.sessions, !isOptedOut else { return }
+    /// Commits what the destination makes of an earlier launch's `ending` (as `enqueuePrepared` commits a
+    /// prepared record: on disk when this returns, unless the queue could not be written; then the next launch
+    /// decides).
+    private func applyPreviousEnd(_ ending: PreviousLaunchEnding, atMs timeMs: Int64) {
+        guard destination.followsLaunches, !isOptedOut else { return }
         waitUntilPersisted()
         // Read and changed in one write transaction: two launches examining at once never both end a session.
         var changed = false
         let committed = try? store.apply(limit: options.maxQueueSize) { settings in
-            let operations = end(sentry.sessions, settings)
+            let operations = destination.previousLaunchEnded(ending, atMs: timeMs, settings: settings)
             changed = !operations.isEmpty
             return operations
         }
@@ -133,10 +125,7 @@ extension Cohorly {
     /// The release this client's destination names for the launch (`SentryConfiguration.release`), when it names
     /// one: a crash monitor given no release of its own takes it, so events and sessions agree.
     package var configuredRelease: String? {
-        guard let release = (destination as? SentryDestination)?.configuration.release, !release.isEmpty else {
-            return nil
-        }
-        return release
+        destination.launchRelease
     }
 
     /// At a normal exit, ends the shared client's Sentry session (registered after `commitAtExit`, so it runs
