@@ -57,14 +57,6 @@ package final class LockFile: @unchecked Sendable {  // one owner at a time: the
 
     deinit { close() }
 
-    /// The path of the lock file (for messages and tests).
-    package var path: String {
-        switch location {
-        case .path(let path): path
-        case .directory(_, let name): name
-        }
-    }
-
     /// Opens the file if it is not open yet. Returns whether it is open.
     package func open() -> Bool {
         if descriptor >= 0 { return true }
