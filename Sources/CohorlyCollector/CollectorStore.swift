@@ -1,4 +1,5 @@
 import CSQLite
+import CohorlyCrashModel
 import CohorlyFiles
 import CohorlySQLite
 import Foundation
@@ -143,8 +144,14 @@ public final class CollectorStore: @unchecked Sendable {
         var time: Int64
         var insertId: String?
         var propertiesJSON: String
-        /// The same properties parsed, when the ingestion route has them (the issue grouping reads them).
+        /// The same properties parsed, when the ingestion route has them.
         var properties: JSONValue? = nil
+        /// The crash of an `$exception` event, decoded where the event arrived (ExceptionEventDecoding.swift and
+        /// SentryEventRecord.swift): what the issue grouping reads.
+        var crash: CapturedException? = nil
+        /// The fingerprint the sender chose for the crash (`$exception_fingerprint`, Sentry's `fingerprint`),
+        /// decoded with it.
+        var fingerprint: JSONValue? = nil
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).

@@ -46,12 +46,9 @@ enum IssueRegrouping {
         var keyed: [(eventId: Int64, key: IssueKey, release: String?)] = []
         for row in rows {
             guard let properties = JSONValue(json: row.properties) else { continue }
-            let exception = IssueKey.exception(properties)
-            let custom = properties["$exception_fingerprint"]
-            var key = IssueKey(exception, custom: custom)
-            if let symbolicator = store.issues.symbolicator(for: exception, buildIds: key.rawBuildIds) {
-                key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
-            }
+            let key = store.issues.key(
+                CapturedException(exceptionEvent: properties),
+                custom: properties[CollectorStore.NewEvent.fingerprintProperty])
             keyed.append((row.eventId, key, properties["release"]?.stringValue))
         }
         return try store.lock.withLock {
