@@ -114,6 +114,7 @@ public final class CollectorStore: @unchecked Sendable {
                 received_at INTEGER NOT NULL);
             """
         )
+        try Self.addCrashColumn(db)
         try db.execute(Self.flagsSchema)
         try Self.createIssueTables(db)
         reader = try directory.map { directory in
@@ -121,6 +122,8 @@ public final class CollectorStore: @unchecked Sendable {
             try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
             return reader
         }
+        // Crashes an earlier collector stored as `$exception` properties are stored as their model.
+        try Self.storeCrashesAsModels(db)
         // Issues a collector keyed another way are keyed again (IssueRegrouping+Upgrade.swift).
         try IssueRegrouping.upgradeKeys(store: self)
     }
@@ -152,6 +155,25 @@ public final class CollectorStore: @unchecked Sendable {
         /// The fingerprint the sender chose for the crash (`$exception_fingerprint`, Sentry's `fingerprint`),
         /// decoded with it.
         var fingerprint: JSONValue? = nil
+        /// The `crash` column (StoredCrash.swift), once ``prepared()`` wrote it (`propertiesJSON` is then what the
+        /// model does not say).
+        var crashJSON: String? = nil
+
+        /// The event with its columns' text written: an `$exception` as its model and what the model does not
+        /// say (``StoredCrash``), any other event as its properties.
+        func prepared() -> NewEvent {
+            guard crashJSON == nil else { return self }
+            var event = self
+            let properties = properties ?? (propertiesJSON.isEmpty ? nil : JSONValue(json: propertiesJSON))
+            if let (crash, _) = decodedCrash, let properties {
+                let columns = StoredCrash.columns(crash, properties: properties)
+                event.crashJSON = columns.crash
+                event.propertiesJSON = columns.properties
+            } else if propertiesJSON.isEmpty, let properties {
+                event.propertiesJSON = properties.jsonString
+            }
+            return event
+        }
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
@@ -159,6 +181,7 @@ public final class CollectorStore: @unchecked Sendable {
     /// (one per event, ``IssueGrouping/occurrences(for:)``) when the caller found them, else found here.
     func insert(events: [NewEvent], occurrences: [IssueOccurrence?]? = nil, receivedAt: Int64) throws -> Int {
         let occurrences = occurrences ?? issues.occurrences(for: events)
+        let events = events.map { $0.prepared() }
         return try lock.withLock {
             do {
                 return try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }
@@ -180,7 +203,7 @@ public final class CollectorStore: @unchecked Sendable {
         let statement =
             try eventInsert
             ?? db.prepare(
-                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
+                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at, crash) VALUES (?,?,?,?,?,?,?,?)"
             )
         eventInsert = statement
         var writer: IssueWriter?
@@ -194,6 +217,7 @@ public final class CollectorStore: @unchecked Sendable {
             try statement.run([
                 .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
                 event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON), .int(receivedAt),
+                event.crashJSON.map { .text($0) } ?? .null,
             ])
             let new = db.changes
             inserted += new
@@ -267,14 +291,16 @@ public final class CollectorStore: @unchecked Sendable {
         values.append(.int(Int64(max(0, query.limit))))
         try reading { db in
             let statement = try db.prepare(
-                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY \(order) LIMIT ?"
+                "SELECT id, event, distinct_id, time, insert_id, properties, received_at, crash FROM events\(filter) ORDER BY \(order) LIMIT ?"
             )
             try statement.rows(values) { row in
                 try visit(
                     StoredEvent(
                         id: row.int(0), event: row.text(1) ?? "", distinctId: row.text(2) ?? "",
                         time: row.int(3),
-                        insertId: row.text(4), propertiesJSON: row.text(5) ?? "{}", receivedAt: row.int(6)))
+                        insertId: row.text(4),
+                        propertiesJSON: Self.propertiesJSON(row.text(5), crash: row.text(7)),
+                        receivedAt: row.int(6)))
             }
         }
     }

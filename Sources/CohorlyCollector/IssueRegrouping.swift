@@ -34,11 +34,11 @@ enum IssueRegrouping {
         try store.reading { db in
             try db.prepare(
                 """
-                SELECT r.event_id, e.properties FROM issue_raw r JOIN events e ON e.id = r.event_id
+                SELECT r.event_id, e.properties, e.crash FROM issue_raw r JOIN events e ON e.id = r.event_id
                 WHERE r.build_id = ? ORDER BY r.event_id
                 """
             ).rows([.text(buildId)]) { row in
-                rows.append((row.int(0), row.text(1) ?? "{}"))
+                rows.append((row.int(0), CollectorStore.propertiesJSON(row.text(1), crash: row.text(2))))
                 return true
             }
         }
