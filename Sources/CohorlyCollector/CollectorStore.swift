@@ -20,6 +20,16 @@ public struct StoredEvent: Sendable, Hashable {
     public var propertiesJSON: String
     /// When the collector received it, unix milliseconds.
     public var receivedAt: Int64
+    /// A crash's model as stored (StoredCrash.swift); nil for any other event.
+    var crashJSON: String? = nil
+
+    /// The crash of an `$exception` event: its stored model, else (a row an earlier collector stored, not
+    /// converted) its properties read as PostHog's shape; nil for any other event.
+    var crash: CapturedException? {
+        if let crash = crashJSON.flatMap(StoredCrash.crash) { return crash }
+        guard event == CapturedException.eventName else { return nil }
+        return CapturedException(exceptionEvent: JSONValue(json: propertiesJSON) ?? .object([:]))
+    }
 }
 
 /// A stored `/alias` or `/engage` record.
@@ -300,7 +310,7 @@ public final class CollectorStore: @unchecked Sendable {
                         time: row.int(3),
                         insertId: row.text(4),
                         propertiesJSON: Self.propertiesJSON(row.text(5), crash: row.text(7)),
-                        receivedAt: row.int(6)))
+                        receivedAt: row.int(6), crashJSON: row.text(7)))
             }
         }
     }
