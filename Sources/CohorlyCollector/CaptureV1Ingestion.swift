@@ -135,7 +135,8 @@ struct CaptureV1Ingestion: Sendable {
         let rawValue: String
     }
 
-    /// The stored event for one batch item, its properties' text not written yet
+    /// The stored event for one batch item, its crash decoded (ExceptionEventDecoding.swift), its properties' text
+    /// not written yet
     /// (``CollectorStore/insert(writing:receivedAt:)`` writes it), or why it is dropped.
     static func event(_ item: JSONValue, uuid: String, token: String, sdk: (lib: String, version: String)?, now: Int64)
         -> Result<CollectorStore.NewEvent, DropTag>
@@ -172,11 +173,10 @@ struct CaptureV1Ingestion: Sendable {
         for key in ["session_id", "window_id"] {
             if let value = item[key] { properties["$" + key] = value }
         }
-        let parsed = JSONValue.object(properties)
         return .success(
-            CollectorStore.NewEvent(
+            CollectorStore.NewEvent.received(
                 token: token, event: name, distinctId: distinctId, time: time, insertId: uuid,
-                propertiesJSON: "", properties: parsed))
+                properties: .object(properties)))
     }
 
     static func timestamp(_ value: JSONValue) -> Int64? { value.stringValue.flatMap(RFC3339.milliseconds) }

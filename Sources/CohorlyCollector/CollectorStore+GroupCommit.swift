@@ -44,6 +44,8 @@ extension CollectorStore {
     /// the shared transaction fails, each of its requests throws its error.
     /// Concurrent one-event requests (Sentry's envelopes) then cost one commit per group, not one each.
     func insert(together rows: Rows) throws -> Int {
+        var rows = rows
+        rows.events = rows.events.map { $0.prepared() }
         let ticket = GroupCommit.Ticket(rows, issues.occurrences(for: rows.events))
         let group = groupCommit
         group.condition.lock()

@@ -1,4 +1,5 @@
 import CSQLite
+import CohorlyCrashModel
 import CohorlyFiles
 import CohorlySQLite
 import Foundation
@@ -19,6 +20,16 @@ public struct StoredEvent: Sendable, Hashable {
     public var propertiesJSON: String
     /// When the collector received it, unix milliseconds.
     public var receivedAt: Int64
+    /// A crash's model as stored (StoredCrash.swift); nil for any other event.
+    var crashJSON: String? = nil
+
+    /// The crash of an `$exception` event: its stored model, else (a row an earlier collector stored, not
+    /// converted) its properties read as PostHog's shape; nil for any other event.
+    var crash: CapturedException? {
+        if let crash = crashJSON.flatMap(StoredCrash.crash) { return crash }
+        guard event == CapturedException.eventName else { return nil }
+        return CapturedException(exceptionEvent: JSONValue(json: propertiesJSON) ?? .object([:]))
+    }
 }
 
 /// A stored `/alias` or `/engage` record.
@@ -113,6 +124,7 @@ public final class CollectorStore: @unchecked Sendable {
                 received_at INTEGER NOT NULL);
             """
         )
+        try Self.addCrashColumn(db)
         try db.execute(Self.flagsSchema)
         try Self.createIssueTables(db)
         reader = try directory.map { directory in
@@ -120,6 +132,8 @@ public final class CollectorStore: @unchecked Sendable {
             try reader.execute("PRAGMA cache_size=-8192; PRAGMA query_only=1")
             return reader
         }
+        // Crashes an earlier collector stored as `$exception` properties are stored as their model.
+        try Self.storeCrashesAsModels(db)
         // Issues a collector keyed another way are keyed again (IssueRegrouping+Upgrade.swift).
         try IssueRegrouping.upgradeKeys(store: self)
     }
@@ -143,8 +157,33 @@ public final class CollectorStore: @unchecked Sendable {
         var time: Int64
         var insertId: String?
         var propertiesJSON: String
-        /// The same properties parsed, when the ingestion route has them (the issue grouping reads them).
+        /// The same properties parsed, when the ingestion route has them.
         var properties: JSONValue? = nil
+        /// The crash of an `$exception` event, decoded where the event arrived (ExceptionEventDecoding.swift and
+        /// SentryEventRecord.swift): what the issue grouping reads.
+        var crash: CapturedException? = nil
+        /// The fingerprint the sender chose for the crash (`$exception_fingerprint`, Sentry's `fingerprint`),
+        /// decoded with it.
+        var fingerprint: JSONValue? = nil
+        /// The `crash` column (StoredCrash.swift), once ``prepared()`` wrote it (`propertiesJSON` is then what the
+        /// model does not say).
+        var crashJSON: String? = nil
+
+        /// The event with its columns' text written: an `$exception` as its model and what the model does not
+        /// say (``StoredCrash``), any other event as its properties.
+        func prepared() -> NewEvent {
+            guard crashJSON == nil else { return self }
+            var event = self
+            let properties = properties ?? (propertiesJSON.isEmpty ? nil : JSONValue(json: propertiesJSON))
+            if let (crash, _) = decodedCrash, let properties {
+                let columns = StoredCrash.columns(crash, properties: properties)
+                event.crashJSON = columns.crash
+                event.propertiesJSON = columns.properties
+            } else if propertiesJSON.isEmpty, let properties {
+                event.propertiesJSON = properties.jsonString
+            }
+            return event
+        }
     }
 
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
@@ -152,6 +191,7 @@ public final class CollectorStore: @unchecked Sendable {
     /// (one per event, ``IssueGrouping/occurrences(for:)``) when the caller found them, else found here.
     func insert(events: [NewEvent], occurrences: [IssueOccurrence?]? = nil, receivedAt: Int64) throws -> Int {
         let occurrences = occurrences ?? issues.occurrences(for: events)
+        let events = events.map { $0.prepared() }
         return try lock.withLock {
             do {
                 return try db.transaction { try insertLocked(events, occurrences, receivedAt: receivedAt) }
@@ -173,7 +213,7 @@ public final class CollectorStore: @unchecked Sendable {
         let statement =
             try eventInsert
             ?? db.prepare(
-                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at) VALUES (?,?,?,?,?,?,?)"
+                "INSERT OR IGNORE INTO events(token, event, distinct_id, time, insert_id, properties, received_at, crash) VALUES (?,?,?,?,?,?,?,?)"
             )
         eventInsert = statement
         var writer: IssueWriter?
@@ -187,6 +227,7 @@ public final class CollectorStore: @unchecked Sendable {
             try statement.run([
                 .text(event.token), .text(event.event), .text(event.distinctId), .int(event.time),
                 event.insertId.map { .text($0) } ?? .null, .text(event.propertiesJSON), .int(receivedAt),
+                event.crashJSON.map { .text($0) } ?? .null,
             ])
             let new = db.changes
             inserted += new
@@ -260,14 +301,16 @@ public final class CollectorStore: @unchecked Sendable {
         values.append(.int(Int64(max(0, query.limit))))
         try reading { db in
             let statement = try db.prepare(
-                "SELECT id, event, distinct_id, time, insert_id, properties, received_at FROM events\(filter) ORDER BY \(order) LIMIT ?"
+                "SELECT id, event, distinct_id, time, insert_id, properties, received_at, crash FROM events\(filter) ORDER BY \(order) LIMIT ?"
             )
             try statement.rows(values) { row in
                 try visit(
                     StoredEvent(
                         id: row.int(0), event: row.text(1) ?? "", distinctId: row.text(2) ?? "",
                         time: row.int(3),
-                        insertId: row.text(4), propertiesJSON: row.text(5) ?? "{}", receivedAt: row.int(6)))
+                        insertId: row.text(4),
+                        propertiesJSON: Self.propertiesJSON(row.text(5), crash: row.text(7)),
+                        receivedAt: row.int(6), crashJSON: row.text(7)))
             }
         }
     }

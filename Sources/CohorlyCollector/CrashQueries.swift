@@ -48,7 +48,7 @@ struct CrashQueries: Sendable {
             "level": properties["$exception_level"] ?? .null,
             "mechanism": exception?["mechanism"]?["type"] ?? .null,
             "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
-            "reason": .string(reasons.reason(input(from: properties))),
+            "reason": .string(reasons.reason(event.crash ?? input(from: properties))),
             "thread_name": properties["$exception_thread_name"] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]
@@ -105,7 +105,7 @@ struct CrashQueries: Sendable {
     /// occurrence in `GET /api/issues/<id>`).
     func show(_ event: StoredEvent) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let crash = symbolicate(properties)
+        let crash = symbolicate(event)
         let encoded = (try? JSONEncoder().encode(crash)).flatMap { JSONValue(bytes: Array($0)) } ?? .null
         return [
             "insert_id": event.insertId.map(JSONValue.string) ?? .null, "time": .int(Int(event.time)),
@@ -118,10 +118,14 @@ struct CrashQueries: Sendable {
         ]
     }
 
-    /// The crash in an `$exception` event's `properties`, symbolicated against the uploaded debug files and the
-    /// extra directories (what `show` and the web pages print).
-    func symbolicate(_ properties: JSONValue) -> SymbolicatedCrash {
-        let input = Self.input(from: properties)
+    /// The crash of a stored `$exception` event (its model, ``StoredEvent/crash``), symbolicated against the
+    /// uploaded debug files and the extra directories (what `show` and the web pages print).
+    func symbolicate(_ event: StoredEvent) -> SymbolicatedCrash {
+        symbolicate(event.crash ?? Self.input(from: .object([:])))
+    }
+
+    /// `input` symbolicated against the uploaded debug files and the extra directories.
+    func symbolicate(_ input: CapturedException) -> SymbolicatedCrash {
         let buildIds = input.images.compactMap { DebugId.buildId(hex: $0.buildId) }
         return CrashSymbolicator.symbolicate(input, locator: locator(for: buildIds))
     }

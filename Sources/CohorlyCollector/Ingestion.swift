@@ -104,8 +104,9 @@ struct Ingestion: Sendable {
         }
     }
 
-    /// The event a `/track` record stands for, its properties' text not written yet
-    /// (``CollectorStore/insert(writing:receivedAt:)`` writes it); nil when it lacks a name or a distinct id.
+    /// The event a `/track` record stands for, its crash decoded (ExceptionEventDecoding.swift) and its
+    /// properties' text not written yet (``CollectorStore/insert(writing:receivedAt:)`` writes it); nil when it
+    /// lacks a name or a distinct id.
     static func event(_ record: JSONValue, token: String, now: Int64) -> CollectorStore.NewEvent? {
         guard let name = record["event"]?.stringValue, !name.isEmpty,
             var properties = record["properties"]?.objectValue,
@@ -114,9 +115,8 @@ struct Ingestion: Sendable {
         properties["token"] = nil
         let time = properties["time"]?.intValue.map(Int64.init) ?? now
         let insertId = properties["$insert_id"]?.stringValue
-        let parsed = JSONValue.object(properties)
-        return CollectorStore.NewEvent(
+        return CollectorStore.NewEvent.received(
             token: token, event: name, distinctId: distinctId, time: time, insertId: insertId,
-            propertiesJSON: "", properties: parsed)
+            properties: .object(properties))
     }
 }

@@ -67,16 +67,12 @@ private final class AlongsideGrouping: @unchecked Sendable {
 }
 
 extension CollectorStore {
-    /// Inserts `events` whose `propertiesJSON` is still to be written from their `properties` (an ingestion
-    /// route's parsed events), all or none: the texts are written while their issue occurrences are found
+    /// Inserts `events` whose columns' text is still to be written (``NewEvent/prepared()``: an ingestion route's
+    /// parsed events), all or none: the texts are written while their issue occurrences are found
     /// (``IssueGrouping/occurrences(for:alongside:)``). Returns how many were new, as
     /// ``insert(events:occurrences:receivedAt:)``.
     func insert(writing events: [NewEvent], receivedAt: Int64) throws -> Int {
-        let (texts, occurrences) = issues.occurrences(for: events) {
-            events.map { $0.properties?.jsonString ?? $0.propertiesJSON }
-        }
-        var written = events
-        for index in written.indices { written[index].propertiesJSON = texts[index] }
+        let (written, occurrences) = issues.occurrences(for: events) { events.map { $0.prepared() } }
         return try insert(events: written, occurrences: occurrences, receivedAt: receivedAt)
     }
 }

@@ -144,17 +144,17 @@ struct IssueKey: Sendable, Hashable {
     /// The key of a stored `$exception` event's properties.
     init(properties: JSONValue, symbolicator: ImageSymbolicator? = nil) {
         self.init(
-            Self.exception(properties), custom: properties["$exception_fingerprint"], symbolicator: symbolicator)
+            Self.grouped(CapturedException(exceptionEvent: properties)),
+            custom: properties[CollectorStore.NewEvent.fingerprintProperty], symbolicator: symbolicator)
     }
 
-    /// The exception of `properties` as the key reads it: only the members it looks at (the first exception,
-    /// the images, the level and issue name), not the other threads nor the context (a crash of 20 threads ×
-    /// 100 frames is read 20 times faster).
-    static func exception(_ properties: JSONValue) -> CapturedException {
-        var fields: [String: JSONValue] = [:]
-        for key in ["$debug_images", "$exception_level", "$issue_name"] { fields[key] = properties[key] }
-        if let first = properties["$exception_list"]?.arrayValue?.first { fields["$exception_list"] = [first] }
-        return CapturedException(exceptionEvent: .object(fields))
+    /// `crash` as the key reads it when frames are looked up: its subject thread and images, not the other
+    /// threads, and not its executable (the in-app rule of frames named here takes no source root from it).
+    static func grouped(_ crash: CapturedException) -> CapturedException {
+        var grouped = crash
+        grouped.threads = crash.subject.map { [$0] } ?? []
+        grouped.executable = nil
+        return grouped
     }
 
     /// The symbols the collector finds for `frame` (nil: none, the device's then stand).

@@ -50,11 +50,12 @@ extension IssueRegrouping {
             []
         try db.prepare(
             """
-            SELECT o.event_id, o.issue_id, o.time, o.distinct_id, e.properties FROM issue_occurrences o
+            SELECT o.event_id, o.issue_id, o.time, o.distinct_id, e.properties, e.crash FROM issue_occurrences o
             JOIN events e ON e.id = o.event_id ORDER BY o.event_id
             """
         ).rows { row in
-            guard let properties = JSONValue(json: row.text(4) ?? "{}") else { return true }
+            let text = CollectorStore.propertiesJSON(row.text(4), crash: row.text(5))
+            guard let properties = JSONValue(json: text) else { return true }
             let key = IssueKey(properties: properties)
             let occurrence = IssueOccurrence(
                 key: key, release: properties["release"]?.stringValue, time: row.int(2), distinctId: row.text(3) ?? "")

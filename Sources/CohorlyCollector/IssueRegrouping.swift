@@ -34,11 +34,11 @@ enum IssueRegrouping {
         try store.reading { db in
             try db.prepare(
                 """
-                SELECT r.event_id, e.properties FROM issue_raw r JOIN events e ON e.id = r.event_id
+                SELECT r.event_id, e.properties, e.crash FROM issue_raw r JOIN events e ON e.id = r.event_id
                 WHERE r.build_id = ? ORDER BY r.event_id
                 """
             ).rows([.text(buildId)]) { row in
-                rows.append((row.int(0), row.text(1) ?? "{}"))
+                rows.append((row.int(0), CollectorStore.propertiesJSON(row.text(1), crash: row.text(2))))
                 return true
             }
         }
@@ -46,12 +46,9 @@ enum IssueRegrouping {
         var keyed: [(eventId: Int64, key: IssueKey, release: String?)] = []
         for row in rows {
             guard let properties = JSONValue(json: row.properties) else { continue }
-            let exception = IssueKey.exception(properties)
-            let custom = properties["$exception_fingerprint"]
-            var key = IssueKey(exception, custom: custom)
-            if let symbolicator = store.issues.symbolicator(for: exception, buildIds: key.rawBuildIds) {
-                key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
-            }
+            let key = store.issues.key(
+                CapturedException(exceptionEvent: properties),
+                custom: properties[CollectorStore.NewEvent.fingerprintProperty])
             keyed.append((row.eventId, key, properties["release"]?.stringValue))
         }
         return try store.lock.withLock {

@@ -107,22 +107,22 @@ final class IssueGrouping: @unchecked Sendable {
             return Array(repeating: nil, count: events.count)
         }
         return events.map { event in
-            guard event.event == "$exception",
-                let properties = event.properties ?? JSONValue(json: event.propertiesJSON)
-            else {
-                return nil
-            }
-            let custom = properties["$exception_fingerprint"]
-            var key = IssueKey(CapturedException.groupingView(exceptionEvent: properties), custom: custom)
-            if !key.rawBuildIds.isEmpty {
-                // Frames the device left raw: read in full, looked up in the uploaded debug files if any.
-                let exception = IssueKey.exception(properties)
-                if let symbolicator = symbolicator(for: exception, buildIds: key.rawBuildIds) {
-                    key = IssueKey(exception, custom: custom, symbolicator: symbolicator)
-                }
-            }
+            guard let (crash, fingerprint) = event.decodedCrash else { return nil }
             return IssueOccurrence(
-                key: key, release: properties["release"]?.stringValue, time: event.time, distinctId: event.distinctId)
+                key: key(crash, custom: fingerprint), release: crash.properties["release"]?.stringValue,
+                time: event.time,
+                distinctId: event.distinctId)
         }
+    }
+
+    /// The issue key of `crash` (decoded at the edge, or read from a stored event) with the fingerprint its
+    /// sender chose, if any: its raw in-app frames looked up in the uploaded debug files when there are some.
+    func key(_ crash: CapturedException, custom: JSONValue?) -> IssueKey {
+        let key = IssueKey(crash, custom: custom)
+        guard !key.rawBuildIds.isEmpty else { return key }
+        // Frames the device left raw: looked up in the uploaded debug files if any.
+        let grouped = IssueKey.grouped(crash)
+        guard let symbolicator = symbolicator(for: grouped, buildIds: key.rawBuildIds) else { return key }
+        return IssueKey(grouped, custom: custom, symbolicator: symbolicator)
     }
 }

@@ -67,7 +67,9 @@ enum SentryEventRecord {
         let parsed = JSONValue.object(properties)
         return CollectorStore.NewEvent(
             token: token, event: name, distinctId: distinctId, time: time, insertId: eventId,
-            propertiesJSON: parsed.jsonString, properties: parsed)
+            propertiesJSON: parsed.jsonString, properties: parsed,
+            crash: CollectorStore.NewEvent.crash(event: name, properties: parsed),
+            fingerprint: properties[CollectorStore.NewEvent.fingerprintProperty])
     }
 
     /// The exceptions, the one raised first, with their stacks; the other threads.

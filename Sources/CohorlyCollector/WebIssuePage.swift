@@ -36,7 +36,7 @@ extension Router {
         body.append(Self.transitionTable(try queries.transitions(id: id)))
         if let latest = try storedEvent(id: issue.latestEventId) {
             let facts = OccurrenceFacts(latest)
-            let crash = crashes.symbolicate(facts.properties)
+            let crash = crashes.symbolicate(latest)
             body.raw("<h2>Latest occurrence</h2><p><a href=\"/events/\(latest.id)\">")
             body.text(WebPage.time(milliseconds: latest.time))
             body.raw("</a> — ")

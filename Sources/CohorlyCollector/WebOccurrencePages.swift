@@ -46,7 +46,7 @@ extension Router {
     func occurrencePage(id: Int64) throws -> HTTPResponse? {
         guard let event = try storedEvent(id: id) else { return nil }
         let facts = OccurrenceFacts(event)
-        let crash = crashes.symbolicate(facts.properties)
+        let crash = crashes.symbolicate(event)
         var body = HTML(raw: "<p class=\"sub\">")
         body.text(crash.reason)
         body.raw("</p>")

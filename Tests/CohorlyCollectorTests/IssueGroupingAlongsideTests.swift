@@ -72,7 +72,7 @@ import Testing
         #expect(!handedOff && Self.sites(occurrences) == Array(Self.expectedSites().prefix(9)))
     }
 
-    /// Through the store, on the real thread pool: every event stored with its text, each `$exception` under the
+    /// Through the store, on the real thread pool: every event stored with its properties, each `$exception` under the
     /// issue of its own crash site.
     @Test func aStoredBatchFilesEachExceptionUnderItsSitesIssue() throws {
         let store = try CollectorStore(directory: nil)
@@ -82,11 +82,12 @@ import Testing
             var rows: [String: (properties: String, site: String?)] = [:]
             try db.prepare(
                 """
-                SELECT e.insert_id, e.properties, i.subtitle FROM events e
+                SELECT e.insert_id, e.properties, i.subtitle, e.crash FROM events e
                 LEFT JOIN issue_occurrences_new o ON o.event_id = e.id LEFT JOIN issues i ON i.id = o.issue_id
                 """
             ).rows { row in
-                rows[row.text(0) ?? ""] = (row.text(1) ?? "", row.text(2))
+                // A crash's properties are read back from its model and what it does not say (StoredCrash.swift).
+                rows[row.text(0) ?? ""] = (CollectorStore.propertiesJSON(row.text(1), crash: row.text(3)), row.text(2))
                 return true
             }
             return rows
