@@ -181,6 +181,8 @@ let package = Package(
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         // The `cohorly` CLI as a process: help, usage errors, symbolicate, debug-files, special files.
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
+        // The CLI's option tables: parsing, usage errors, suggestions, help rendering, bash completion.
+        .testTarget(name: "CohorlyCommandLineTests", dependencies: ["CohorlyCommandLine"]),
         // CrashDemo built --static-swift-stdlib and -static-executable, each once, into its own scratch path under
         // .build (slow: a target of its own), run against a loopback collector.
         .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "TestWaiting"]),

@@ -4,56 +4,37 @@ import CohorlySymbols
 import Foundation
 
 /// `cohorly crashes list`: the crashes a collector holds, newest crash time first.
-enum CrashesListCommand: Command {
-    static let words = ["crashes", "list"]
-    static let summary = "List the crashes, hangs and handled errors a collector received."
-    static let help = """
-        USAGE: cohorly crashes list [--host URL] [--limit N] [--level LEVEL] [--flag KEY[=VALUE]]
-                                    [--auth-token-file F] [--json]
-
-        Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
-        app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
-        abnormal_exit, generic (captureError / captureMessage). TIME is when it happened (a crash arrives at the
-        next launch); when the collector received it is `received_at` in --json and `Received:` in crashes show.
-
-        OPTIONS:
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --limit N         At most N crashes, newest crash time first (default 100).
-          --level LEVEL     Only events of this level: fatal (what ended the app) or error (what it survived).
-          --flag KEY[=VALUE]  Only crashes of launches served flag KEY on (or with variant/value VALUE).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
-        """
+enum CrashesListCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["crashes", "list"], summary: "List the crashes, hangs and handled errors a collector received.",
+        about: """
+            Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
+            app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
+            abnormal_exit, generic (captureError / captureMessage). TIME is when it happened (a crash arrives at the
+            next launch); when the collector received it is `received_at` in --json and `Received:` in crashes show.
+            """,
+        options: [
+            CollectorOptions.host, CollectorOptions.limit("At most N crashes, newest crash time first.", default: 100),
+            CommandOption(
+                "--level", .choice("LEVEL", ["fatal", "error"]),
+                "Only events of this level: fatal (what ended the app) or error (what it survived)."),
+            CommandOption(
+                "--flag", .word("KEY[=VALUE]"),
+                "Only crashes of launches served flag KEY on (or with variant/value VALUE)."),
+        ] + CollectorOptions.secret("read") + [CollectorOptions.json],
+        epilogue: "EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"],
-                options: ["--host", "--limit", "--level", "--flag", "--auth-token", "--auth-token-file"])
-        } catch {
-            return Console.usageError(error.reason, command: "crashes list")
-        }
-        guard parsed.positionals.isEmpty else {
-            return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "crashes list")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         if let flag = parsed.options["--flag"]?.last, flag.isEmpty || flag.hasPrefix("=") {
-            return Console.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)", command: "crashes list")
+            return spec.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)")
         }
-        let level: String?
-        do {
-            level = try parsed.choice("--level", among: levels)
-        } catch {
-            return Console.usageError(error.reason, command: "crashes list")
-        }
+        let level = parsed.options["--level"]?.last
         let flag = parsed.options["--flag"]?.last
         let query =
             (flag.map { [URLQueryItem(name: "flag", value: $0)] } ?? [])
             + (level.map { [URLQueryItem(name: "level", value: $0)] } ?? [])
-        return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes", query: query) {
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/crashes", query: query) {
             text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
@@ -89,9 +70,6 @@ enum CrashesListCommand: Command {
             return .success
         }
     }
-
-    /// The values of `--level`.
-    static let levels = ["fatal", "error"]
 
     struct CrashList: Decodable {
         var crashes: [Summary]
@@ -136,57 +114,51 @@ enum CrashesListCommand: Command {
 }
 
 /// `cohorly crashes show ID`: one crash, symbolicated by the collector, printed like a Swift backtrace.
-enum CrashesShowCommand: Command {
-    static let words = ["crashes", "show"]
-    static let summary = "Show one crash, hang or handled error, symbolicated, like a Swift backtrace."
-    static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--no-sugar] [--no-async]
-                                   [--all-frames] [--json]
-
-        The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
-        the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
-        the signal), then every thread, names simplified as the Swift backtracer prints them (frames the device
-        resolved and frames the collector resolved alike); modules whose debug file is missing stay raw and are
-        named at the end. A hang or a handled error says `Captured:` and `Thread N captured`, a crash `Crash:`
-        and `Thread N crashed`. INSERT_ID may be a unique prefix of the id.
-
-        OPTIONS:
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json
-                            (--full-names is the same).
-          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
-          --all-frames      Every frame: runs of 3 or more frames that are not the app's code (a framework, the
-                            runtime, thunks: `in_app` false) are otherwise folded into one line naming their
-                            modules.
-          --no-async        The raw physical stacks: without the `[async]` callers of a crash in async code, and
-                            with the executor's frames below them (folded into one line by default).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 no such crash or the collector could not be reached, 2 usage error.
-        """
+enum CrashesShowCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["crashes", "show"],
+        summary: "Show one crash, hang or handled error, symbolicated, like a Swift backtrace.",
+        positionals: CommandPositionals(
+            "INSERT_ID", count: 1...1, missing: "expected one INSERT_ID (or a prefix of one)",
+            tooMany: "expected one INSERT_ID (or a prefix of one)"),
+        about: """
+            The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
+            the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
+            the signal), then every thread, names simplified as the Swift backtracer prints them (frames the device
+            resolved and frames the collector resolved alike); modules whose debug file is missing stay raw and are
+            named at the end. A hang or a handled error says `Captured:` and `Thread N captured`, a crash `Crash:`
+            and `Thread N crashed`. INSERT_ID may be a unique prefix of the id.
+            """,
+        options: [CollectorOptions.host] + CollectorOptions.secret("read") + [
+            .flag(
+                "--no-sugar",
+                "Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json (--full-names is the"
+                    + " same)."),
+            .flag("--full-names", "Full names, as --no-sugar.", listed: false),
+            .flag("--simplified", "Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default."),
+            .flag(
+                "--all-frames",
+                "Every frame: runs of 3 or more frames that are not the app's code (a framework, the runtime, thunks:"
+                    + " `in_app` false) are otherwise folded into one line naming their modules."),
+            .flag(
+                "--no-async",
+                "The raw physical stacks: without the `[async]` callers of a crash in async code, and with the"
+                    + " executor's frames below them (folded into one line by default)."),
+            CollectorOptions.json,
+        ],
+        epilogue: "EXIT STATUS: 0 success, 1 no such crash or the collector could not be reached, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: NamingFlags.all.union(["--json", "--no-async", "--all-frames"]),
-                options: ["--host", "--auth-token", "--auth-token-file"])
-        } catch {
-            return Console.usageError(error.reason, command: "crashes show")
-        }
-        guard parsed.positionals.count == 1, let id = parsed.positionals.first, !id.isEmpty else {
-            return Console.usageError("expected one INSERT_ID (or a prefix of one)", command: "crashes show")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        guard let id = parsed.positionals.first, !id.isEmpty else { return spec.usageError(spec.positionals.missing) }
         let names: Demangler.Style
         do {
             names = try NamingFlags.style(parsed) ?? .simplified
         } catch {
-            return Console.usageError(error.reason, command: "crashes show")
+            return spec.usageError(error.reason)
         }
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
-        return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/crashes/" + encoded) {
             text, request in
             let shown: ShownCrash
             do {
