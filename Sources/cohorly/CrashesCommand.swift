@@ -55,15 +55,13 @@ enum CrashesListCommand: DeclaredCommand {
                 .joined(separator: " "))
             for crash in list.crashes {
                 // The collector's `reason` is the one `crashes show` gives; older collectors only send type/value.
-                let reason = crash.reason ?? [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
+                let text = crash.text
+                let reason = text[.reason] ?? [text[.type], text[.value]].compactMap { $0 }.joined(separator: ": ")
+                let column = { (key: CrashKey, width: Int) in TerminalText.escaped(text[key] ?? "-").padded(width) }
                 let columns = [
-                    Timestamp.iso8601(milliseconds: crash.time).padded(24),
-                    TerminalText.escaped(crash.level ?? "-").padded(5),
-                    TerminalText.escaped(crash.mechanism ?? "-").padded(13),
-                    TerminalText.escaped(crash.release ?? "-").padded(20),
-                    TerminalText.escaped(crash.distinctId).padded(36),
-                    TerminalText.escaped(crash.insertId ?? "-").padded(36),
-                    TerminalText.escaped(crash.threadName ?? "-").padded(16), TerminalText.escaped(reason),
+                    Timestamp.iso8601(milliseconds: crash.time).padded(24), column(.level, 5), column(.mechanism, 13),
+                    column(.release, 20), TerminalText.escaped(text[.distinctId] ?? "").padded(36),
+                    column(.insertId, 36), column(.threadName, 16), TerminalText.escaped(reason),
                 ]
                 print(columns.joined(separator: " "))
             }
@@ -76,39 +74,23 @@ enum CrashesListCommand: DeclaredCommand {
     }
 
     struct Summary: Decodable {
-        var insertId: String?
+        /// Crash time, unix milliseconds (0 when absent).
         var time: Int64
-        var distinctId: String
-        var release: String?
-        var type: String?
-        var value: String?
-        var reason: String?
-        var threadName: String?
-        var level: String?
-        var mechanism: String?
+        /// The text fields present (`insert_id`, `distinct_id`, `release`, `type`, `value`, `reason`,
+        /// `thread_name`, `level`, `mechanism`).
+        var text: [CrashKey: String] = [:]
 
-        enum CodingKeys: String, CodingKey {
-            case time, release, type, value, reason, level, mechanism
-            case insertId = "insert_id"
-            case distinctId = "distinct_id"
-            case threadName = "thread_name"
-        }
+        /// The text fields the list shows.
+        static let textKeys: [CrashKey] = [
+            .insertId, .distinctId, .release, .type, .value, .reason, .threadName, .level, .mechanism,
+        ]
 
         /// Every field read on its own: a crash whose event holds something unexpected (a number for its
         /// release, an object for its type) shows what it has, and never makes the whole list unreadable.
         init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            let text = container.lenientText
-            insertId = text(.insertId)
+            let container = try decoder.container(keyedBy: CrashKey.self)
             time = container.lenientNumber(.time) ?? 0
-            distinctId = text(.distinctId) ?? ""
-            release = text(.release)
-            type = text(.type)
-            value = text(.value)
-            reason = text(.reason)
-            threadName = text(.threadName)
-            level = text(.level)
-            mechanism = text(.mechanism)
+            for key in Self.textKeys { text[key] = container.lenientText(key) }
         }
     }
 }
@@ -213,19 +195,11 @@ enum CrashesShowCommand: DeclaredCommand {
         /// When the collector received the event (unix ms; absent from older collectors).
         var receivedAt: Int64?
 
-        enum CodingKeys: String, CodingKey {
-            case time, release, dist, os, arch, crash, breadcrumbs
-            case receivedAt = "received_at"
-            case insertId = "insert_id"
-            case distinctId = "distinct_id"
-            case osVersion = "os_version"
-        }
-
         /// The text fields are read leniently, as ingestion accepts them: a `release`, `dist` or `$os` that is not
         /// a string (a number, an object) shows as its JSON text rather than making the crash unreadable. Only the
         /// crash itself must have its shape; a failure there names the field (``ShownCrash/failedField(_:)``).
         init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.container(keyedBy: CrashKey.self)
             let text = container.lenientText
             let number = container.lenientNumber
             insertId = text(.insertId)
@@ -266,6 +240,17 @@ enum CrashesShowCommand: DeclaredCommand {
             return text
         }
     }
+}
+
+/// The fields of a crash in the collector's answers, one set for `crashes list` (`GET /api/crashes`) and
+/// `crashes show` (`GET /api/crashes/<id>`).
+enum CrashKey: String, CodingKey {
+    case time, release, dist, os, arch, type, value, reason, level, mechanism, crash, breadcrumbs
+    case insertId = "insert_id"
+    case distinctId = "distinct_id"
+    case threadName = "thread_name"
+    case osVersion = "os_version"
+    case receivedAt = "received_at"
 }
 
 /// Unix milliseconds as `2026-11-30T08:39:20.763Z`.

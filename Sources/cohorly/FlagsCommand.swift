@@ -52,10 +52,8 @@ enum FlagsSetCommand: DeclaredCommand {
         case .failure(let error): return spec.usageError(error.reason)
         case .success(let value): definition = value
         }
-        switch request.send("PUT", flagPath(definition.key), body: definition.json.jsonString) {
-        case .failure(.usage(let reason)): return spec.usageError(reason)
-        case .failure(.failed): return .failure
-        case .success:
+        let answer = request.send("PUT", flagPath(definition.key), body: definition.json.jsonString)
+        return CollectorRequest.printed(answer, command: spec.name) { _ in
             print("flag \(TerminalText.escaped(definition.key)) set")
             return .success
         }
@@ -186,10 +184,7 @@ enum FlagsDeleteCommand: DeclaredCommand {
     static func run(_ arguments: [String]) -> ExitStatus {
         guard let parsed = spec.parseOrReport(arguments), let request = collector(parsed, spec) else { return .usage }
         let key = parsed.positionals[0]
-        switch request.send("DELETE", flagPath(key)) {
-        case .failure(.usage(let reason)): return spec.usageError(reason)
-        case .failure(.failed): return .failure
-        case .success:
+        return CollectorRequest.printed(request.send("DELETE", flagPath(key)), command: spec.name) { _ in
             print("flag \(TerminalText.escaped(key)) deleted")
             return .success
         }
