@@ -138,8 +138,8 @@ let package = Package(
         .target(name: "CohorlyCommandLine", dependencies: ["CohorlySymbols"]),
         // The lean symbolicator `symbolicate --exe` hands over to. The Swift runtime is linked statically into it
         // in every build: loaded as shared libraries (libswiftCore alone is 4.5 MB resident, the implicitly linked
-        // concurrency, regex and dispatch libraries 2 MB more) it would hold more than the work does. An unsafe flag: only the CLI's products carry it, so packages
-        // depending on the libraries are not affected.
+        // concurrency, regex and dispatch libraries 2 MB more) it would hold more than the work does. An unsafe
+        // flag: only the CLI's products carry it, so packages depending on the libraries are not affected.
         .executableTarget(
             name: "cohorly-symbolicate", dependencies: ["CohorlyCommandLine"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "ModuleMapTests"),
         // The crash model: reports v1/v2, frames and their kinds, the `$exception` writer and reader.
         .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
-        // Private files under any umask, SQLite's side files included.
+        // Private files under any umask, the state directory's fallbacks.
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
         // The `cohorly` CLI as a process: help, usage errors, symbolicate, debug-files, special files.
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
