@@ -24,28 +24,32 @@ let package = Package(
             path: "Sources/CUnwind",
             providers: [.apt(["libunwind-dev"])]
         ),
-        // The async-signal-safe crash core (C, plus one C++ file for the terminate hook).
+        // The async-signal-safe crash core: handlers, unwinding, the report writer (C, plus one C++ file for the
+        // terminate hook).
         .target(
             name: "CCrashRecorder",
             dependencies: ["CUnwind"],
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("stdc++")]
         ),
-        // CohorlySymbols: crash events are symbolicated on the device at the next launch (libdw, libelf).
+        // The crash reporter: `CohorlyCrash.install`, the report store, the launch marker, crash, hang and
+        // handled-error events (symbolicated on the device at the next launch with CohorlySymbols), the sender.
         .target(
             name: "CohorlyCrash",
             dependencies: [
                 "CCrashRecorder", "Cohorly", "CohorlyFiles", "CohorlyLaunch", "CohorlySymbols", "CohorlyCrashModel",
             ]),
-        // Crashes on demand, in every supported way (also the crash matrix's child process).
+        // CrashDemo's C and C++ ways to crash (the Swift ways live in Swift).
         .target(
             name: "CrashDemoSupport", dependencies: ["CCrashRecorder"], path: "Examples/CrashDemoSupport",
             linkerSettings: [.linkedLibrary("dl")]),
+        // Crashes on demand, in every supported way (also the crash matrix's child process).
         .executableTarget(
             name: "CrashDemo",
             dependencies: ["CohorlyCrash", "CCrashRecorder", "CrashDemoSupport"],
             path: "Examples/CrashDemo"
         ),
+        // The crash reporter end to end: real crashing CrashDemo processes, their events, the collector, the CLI.
         .testTarget(
             name: "CohorlyCrashTests",
             dependencies: [
@@ -56,23 +60,26 @@ let package = Package(
         // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
         // at exec. Each wrapper target compiles against the library's header and calls it through
         // CLibraryLoader (see cly_library_loader.h).
+        // dlopen/dlsym of those libraries on first use, with an error naming what is missing.
         .target(name: "CLibraryLoader", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CCurl", dependencies: ["CLibraryLoader"]),
         .target(name: "CMicroHTTPD", dependencies: ["CLibraryLoader"]),
         .target(name: "CDebuginfod", dependencies: ["CLibraryLoader"]),
-        // The client: libcurl transport, SQLite (WAL) persisted queue.
+        // SQLite's header and library (libsqlite3-dev).
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Shared below the client and the collector: one JSON value with its parser and writer, one SQLite wrapper.
         // Private files and directories (0600 / 0700 whatever the umask) for everything that holds user data.
         .target(name: "CohorlyFiles"),
         // The launch protocol's locks and states, below the client and the crash recorder (docs/internals.md).
         .target(name: "CohorlyLaunch", dependencies: ["CohorlyFiles"]),
+        // One JSON value with its parser and writer, shared below the client, the collector and the CLI.
         .target(name: "CohorlyJSON"),
         // The crash, owned once (Foundation-free, so the lean symbolicator can use it): frames with their kinds,
         // the report read (formats v1 and v2) and written, the crash reason, the exception event before any wire.
         .target(name: "CohorlyCrashModel", dependencies: ["CohorlyJSON"]),
+        // The SQLite wrapper shared by the client's queue and the collector's storage.
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
+        // The client: `Cohorly.initialize`, the `Destination` seam and its destinations, the SQLite (WAL) queue.
         .target(
             name: "Cohorly",
             dependencies: [
@@ -86,8 +93,9 @@ let package = Package(
         // A small HTTP/1.1 server on libmicrohttpd (the collector's, the compliance adapter's, the test mocks'):
         // header deadline, connection cap, Host/Origin policy, request log.
         .target(name: "CohorlyHTTPServer", dependencies: ["CMicroHTTPD", "CohorlyJSON"]),
-        // zlib streams (compressed uploads deflated by the CLI, inflated by the collector) and one-shot gzip.
+        // zlib's header and library (zlib1g-dev).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // zlib streams (compressed uploads deflated by the CLI, inflated by the collector) and one-shot gzip.
         .target(name: "CohorlyCompression", dependencies: ["CZlib"]),
         // Digests from libraries: SHA-1/256/512 from libcrypto (loaded on first use), CRC-32 from zlib.
         .target(name: "CohorlyDigests", dependencies: ["CCrypto", "CZlib"]),
@@ -133,10 +141,10 @@ let package = Package(
         // the C library only), shared by `cohorly` and the lean `cohorly-symbolicate`, which links nothing else:
         // a Swift executable with Foundation is resident at ~13 MB before any work, one without at ~8.5 MB.
         .target(name: "CohorlyCommandLine", dependencies: ["CohorlySymbols"]),
-        // The Swift runtime is linked statically into it in every build: loaded as shared libraries (libswiftCore
-        // alone is 4.5 MB resident, the implicitly linked concurrency, regex and dispatch libraries 2 MB more) it
-        // would hold more than the work does. An unsafe flag: only the CLI's products carry it, so packages
-        // depending on the libraries are not affected.
+        // The lean symbolicator `symbolicate --exe` hands over to. The Swift runtime is linked statically into it
+        // in every build: loaded as shared libraries (libswiftCore alone is 4.5 MB resident, the implicitly linked
+        // concurrency, regex and dispatch libraries 2 MB more) it would hold more than the work does. An unsafe
+        // flag: only the CLI's products carry it, so packages depending on the libraries are not affected.
         .executableTarget(
             name: "cohorly-symbolicate", dependencies: ["CohorlyCommandLine"],
             linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
@@ -152,28 +160,38 @@ let package = Package(
             path: "Examples/PostHogComplianceAdapter"),
         // Waits for the tests that do not hold a thread of the test process's small cooperative pool.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+        // The client: its destinations against loopback mocks and the collector, a killed app, the retry contract.
         .testTarget(
             name: "CohorlyTests",
             dependencies: [
                 "Cohorly", "CohorlyCollector", "CohorlyHTTPServer", "CohorlyCompression", "CohorlyTestApp",
                 "PostHogComplianceAdapter", "TestWaiting",
             ]),
+        // The collector over loopback: ingestion, storage, issues, web pages, uploads (through the `cohorly` CLI).
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: [
                 "CohorlyCollector", "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
                 "TestWaiting",
             ]),
+        // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
+        // Digests against published test vectors.
         .testTarget(name: "CohorlyDigestsTests", dependencies: ["CohorlyDigests"]),
         // Reads Package.swift and the sources: imports flow one way (docs/internals.md "Module map").
         .testTarget(name: "ModuleMapTests"),
+        // The crash model: reports v1/v2, frames and their kinds, the `$exception` writer and reader.
         .testTarget(name: "CohorlyCrashModelTests", dependencies: ["CohorlyCrashModel"]),
+        // Private files under any umask, the state directory's fallbacks.
         .testTarget(name: "CohorlyFilesTests", dependencies: ["CohorlyFiles", "CohorlySQLite"]),
+        // The `cohorly` CLI as a process: help, usage errors, symbolicate, debug-files, special files.
         .testTarget(name: "cohorlyTests", dependencies: ["cohorly", "CohorlySymbols", "CohorlyCommandLine"]),
+        // The CLI's option tables: parsing, usage errors, suggestions, help rendering, bash completion.
+        .testTarget(name: "CohorlyCommandLineTests", dependencies: ["CohorlyCommandLine"]),
         // CrashDemo built --static-swift-stdlib and -static-executable, each once, into its own scratch path under
         // .build (slow: a target of its own), run against a loopback collector.
         .testTarget(name: "StaticBuildTests", dependencies: ["CohorlyCollector", "CohorlyJSON", "TestWaiting"]),
+        // One test target per shared module: JSON, HTTP server, HTTP client, compression, SQLite, the API contract.
         .testTarget(name: "CohorlyJSONTests", dependencies: ["CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPServerTests", dependencies: ["CohorlyHTTPServer", "CohorlyJSON"]),
         .testTarget(name: "CohorlyHTTPClientTests", dependencies: ["CohorlyHTTPClient", "CohorlyHTTPServer"]),

@@ -1,4 +1,4 @@
-// posthog-compliance-adapter: the HTTP adapter PostHog's SDK test harness drives (research/posthog.md part B),
+// posthog-compliance-adapter: the HTTP adapter PostHog's SDK test harness drives (docs/posthog.md "The compliance adapter"),
 // wrapped around the real client — its queue, transport and retry code; the adapter never sends to PostHog itself.
 //
 //   posthog-compliance-adapter [--port N] [--bind ADDR] [--wire v1|batch]   (PORT from the environment; default

@@ -89,27 +89,26 @@ static void begin_member(cly_writer *w, const char *key) {
     }
 }
 
-void cly_writer_begin_object(cly_writer *w, const char *key) {
+// An object or array opens with its bracket (its first member needs no comma) and closes with its bracket (what
+// follows it does).
+static void open_container(cly_writer *w, const char *key, char bracket) {
     begin_member(w, key);
-    put(w, '{');
+    put(w, bracket);
     w->needs_comma = false;
 }
 
-void cly_writer_end_object(cly_writer *w) {
-    put(w, '}');
+static void close_container(cly_writer *w, char bracket) {
+    put(w, bracket);
     w->needs_comma = true;
 }
 
-void cly_writer_begin_array(cly_writer *w, const char *key) {
-    begin_member(w, key);
-    put(w, '[');
-    w->needs_comma = false;
-}
+void cly_writer_begin_object(cly_writer *w, const char *key) { open_container(w, key, '{'); }
 
-void cly_writer_end_array(cly_writer *w) {
-    put(w, ']');
-    w->needs_comma = true;
-}
+void cly_writer_end_object(cly_writer *w) { close_container(w, '}'); }
+
+void cly_writer_begin_array(cly_writer *w, const char *key) { open_container(w, key, '['); }
+
+void cly_writer_end_array(cly_writer *w) { close_container(w, ']'); }
 
 static void put_escaped_control(cly_writer *w, unsigned char c) {
     static const char digits[] = "0123456789abcdef";

@@ -5,7 +5,10 @@ import CohorlyCrashModel
 /// the properties the client adds when it queues it (`distinct_id`, super and automatic properties, a Sentry
 /// session). Every destination renders its own schema from ``exception`` when it sends it (the Cohorly API and
 /// PostHog: the `$exception` event, ``event``; Sentry: its native event). CohorlyCrash builds it; nothing reads it
-/// back out of properties.
+/// back out of properties. The exception's members read and write through the record: `record.insertId` (the
+/// dedupe key, stable across resends), `record.timestampMs`, `record.level`, `record.properties` (the crash-time
+/// context, what the client adds, and the facts destinations pass on as they are).
+@dynamicMemberLookup
 public struct ExceptionRecord: Sendable, Equatable {
     /// The exception.
     public var exception: CapturedException
@@ -17,32 +20,12 @@ public struct ExceptionRecord: Sendable, Equatable {
         self.exception.facts = CrashReason.Facts(given: exception.description)
     }
 
-    /// The dedupe key (`$insert_id`): stable across resends.
-    public var insertId: String {
-        get { exception.insertId }
-        set { exception.insertId = newValue }
-    }
-
-    /// When it happened, unix milliseconds.
-    public var timestampMs: Int64 {
-        get { exception.timestampMs }
-        set { exception.timestampMs = newValue }
-    }
-
-    /// `fatal`, `error`, …
-    public var level: String {
-        get { exception.level }
-        set { exception.level = newValue }
-    }
-
-    /// The properties the event carries besides the exception: the crash-time context (release, device,
-    /// identity, super properties), what the client adds, and the facts destinations pass on as they are
-    /// (`$exception_pid`, a hang's duration, …).
-    public var properties: Properties {
-        get { exception.properties }
-        set { exception.properties = newValue }
+    /// A member of ``exception``, read and written through the record.
+    public subscript<Value>(dynamicMember member: WritableKeyPath<CapturedException, Value>) -> Value {
+        get { exception[keyPath: member] }
+        set { exception[keyPath: member] = newValue }
     }
 
     /// The distinct id it is about (set by the client when it is queued).
-    public var distinctId: String? { properties["distinct_id"]?.stringValue }
+    public var distinctId: String? { exception.properties["distinct_id"]?.stringValue }
 }

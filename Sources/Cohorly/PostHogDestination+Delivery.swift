@@ -97,21 +97,31 @@ extension PostHogDestination {
         options: CohorlyOptions
     ) -> TransportRequest {
         let migration = configuration.historicalMigration ? ",\"historical_migration\":true" : ""
-        var body = QueueBatch.joined(
+        let body = QueueBatch.joined(
             indices.map { items[$0].json },
             prefix: "{\"created_at\":\"\(createdAt)\"\(migration),\"batch\":[", suffix: "]}")
-        var headers = [
+        let headers = [
             ("Authorization", "Bearer \(configuration.apiKey)"), ("Content-Type", "application/json"),
             ("User-Agent", sdkInfo), ("PostHog-Sdk-Info", sdkInfo), ("PostHog-Attempt", String(attempt)),
             ("PostHog-Request-Id", requestId),
             ("PostHog-Request-Timestamp", RFC3339.format(milliseconds: Self.nowMilliseconds())),
         ]
+        return request(Self.path, headers: headers, body: body, options: options)
+    }
+
+    /// A POST of `body` to `path` under the configured host, gzipped (with its `Content-Encoding`) when the
+    /// configuration asks: what both wires, capture V1 and the legacy `/batch`, send.
+    func request(_ path: String, headers: [(String, String)], body: [UInt8], options: CohorlyOptions)
+        -> TransportRequest
+    {
+        var body = body
+        var headers = headers
         if configuration.compression, let compressed = Gzip.compress(body) {
             body = compressed
             headers.append(("Content-Encoding", "gzip"))
         }
         return TransportRequest(
-            url: configuration.host.appendingPathComponent(Self.path), headers: headers, body: body,
+            url: configuration.host.appendingPathComponent(path), headers: headers, body: body,
             timeout: options.retry.requestTimeout, connectTimeout: options.retry.connectTimeout)
     }
 

@@ -94,14 +94,9 @@ extension PostHogDestination {
         CohorlyValue.writeString(configuration.apiKey, into: &prefix)
         prefix += ",\"batch\":["
         let sentAt = RFC3339.format(milliseconds: Self.nowMilliseconds())
-        var body = QueueBatch.joined(events, prefix: prefix, suffix: "],\"sent_at\":\"\(sentAt)\"}")
-        var headers = [("Content-Type", "application/json"), ("User-Agent", sdkInfo)]
-        if configuration.compression, let compressed = Gzip.compress(body) {
-            body = compressed
-            headers.append(("Content-Encoding", "gzip"))
-        }
-        return TransportRequest(
-            url: configuration.host.appendingPathComponent(Self.legacyPath), headers: headers, body: body,
-            timeout: options.retry.requestTimeout, connectTimeout: options.retry.connectTimeout)
+        let body = QueueBatch.joined(events, prefix: prefix, suffix: "],\"sent_at\":\"\(sentAt)\"}")
+        return request(
+            Self.legacyPath, headers: [("Content-Type", "application/json"), ("User-Agent", sdkInfo)], body: body,
+            options: options)
     }
 }

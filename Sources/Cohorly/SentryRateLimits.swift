@@ -1,6 +1,6 @@
 import Foundation
 
-/// Sentry's rate limits per data category (research/sentry.md "Answers and rate limits"): from
+/// Sentry's rate limits per data category (docs/sentry.md "Answers"): from
 /// `X-Sentry-Rate-Limits: <seconds>:<categories ;-separated>:<scope>[:reason], …` (on any answer, a 200 too), or
 /// `Retry-After` on a 429 (all categories), or 60 s on everything for a 429 with neither. A limited category is
 /// not sent until its time passes; the longer limit wins. Times are on the monotonic clock.

@@ -1,6 +1,7 @@
 import Foundation
 
-// PostHog's flags wire on the collector (research/posthog.md part D), so the PostHog destination's flags run end
+// PostHog's flags wire on the collector (docs/collector.md "Feature flags in the collector"), so the PostHog
+// destination's flags run end
 // to end on one machine like its capture V1:
 //
 //   POST /flags?v=2   {"token"|"api_key"|"$token", "distinct_id", "flag_keys_to_evaluate"|"flag_keys"?, …}

@@ -1,16 +1,23 @@
 /// Small charts as inline SVG (no script, no external asset; colours from the stylesheet's `svg.chart` rules,
 /// which the CSP allows where a `style` attribute would not be).
 enum SVGChart {
-    /// A column per value, oldest first, scaled to the largest; `labels[i]` names column i in its tooltip
-    /// (`<title>`). `width` × `height` is the drawing's size in CSS pixels (it shrinks to fit its box).
-    static func columns(_ values: [Int], labels: [String], width: Int, height: Int, title: String) -> HTML {
+    /// The `<svg>` element's opening of class `classes`, `width` × `height` CSS pixels, named `title` (its
+    /// `aria-label` and first `<title>`).
+    private static func opening(_ classes: String, width: Int, height: Int, title: String) -> HTML {
         var html = HTML(
-            raw: "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(width) \(height)\" "
+            raw: "<svg class=\"\(classes)\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(width) \(height)\" "
                 + "width=\"\(width)\" height=\"\(height)\" role=\"img\" ")
         html.raw(HTML.attribute("aria-label", title))
         html.raw("><title>")
         html.plainText(title)
         html.raw("</title>")
+        return html
+    }
+
+    /// A column per value, oldest first, scaled to the largest; `labels[i]` names column i in its tooltip
+    /// (`<title>`). `width` × `height` is the drawing's size in CSS pixels (it shrinks to fit its box).
+    static func columns(_ values: [Int], labels: [String], width: Int, height: Int, title: String) -> HTML {
+        var html = opening("chart", width: width, height: height, title: title)
         let top = max(1, values.max() ?? 1)
         let slot = values.isEmpty ? width : width / values.count
         let gap = slot > 4 ? 1 : 0
@@ -35,13 +42,7 @@ enum SVGChart {
         let countWidth = 56
         let barSpace = max(1, width - labelWidth - countWidth)
         let height = max(rowHeight, rows.count * rowHeight)
-        var html = HTML(
-            raw: "<svg class=\"chart bars\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(width) \(height)\" "
-                + "width=\"\(width)\" height=\"\(height)\" role=\"img\" ")
-        html.raw(HTML.attribute("aria-label", title))
-        html.raw("><title>")
-        html.plainText(title)
-        html.raw("</title>")
+        var html = opening("chart bars", width: width, height: height, title: title)
         let top = max(1, rows.map(\.value).max() ?? 1)
         for (index, row) in rows.enumerated() {
             let y = index * rowHeight

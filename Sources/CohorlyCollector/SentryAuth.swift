@@ -1,6 +1,6 @@
 import Foundation
 
-/// The public key of a Sentry request (research/sentry.md "DSN, endpoint, auth"), from the first place that has
+/// The public key of a Sentry request (docs/sentry.md "DSN"), from the first place that has
 /// one: the `X-Sentry-Auth` header (`Sentry sentry_version=7, sentry_client=…, sentry_key=…`), the
 /// `sentry_key` query parameter, or the envelope header's `dsn` (`{scheme}://{key}[:{secret}]@{host}/…`).
 /// The collector checks it like a project token.

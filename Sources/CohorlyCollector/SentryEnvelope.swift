@@ -1,4 +1,4 @@
-/// A Sentry envelope (research/sentry.md "Envelope framing"), read strictly from a whole body that the
+/// A Sentry envelope (docs/sentry.md "Local collector"), read strictly from a whole body that the
 /// collector's body limit already bounds; items are slices of that body, never copies.
 ///
 /// Framing, as Relay reads it: the envelope header is the first line, one JSON object (the whole body when it

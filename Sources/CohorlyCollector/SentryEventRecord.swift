@@ -1,7 +1,7 @@
 import CohorlyCrashModel
 import Foundation
 
-/// A Sentry event item (research/sentry.md "Event") stored as the other wires store theirs: an event with an
+/// A Sentry event item (docs/sentry.md "What maps to what") stored as the other wires store theirs: an event with an
 /// exception becomes a `$exception` event in PostHog's native shape (what `CapturedException(exceptionEvent:)`
 /// reads), so `cohorly crashes list/show` and `GET /api/crashes` show it like the others and symbolicate its raw
 /// frames against the uploaded debug files. Its `$insert_id` is the event id as a dashed lowercase UUID: the Sentry

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Sentry's envelope endpoint, `POST /api/{project_id}/envelope/` (research/sentry.md), so the Sentry
+/// Sentry's envelope endpoint, `POST /api/{project_id}/envelope/` (docs/sentry.md "Local collector"), so the Sentry
 /// destination and any other Sentry SDK run end to end on one machine. `Router.screen` has already checked Host
 /// and Origin and that the body is `application/x-sentry-envelope`.
 ///

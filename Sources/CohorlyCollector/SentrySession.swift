@@ -1,4 +1,4 @@
-/// A Sentry `session` item (research/sentry.md "Sessions"), checked as Relay checks a session update before it
+/// A Sentry `session` item (docs/sentry.md "Release health"), checked as Relay checks a session update before it
 /// counts it: a JSON object with `started` (RFC 3339), `attrs.release` (non-empty), and when present a `sid`
 /// that is a UUID, a `status` Relay knows, a non-negative integer `errors`, a non-negative `duration`, a boolean
 /// `init`, a string `did`, an RFC 3339 `timestamp`. Stored as sent, among the records of kind ``kind``; read

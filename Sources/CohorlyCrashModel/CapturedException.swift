@@ -134,28 +134,8 @@ public struct CapturedException: Sendable, Equatable {
         }
     }
 
-    /// A loaded image.
-    public struct Image: Sendable, Equatable {
-        /// Its path (`code_file`).
-        public var path: String
-        /// Load address.
-        public var base: UInt64
-        /// Extent (0: unknown).
-        public var size: UInt64
-        /// GNU build id, lowercase hex (empty when none).
-        public var buildId: String
-
-        /// An image.
-        public init(path: String, base: UInt64, size: UInt64, buildId: String) {
-            self.path = path
-            self.base = base
-            self.size = size
-            self.buildId = buildId
-        }
-
-        /// Whether `address` lies inside it (an image of unknown size holds its base alone).
-        public func contains(_ address: UInt64) -> Bool { address >= base && address - base < max(size, 1) }
-    }
+    /// A loaded image, its addresses as `UInt64` (size 0: unknown).
+    public typealias Image = LoadedObject<UInt64>
 
     /// The subject thread (crashed, hung, the one that caught the error).
     public var subject: Thread? { threads.first(where: \.crashed) ?? threads.first }

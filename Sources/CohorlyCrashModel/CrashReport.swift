@@ -150,30 +150,8 @@ public struct CrashReport: Sendable, Equatable {
         }
     }
 
-    /// A loaded ELF object.
-    public struct Module: Sendable, Equatable {
-        /// Path as the loader knows it.
-        public var path: String
-        /// Address of the first `PT_LOAD` page.
-        public var base: Address
-        /// Extent of the `PT_LOAD` segments.
-        public var size: Address
-        /// GNU build id, lowercase hex (empty when the object has none).
-        public var buildId: String
-
-        /// A module description.
-        public init(path: String, base: Address, size: Address, buildId: String) {
-            self.path = path
-            self.base = base
-            self.size = size
-            self.buildId = buildId
-        }
-
-        /// Whether `address` lies inside this module.
-        public func contains(_ address: Address) -> Bool {
-            address.value >= base.value && address.value - base.value < size.value
-        }
-    }
+    /// A loaded ELF object, its addresses as ``Address``.
+    public typealias Module = LoadedObject<Address>
 
     /// The hang a process died in (a report of ``Mechanism/hang``, left by the hang watchdog).
     public struct Hang: Sendable, Equatable {

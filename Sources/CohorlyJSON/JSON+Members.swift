@@ -18,30 +18,12 @@ extension JSONParser {
         depth = 1
         index += 1
         var members: [(key: String, value: CohorlyValue)] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-        } else {
+        if !parseClosing(UInt8(ascii: "}")) {
             while true {
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = parseString() else {
-                    return nil
-                }
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
-                index += 1
-                guard let value = parseValue() else { return nil }
+                guard let key = parseKey(), let value = parseValue() else { return nil }
                 members.append((key, value))
-                skipWhitespace()
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    break
-                } else {
-                    return nil
-                }
+                guard let ended = parseSeparator(closing: UInt8(ascii: "}")) else { return nil }
+                if ended { break }
             }
         }
         skipWhitespace()

@@ -114,69 +114,67 @@ struct JSONParser {
     }
 
     mutating func parseObject() -> CohorlyValue? {
-        depth += 1
+        guard descend() else { return nil }
         defer { depth -= 1 }
-        guard depth <= Self.maxDepth else {
-            tooDeepAt = index
-            return nil
-        }
-        index += 1
         var members: [String: CohorlyValue] = [:]
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
+        if parseClosing(UInt8(ascii: "}")) { return .object(members) }
         while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = parseString() else {
-                return nil
-            }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
-            index += 1
-            guard let value = parseValue() else { return nil }
+            guard let key = parseKey(), let value = parseValue() else { return nil }
             members[key] = value
-            skipWhitespace()
-            guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(members)
-            } else {
-                return nil
-            }
+            guard let ended = parseSeparator(closing: UInt8(ascii: "}")) else { return nil }
+            if ended { return .object(members) }
         }
     }
 
-    mutating func parseArray() -> CohorlyValue? {
-        depth += 1
-        defer { depth -= 1 }
-        guard depth <= Self.maxDepth else {
+    /// Enters the object or array whose opening bracket is at `index` (consumed): one level deeper; false past
+    /// ``maxDepth``, the offset noted in `tooDeepAt`.
+    mutating func descend() -> Bool {
+        guard depth < Self.maxDepth else {
             tooDeepAt = index
-            return nil
+            return false
         }
+        depth += 1
         index += 1
-        var elements: [CohorlyValue] = []
+        return true
+    }
+
+    /// Whether `closing` comes next (white space skipped), consumed when it does: an empty object or array.
+    mutating func parseClosing(_ closing: UInt8) -> Bool {
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(elements)
-        }
+        guard index < bytes.count, bytes[index] == closing else { return false }
+        index += 1
+        return true
+    }
+
+    /// A member's key and the colon after it, white space around them skipped; nil when they are not there.
+    mutating func parseKey() -> String? {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = parseString() else { return nil }
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        return key
+    }
+
+    /// What follows a member or an element, consumed: true for `closing` (the object or array ends), false for a
+    /// comma (another follows), nil for anything else.
+    mutating func parseSeparator(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ",") || bytes[index] == closing else { return nil }
+        index += 1
+        return bytes[index - 1] == closing
+    }
+
+    mutating func parseArray() -> CohorlyValue? {
+        guard descend() else { return nil }
+        defer { depth -= 1 }
+        var elements: [CohorlyValue] = []
+        if parseClosing(UInt8(ascii: "]")) { return .array(elements) }
         while true {
             guard let value = parseValue() else { return nil }
             elements.append(value)
-            skipWhitespace()
-            guard index < bytes.count else { return nil }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements)
-            } else {
-                return nil
-            }
+            guard let ended = parseSeparator(closing: UInt8(ascii: "]")) else { return nil }
+            if ended { return .array(elements) }
         }
     }
 

@@ -66,21 +66,11 @@ package struct JSONReader {
     {
         try open(UInt8(ascii: "{"))
         defer { parser.depth -= 1 }
-        parser.skipWhitespace()
-        if current == UInt8(ascii: "}") {
-            parser.index += 1
-            return
-        }
-        while true {
-            parser.skipWhitespace()
-            guard current == UInt8(ascii: "\""), let key = parser.parseString() else { throw failure() }
-            parser.skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw failure() }
-            parser.index += 1
+        if parser.parseClosing(UInt8(ascii: "}")) { return }
+        repeat {
+            guard let key = parser.parseKey() else { throw failure() }
             try member(&self, key)
-            guard try close(UInt8(ascii: "}")) else { continue }
-            return
-        }
+        } while try !close(UInt8(ascii: "}"))
     }
 
     /// Reads an array: `element` is called for each element and must consume it.
@@ -89,32 +79,20 @@ package struct JSONReader {
     {
         try open(UInt8(ascii: "["))
         defer { parser.depth -= 1 }
-        parser.skipWhitespace()
-        if current == UInt8(ascii: "]") {
-            parser.index += 1
-            return
-        }
-        while true {
-            try element(&self)
-            guard try close(UInt8(ascii: "]")) else { continue }
-            return
-        }
+        if parser.parseClosing(UInt8(ascii: "]")) { return }
+        repeat { try element(&self) } while try !close(UInt8(ascii: "]"))
     }
 
     private mutating func open(_ bracket: UInt8) throws(JSONReadError) {
         parser.skipWhitespace()
         guard current == bracket else { throw failure() }
-        guard parser.depth < JSONParser.maxDepth else { throw failure(tooDeep: true) }
-        parser.depth += 1
-        parser.index += 1
+        guard parser.descend() else { throw failure(tooDeep: true) }
     }
 
     /// After a member or element: true at the closing bracket (consumed), false after a comma.
     private mutating func close(_ bracket: UInt8) throws(JSONReadError) -> Bool {
-        parser.skipWhitespace()
-        guard let next = current, next == UInt8(ascii: ",") || next == bracket else { throw failure() }
-        parser.index += 1
-        return next == bracket
+        guard let ended = parser.parseSeparator(closing: bracket) else { throw failure() }
+        return ended
     }
 
     /// The next value, whole (for the parts a reader keeps as JSON: a context, a breadcrumb's data): the parser's

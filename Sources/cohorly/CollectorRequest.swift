@@ -110,15 +110,25 @@ struct CollectorRequest {
         } catch {
             return Console.usageError(error.reason, command: command)
         }
-        switch request.get(path, query: query) {
+        return printed(request.get(path, query: query), json: parsed.flags.contains("--json"), command: command) {
+            render($0, request)
+        }
+    }
+
+    /// What a command prints of an answer: the collector's JSON as it is with `json`, else what `render` makes of
+    /// the body; a usage problem (a bad host) is reported against `command`, a failure (already printed) exits 1.
+    static func printed(
+        _ answer: Result<String, Failure>, json: Bool = false, command: String, render: (_ body: String) -> ExitStatus
+    ) -> ExitStatus {
+        switch answer {
         case .failure(.usage(let reason)): return Console.usageError(reason, command: command)
         case .failure(.failed): return .failure
         case .success(let body):
-            if parsed.flags.contains("--json") {
+            if json {
                 print(body)
                 return .success
             }
-            return render(body, request)
+            return render(body)
         }
     }
 

@@ -17,6 +17,19 @@ protocol Command {
     static func run(_ arguments: [String]) -> ExitStatus
 }
 
+/// A command declared by a ``CommandSpec``: its words, summary and help come from the declaration, and its
+/// arguments are parsed by it.
+protocol DeclaredCommand: Command {
+    /// The command's words, positionals and option table.
+    static var spec: CommandSpec { get }
+}
+
+extension DeclaredCommand {
+    static var words: [String] { spec.words }
+    static var summary: String { spec.summary }
+    static var help: String { spec.help }
+}
+
 /// Work spread over the machine's cores.
 enum Parallel {
     /// `transform` applied to every element, on up to as many threads as there are cores (items are dealt out

@@ -4,56 +4,37 @@ import CohorlySymbols
 import Foundation
 
 /// `cohorly crashes list`: the crashes a collector holds, newest crash time first.
-enum CrashesListCommand: Command {
-    static let words = ["crashes", "list"]
-    static let summary = "List the crashes, hangs and handled errors a collector received."
-    static let help = """
-        USAGE: cohorly crashes list [--host URL] [--limit N] [--level LEVEL] [--flag KEY[=VALUE]]
-                                    [--auth-token-file F] [--json]
-
-        Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
-        app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
-        abnormal_exit, generic (captureError / captureMessage). TIME is when it happened (a crash arrives at the
-        next launch); when the collector received it is `received_at` in --json and `Received:` in crashes show.
-
-        OPTIONS:
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --limit N         At most N crashes, newest crash time first (default 100).
-          --level LEVEL     Only events of this level: fatal (what ended the app) or error (what it survived).
-          --flag KEY[=VALUE]  Only crashes of launches served flag KEY on (or with variant/value VALUE).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
-        """
+enum CrashesListCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["crashes", "list"], summary: "List the crashes, hangs and handled errors a collector received.",
+        about: """
+            Every `$exception` event: crashes, hangs and abnormal exits (level fatal), handled errors and hangs the
+            app survived (level error). MECHANISM says which: signal, swift_fatal, cxx_exception, hang,
+            abnormal_exit, generic (captureError / captureMessage). TIME is when it happened (a crash arrives at the
+            next launch); when the collector received it is `received_at` in --json and `Received:` in crashes show.
+            """,
+        options: [
+            CollectorOptions.host, CollectorOptions.limit("At most N crashes, newest crash time first.", default: 100),
+            CommandOption(
+                "--level", .choice("LEVEL", ["fatal", "error"]),
+                "Only events of this level: fatal (what ended the app) or error (what it survived)."),
+            CommandOption(
+                "--flag", .word("KEY[=VALUE]"),
+                "Only crashes of launches served flag KEY on (or with variant/value VALUE)."),
+        ] + CollectorOptions.secret("read") + [CollectorOptions.json],
+        epilogue: "EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"],
-                options: ["--host", "--limit", "--level", "--flag", "--auth-token", "--auth-token-file"])
-        } catch {
-            return Console.usageError(error.reason, command: "crashes list")
-        }
-        guard parsed.positionals.isEmpty else {
-            return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: "crashes list")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         if let flag = parsed.options["--flag"]?.last, flag.isEmpty || flag.hasPrefix("=") {
-            return Console.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)", command: "crashes list")
+            return spec.usageError("invalid --flag '\(flag)' (expected KEY or KEY=VALUE)")
         }
-        let level: String?
-        do {
-            level = try parsed.choice("--level", among: levels)
-        } catch {
-            return Console.usageError(error.reason, command: "crashes list")
-        }
+        let level = parsed.options["--level"]?.last
         let flag = parsed.options["--flag"]?.last
         let query =
             (flag.map { [URLQueryItem(name: "flag", value: $0)] } ?? [])
             + (level.map { [URLQueryItem(name: "level", value: $0)] } ?? [])
-        return CollectorRequest.read(parsed, command: "crashes list", path: "/api/crashes", query: query) {
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/crashes", query: query) {
             text, request in
             guard let list = try? JSONDecoder().decode(CrashList.self, from: Data(text.utf8)) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
@@ -74,15 +55,13 @@ enum CrashesListCommand: Command {
                 .joined(separator: " "))
             for crash in list.crashes {
                 // The collector's `reason` is the one `crashes show` gives; older collectors only send type/value.
-                let reason = crash.reason ?? [crash.type, crash.value].compactMap { $0 }.joined(separator: ": ")
+                let text = crash.text
+                let reason = text[.reason] ?? [text[.type], text[.value]].compactMap { $0 }.joined(separator: ": ")
+                let column = { (key: CrashKey, width: Int) in TerminalText.escaped(text[key] ?? "-").padded(width) }
                 let columns = [
-                    Timestamp.iso8601(milliseconds: crash.time).padded(24),
-                    TerminalText.escaped(crash.level ?? "-").padded(5),
-                    TerminalText.escaped(crash.mechanism ?? "-").padded(13),
-                    TerminalText.escaped(crash.release ?? "-").padded(20),
-                    TerminalText.escaped(crash.distinctId).padded(36),
-                    TerminalText.escaped(crash.insertId ?? "-").padded(36),
-                    TerminalText.escaped(crash.threadName ?? "-").padded(16), TerminalText.escaped(reason),
+                    Timestamp.iso8601(milliseconds: crash.time).padded(24), column(.level, 5), column(.mechanism, 13),
+                    column(.release, 20), TerminalText.escaped(text[.distinctId] ?? "").padded(36),
+                    column(.insertId, 36), column(.threadName, 16), TerminalText.escaped(reason),
                 ]
                 print(columns.joined(separator: " "))
             }
@@ -90,103 +69,78 @@ enum CrashesListCommand: Command {
         }
     }
 
-    /// The values of `--level`.
-    static let levels = ["fatal", "error"]
-
     struct CrashList: Decodable {
         var crashes: [Summary]
     }
 
     struct Summary: Decodable {
-        var insertId: String?
+        /// Crash time, unix milliseconds (0 when absent).
         var time: Int64
-        var distinctId: String
-        var release: String?
-        var type: String?
-        var value: String?
-        var reason: String?
-        var threadName: String?
-        var level: String?
-        var mechanism: String?
+        /// The text fields present (`insert_id`, `distinct_id`, `release`, `type`, `value`, `reason`,
+        /// `thread_name`, `level`, `mechanism`).
+        var text: [CrashKey: String] = [:]
 
-        enum CodingKeys: String, CodingKey {
-            case time, release, type, value, reason, level, mechanism
-            case insertId = "insert_id"
-            case distinctId = "distinct_id"
-            case threadName = "thread_name"
-        }
+        /// The text fields the list shows.
+        static let textKeys: [CrashKey] = [
+            .insertId, .distinctId, .release, .type, .value, .reason, .threadName, .level, .mechanism,
+        ]
 
         /// Every field read on its own: a crash whose event holds something unexpected (a number for its
         /// release, an object for its type) shows what it has, and never makes the whole list unreadable.
         init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            let text = container.lenientText
-            insertId = text(.insertId)
+            let container = try decoder.container(keyedBy: CrashKey.self)
             time = container.lenientNumber(.time) ?? 0
-            distinctId = text(.distinctId) ?? ""
-            release = text(.release)
-            type = text(.type)
-            value = text(.value)
-            reason = text(.reason)
-            threadName = text(.threadName)
-            level = text(.level)
-            mechanism = text(.mechanism)
+            for key in Self.textKeys { text[key] = container.lenientText(key) }
         }
     }
 }
 
 /// `cohorly crashes show ID`: one crash, symbolicated by the collector, printed like a Swift backtrace.
-enum CrashesShowCommand: Command {
-    static let words = ["crashes", "show"]
-    static let summary = "Show one crash, hang or handled error, symbolicated, like a Swift backtrace."
-    static let help = """
-        USAGE: cohorly crashes show INSERT_ID [--host URL] [--auth-token-file F] [--no-sugar] [--no-async]
-                                   [--all-frames] [--json]
-
-        The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
-        the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
-        the signal), then every thread, names simplified as the Swift backtracer prints them (frames the device
-        resolved and frames the collector resolved alike); modules whose debug file is missing stay raw and are
-        named at the end. A hang or a handled error says `Captured:` and `Thread N captured`, a crash `Crash:`
-        and `Thread N crashed`. INSERT_ID may be a unique prefix of the id.
-
-        OPTIONS:
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json
-                            (--full-names is the same).
-          --simplified      Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default.
-          --all-frames      Every frame: runs of 3 or more frames that are not the app's code (a framework, the
-                            runtime, thunks: `in_app` false) are otherwise folded into one line naming their
-                            modules.
-          --no-async        The raw physical stacks: without the `[async]` callers of a crash in async code, and
-                            with the executor's frames below them (folded into one line by default).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 no such crash or the collector could not be reached, 2 usage error.
-        """
+enum CrashesShowCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["crashes", "show"],
+        summary: "Show one crash, hang or handled error, symbolicated, like a Swift backtrace.",
+        positionals: CommandPositionals(
+            "INSERT_ID", count: 1...1, missing: "expected one INSERT_ID (or a prefix of one)",
+            tooMany: "expected one INSERT_ID (or a prefix of one)"),
+        about: """
+            The collector symbolicates the crash with the debug files uploaded to it (cohorly debug-files upload):
+            the reason first (from the Swift message, the C++ exception, the DWARF `Swift runtime failure` frame, or
+            the signal), then every thread, names simplified as the Swift backtracer prints them (frames the device
+            resolved and frames the collector resolved alike); modules whose debug file is missing stay raw and are
+            named at the end. A hang or a handled error says `Captured:` and `Thread N captured`, a crash `Crash:`
+            and `Thread N crashed`. INSERT_ID may be a unique prefix of the id.
+            """,
+        options: [CollectorOptions.host] + CollectorOptions.secret("read") + [
+            .flag(
+                "--no-sugar",
+                "Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`), as in --json (--full-names is the"
+                    + " same)."),
+            .flag("--full-names", "Full names, as --no-sugar.", listed: false),
+            .flag("--simplified", "Simplified names (`crash(on:_:)`, `Int?`, `[A]`): the default."),
+            .flag(
+                "--all-frames",
+                "Every frame: runs of 3 or more frames that are not the app's code (a framework, the runtime, thunks:"
+                    + " `in_app` false) are otherwise folded into one line naming their modules."),
+            .flag(
+                "--no-async",
+                "The raw physical stacks: without the `[async]` callers of a crash in async code, and with the"
+                    + " executor's frames below them (folded into one line by default)."),
+            CollectorOptions.json,
+        ],
+        epilogue: "EXIT STATUS: 0 success, 1 no such crash or the collector could not be reached, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: NamingFlags.all.union(["--json", "--no-async", "--all-frames"]),
-                options: ["--host", "--auth-token", "--auth-token-file"])
-        } catch {
-            return Console.usageError(error.reason, command: "crashes show")
-        }
-        guard parsed.positionals.count == 1, let id = parsed.positionals.first, !id.isEmpty else {
-            return Console.usageError("expected one INSERT_ID (or a prefix of one)", command: "crashes show")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        guard let id = parsed.positionals.first, !id.isEmpty else { return spec.usageError(spec.positionals.missing) }
         let names: Demangler.Style
         do {
             names = try NamingFlags.style(parsed) ?? .simplified
         } catch {
-            return Console.usageError(error.reason, command: "crashes show")
+            return spec.usageError(error.reason)
         }
         let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id
-        return CollectorRequest.read(parsed, command: "crashes show", path: "/api/crashes/" + encoded) {
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/crashes/" + encoded) {
             text, request in
             let shown: ShownCrash
             do {
@@ -241,19 +195,11 @@ enum CrashesShowCommand: Command {
         /// When the collector received the event (unix ms; absent from older collectors).
         var receivedAt: Int64?
 
-        enum CodingKeys: String, CodingKey {
-            case time, release, dist, os, arch, crash, breadcrumbs
-            case receivedAt = "received_at"
-            case insertId = "insert_id"
-            case distinctId = "distinct_id"
-            case osVersion = "os_version"
-        }
-
         /// The text fields are read leniently, as ingestion accepts them: a `release`, `dist` or `$os` that is not
         /// a string (a number, an object) shows as its JSON text rather than making the crash unreadable. Only the
         /// crash itself must have its shape; a failure there names the field (``ShownCrash/failedField(_:)``).
         init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.container(keyedBy: CrashKey.self)
             let text = container.lenientText
             let number = container.lenientNumber
             insertId = text(.insertId)
@@ -294,6 +240,17 @@ enum CrashesShowCommand: Command {
             return text
         }
     }
+}
+
+/// The fields of a crash in the collector's answers, one set for `crashes list` (`GET /api/crashes`) and
+/// `crashes show` (`GET /api/crashes/<id>`).
+enum CrashKey: String, CodingKey {
+    case time, release, dist, os, arch, type, value, reason, level, mechanism, crash, breadcrumbs
+    case insertId = "insert_id"
+    case distinctId = "distinct_id"
+    case threadName = "thread_name"
+    case osVersion = "os_version"
+    case receivedAt = "received_at"
 }
 
 /// Unix milliseconds as `2026-11-30T08:39:20.763Z`.

@@ -2,36 +2,23 @@ import CohorlyCommandLine
 import CohorlySymbols
 
 /// `cohorly debug-files check PATH… [--json]`.
-enum DebugFilesCheckCommand: Command {
-    static let words = ["debug-files", "check"]
-    static let summary = "Show kind, arch, ids, features and problems of ELF files."
-    static let help = """
-        USAGE: cohorly debug-files check PATH… [--json]
-
-        For each ELF file: kind (executable, library, debug companion, relocatable), architecture, code_id (the
-        GNU build id), debug_id (its first 16 bytes as a GUID), features (symtab, debug, unwind), the
-        .gnu_debuglink target, compressed debug sections, and problems (no build id, no debug info, debug file
-        without unwind info, zstd sections, split DWARF). A file that cannot be read gets a one-line error;
-        the other files are still checked. With several files, a last line sums them up
-        (`3 files checked: 1 usable, 1 with problems, 1 unreadable`).
-
-        OPTIONS:
-          --json       Print a JSON array (one object per PATH; failures have an "error" key).
-          -h, --help   Show this help.
-
-        EXIT STATUS: 0 every file was read, 1 some file could not be read, 2 usage error.
-        """
+enum DebugFilesCheckCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["debug-files", "check"], summary: "Show kind, arch, ids, features and problems of ELF files.",
+        positionals: CommandPositionals("PATH…", count: 1...Int.max, missing: "missing PATH", areFiles: true),
+        about: """
+            For each ELF file: kind (executable, library, debug companion, relocatable), architecture, code_id (the
+            GNU build id), debug_id (its first 16 bytes as a GUID), features (symtab, debug, unwind), the
+            .gnu_debuglink target, compressed debug sections, and problems (no build id, no debug info, debug file
+            without unwind info, zstd sections, split DWARF). A file that cannot be read gets a one-line error;
+            the other files are still checked. With several files, a last line sums them up
+            (`3 files checked: 1 usable, 1 with problems, 1 unreadable`).
+            """,
+        options: [.flag("--json", "Print a JSON array (one object per PATH; failures have an \"error\" key).")],
+        epilogue: "EXIT STATUS: 0 every file was read, 1 some file could not be read, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(arguments, flags: ["--json"], options: [])
-        } catch {
-            return Console.usageError(error.reason, command: "debug-files check")
-        }
-        guard !parsed.positionals.isEmpty else {
-            return Console.usageError("missing PATH", command: "debug-files check")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         let json = parsed.flags.contains("--json")
         var status = ExitStatus.success
         // Files are read, and their output made, on every core; it is printed in the order given.

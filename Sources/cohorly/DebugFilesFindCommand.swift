@@ -2,47 +2,38 @@ import CohorlyCommandLine
 import CohorlySymbols
 
 /// `cohorly debug-files find ID… [--path DIR]… [--json]`.
-enum DebugFilesFindCommand: Command {
-    static let words = ["debug-files", "find"]
-    static let summary = "Find the debug file and executable for code ids or debug ids."
-    static let help = """
-        USAGE: cohorly debug-files find ID… [--path DIR]… [--json]
-
-        ID is a code_id (GNU build id in hex) or a debug_id (GUID). Looks in every --path (files, or
-        directories searched recursively, including .build-id/xx/rest.debug layouts; the current directory
-        when no --path is given), in /usr/lib/debug/.build-id, and (for code ids) on the debuginfod servers in
-        DEBUGINFOD_URLS. A file is reported only when its own build id matches.
-
-        OPTIONS:
-          --path DIR   Search here instead of the current directory (repeatable; must exist).
-          --json       Print a JSON array (one object per ID).
-          -h, --help   Show this help.
-
-        EXIT STATUS: 0 every ID was found, 1 some ID was not found, 2 usage error (including a malformed ID).
-        """
+enum DebugFilesFindCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["debug-files", "find"], summary: "Find the debug file and executable for code ids or debug ids.",
+        positionals: CommandPositionals("ID…", count: 1...Int.max, missing: "missing ID"),
+        about: """
+            ID is a code_id (GNU build id in hex) or a debug_id (GUID). Looks in every --path (files, or
+            directories searched recursively, including .build-id/xx/rest.debug layouts; the current directory
+            when no --path is given), in /usr/lib/debug/.build-id, and (for code ids) on the debuginfod servers in
+            DEBUGINFOD_URLS. A file is reported only when its own build id matches.
+            """,
+        options: [
+            CommandOption(
+                "--path", .directory("DIR"), "Search here instead of the current directory (repeatable; must exist).",
+                repeatable: true),
+            .flag("--json", "Print a JSON array (one object per ID)."),
+        ],
+        epilogue:
+            "EXIT STATUS: 0 every ID was found, 1 some ID was not found, 2 usage error (including a malformed ID).")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(arguments, flags: ["--json"], options: ["--path"])
-        } catch {
-            return Console.usageError(error.reason, command: "debug-files find")
-        }
-        guard !parsed.positionals.isEmpty else {
-            return Console.usageError("missing ID", command: "debug-files find")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         var identifiers: [(String, DebugId.Identifier)] = []
         for text in parsed.positionals {
             guard let identifier = DebugId.parse(text) else {
-                return Console.usageError(
-                    "'\(text)' is neither a code_id (hex) nor a debug_id (GUID)", command: "debug-files find")
+                return spec.usageError("'\(text)' is neither a code_id (hex) nor a debug_id (GUID)")
             }
             identifiers.append((text, identifier))
         }
         let json = parsed.flags.contains("--json")
         let paths = parsed.options["--path"] ?? ["."]
         if let missing = DirectoryArguments.firstMissing(paths) {
-            return Console.usageError("--path \(missing): no such directory", command: "debug-files find")
+            return spec.usageError("--path \(missing): no such directory")
         }
         let locator = DebugFileLocator.cli(searchPaths: paths)
         var status = ExitStatus.success

@@ -4,37 +4,20 @@ import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
-/// The options every `cohorly flags` command takes.
-private let collectorOptions: Set<String> = ["--host", "--auth-token", "--auth-token-file"]
-private let collectorHelp = """
-      --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-      --auth-token-file F  The collector's admin secret, from a file (default COHORLY_AUTH_TOKEN).
-      -h, --help        Show this help.
-    """
+/// The options every `cohorly flags` command takes, after its own.
+private let collectorOptions = [CollectorOptions.host] + CollectorOptions.secret("admin")
 
-/// Parses a `flags` command's arguments and its collector; the usage error's exit status otherwise.
-private func flagsArguments(
-    _ arguments: [String], command: String, flags: Set<String> = [], options: Set<String> = [],
-    positionals: ClosedRange<Int>
-) -> FlagsArguments {
+/// A `flags` command's KEY.
+private let flagKey = CommandPositionals("KEY", count: 1...1, missing: "missing flag KEY")
+
+/// The collector `parsed` names; nil after printing the usage error of `spec`.
+private func collector(_ parsed: ParsedArguments, _ spec: CommandSpec) -> CollectorRequest? {
     do {
-        let parsed = try ParsedArguments.parse(arguments, flags: flags, options: options.union(collectorOptions))
-        guard positionals.contains(parsed.positionals.count) else {
-            let reason =
-                parsed.positionals.count < positionals.lowerBound
-                ? "missing flag KEY" : "unexpected argument '\(parsed.positionals[positionals.upperBound])'"
-            return .exit(Console.usageError(reason, command: command))
-        }
-        return .parsed(parsed, try CollectorRequest(parsed: parsed))
+        return try CollectorRequest(parsed: parsed)
     } catch {
-        return .exit(Console.usageError(error.reason, command: command))
+        _ = spec.usageError(error.reason)
+        return nil
     }
-}
-
-/// A `flags` command's parsed arguments, or the exit status of a usage error.
-private enum FlagsArguments {
-    case parsed(ParsedArguments, CollectorRequest)
-    case exit(ExitStatus)
 }
 
 /// `/api/flags/<key>` with the key percent-encoded.
@@ -43,48 +26,34 @@ private func flagPath(_ key: String) -> String {
 }
 
 /// `cohorly flags set KEY …`: creates or replaces a flag definition on the collector.
-enum FlagsSetCommand: Command {
-    static let words = ["flags", "set"]
-    static let summary = "Create or replace a feature flag on a collector."
-    static let help = """
-        USAGE: cohorly flags set KEY [--rollout PCT] [--variant NAME:PCT]… [--payload JSON] [--distinct-id ID]…
-                                 [--inactive] [--host URL] [--auth-token-file F]
-
-        Rules are tried in order, the first match wins: the --distinct-id list (always on for those ids), then
-        --rollout PCT of everyone (the share is the same bucketing every Cohorly SDK uses). Without either, the
-        flag is on for everyone; with only --distinct-id, for those ids only.
-
-        OPTIONS:
-          --rollout PCT     Share of users the flag is on for, 0 to 100.
-          --variant NAME:PCT  A variant and its share (repeat; shares add up to 100).
-          --payload JSON    The payload served with the flag (a flag without variants).
-          --distinct-id ID  Always on for this id (repeat).
-          --inactive        Store the flag switched off (evaluates to disabled, reason "inactive").
-        \(collectorHelp)
-
-        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
-        """
+enum FlagsSetCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["flags", "set"], summary: "Create or replace a feature flag on a collector.", positionals: flagKey,
+        about: """
+            Rules are tried in order, the first match wins: the --distinct-id list (always on for those ids), then
+            --rollout PCT of everyone (the share is the same bucketing every Cohorly SDK uses). Without either, the
+            flag is on for everyone; with only --distinct-id, for those ids only.
+            """,
+        options: [
+            CommandOption("--rollout", .word("PCT"), "Share of users the flag is on for, 0 to 100."),
+            CommandOption(
+                "--variant", .word("NAME:PCT"), "A variant and its share (repeat; shares add up to 100).",
+                repeatable: true),
+            CommandOption("--payload", .word("JSON"), "The payload served with the flag (a flag without variants)."),
+            CommandOption("--distinct-id", .word("ID"), "Always on for this id (repeat).", repeatable: true),
+            .flag("--inactive", "Store the flag switched off (evaluates to disabled, reason \"inactive\")."),
+        ] + collectorOptions,
+        epilogue: "EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let command = "flags set"
-        let parsed: ParsedArguments
-        let request: CollectorRequest
-        switch flagsArguments(
-            arguments, command: command, flags: ["--inactive"],
-            options: ["--rollout", "--variant", "--payload", "--distinct-id"], positionals: 1...1)
-        {
-        case .exit(let status): return status
-        case .parsed(let arguments, let collector): (parsed, request) = (arguments, collector)
-        }
+        guard let parsed = spec.parseOrReport(arguments), let request = collector(parsed, spec) else { return .usage }
         let definition: FlagDefinition
         switch definitionFrom(parsed) {
-        case .failure(let error): return Console.usageError(error.reason, command: command)
+        case .failure(let error): return spec.usageError(error.reason)
         case .success(let value): definition = value
         }
-        switch request.send("PUT", flagPath(definition.key), body: definition.json.jsonString) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: command)
-        case .failure(.failed): return .failure
-        case .success:
+        let answer = request.send("PUT", flagPath(definition.key), body: definition.json.jsonString)
+        return CollectorRequest.printed(answer, command: spec.name) { _ in
             print("flag \(TerminalText.escaped(definition.key)) set")
             return .success
         }
@@ -132,26 +101,15 @@ enum FlagsSetCommand: Command {
 }
 
 /// `cohorly flags list`: the flags a collector holds.
-enum FlagsListCommand: Command {
-    static let words = ["flags", "list"]
-    static let summary = "List the feature flags of a collector."
-    static let help = """
-        USAGE: cohorly flags list [--host URL] [--auth-token-file F] [--json]
-
-        OPTIONS:
-          --json            Print the collector's JSON answer.
-        \(collectorHelp)
-
-        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
-        """
+enum FlagsListCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["flags", "list"], summary: "List the feature flags of a collector.",
+        options: collectorOptions + [CollectorOptions.json],
+        epilogue: "EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        switch flagsArguments(arguments, command: "flags list", flags: ["--json"], positionals: 0...0) {
-        case .exit(let status): return status
-        case .parsed(let arguments, _): parsed = arguments
-        }
-        return CollectorRequest.read(parsed, command: "flags list", path: "/api/flags") { text, request in
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/flags") { text, request in
             guard let list = CohorlyValue(json: text)?["flags"]?.arrayValue else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
@@ -171,27 +129,16 @@ enum FlagsListCommand: Command {
 }
 
 /// `cohorly flags show KEY`: one flag's definition.
-enum FlagsShowCommand: Command {
-    static let words = ["flags", "show"]
-    static let summary = "Show one feature flag of a collector."
-    static let help = """
-        USAGE: cohorly flags show KEY [--host URL] [--auth-token-file F] [--json]
-
-        OPTIONS:
-          --json            Print the collector's JSON answer.
-        \(collectorHelp)
-
-        EXIT STATUS: 0 success, 1 no such flag or the collector could not be reached, 2 usage error.
-        """
+enum FlagsShowCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["flags", "show"], summary: "Show one feature flag of a collector.", positionals: flagKey,
+        options: collectorOptions + [CollectorOptions.json],
+        epilogue: "EXIT STATUS: 0 success, 1 no such flag or the collector could not be reached, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        switch flagsArguments(arguments, command: "flags show", flags: ["--json"], positionals: 1...1) {
-        case .exit(let status): return status
-        case .parsed(let arguments, _): parsed = arguments
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         let path = flagPath(parsed.positionals[0])
-        return CollectorRequest.read(parsed, command: "flags show", path: path) { text, request in
+        return CollectorRequest.read(parsed, command: spec.name, path: path) { text, request in
             guard let json = CohorlyValue(json: text), let flag = try? FlagDefinition(json: json) else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
@@ -228,29 +175,16 @@ enum FlagsShowCommand: Command {
 }
 
 /// `cohorly flags delete KEY`.
-enum FlagsDeleteCommand: Command {
-    static let words = ["flags", "delete"]
-    static let summary = "Delete a feature flag from a collector."
-    static let help = """
-        USAGE: cohorly flags delete KEY [--host URL] [--auth-token-file F]
-
-        OPTIONS:
-        \(collectorHelp)
-
-        EXIT STATUS: 0 success, 1 no such flag or the collector could not be reached, 2 usage error.
-        """
+enum FlagsDeleteCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["flags", "delete"], summary: "Delete a feature flag from a collector.", positionals: flagKey,
+        options: collectorOptions,
+        epilogue: "EXIT STATUS: 0 success, 1 no such flag or the collector could not be reached, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let key: String
-        let request: CollectorRequest
-        switch flagsArguments(arguments, command: "flags delete", positionals: 1...1) {
-        case .exit(let status): return status
-        case .parsed(let arguments, let collector): (key, request) = (arguments.positionals[0], collector)
-        }
-        switch request.send("DELETE", flagPath(key)) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: "flags delete")
-        case .failure(.failed): return .failure
-        case .success:
+        guard let parsed = spec.parseOrReport(arguments), let request = collector(parsed, spec) else { return .usage }
+        let key = parsed.positionals[0]
+        return CollectorRequest.printed(request.send("DELETE", flagPath(key)), command: spec.name) { _ in
             print("flag \(TerminalText.escaped(key)) deleted")
             return .success
         }

@@ -25,14 +25,8 @@ enum IssuesAction {
         guard parsed.positionals.count == 1, let id = IssueID.parse(parsed.positionals[0]) else {
             return Console.usageError(IssueID.expected(parsed.positionals), command: command)
         }
-        switch request.send("POST", "/api/issues/\(id)/\(action)", body: CohorlyValue.object(fields).jsonString) {
-        case .failure(.usage(let reason)): return Console.usageError(reason, command: command)
-        case .failure(.failed): return .failure
-        case .success(let text):
-            if parsed.flags.contains("--json") {
-                print(text)
-                return .success
-            }
+        let answer = request.send("POST", "/api/issues/\(id)/\(action)", body: CohorlyValue.object(fields).jsonString)
+        return CollectorRequest.printed(answer, json: parsed.flags.contains("--json"), command: command) { text in
             let issue = CohorlyValue(json: text)?["issue"] ?? .null
             print(IssuesShowCommand.summary(issue, .null).split(separator: "\n").prefix(2).joined(separator: "\n"))
             return .success

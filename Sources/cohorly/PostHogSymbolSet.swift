@@ -3,7 +3,7 @@ import CohorlyCompression
 import CohorlyDigests
 import CohorlySymbols
 
-/// One ELF file packed as a PostHog symbol set (research/posthog.md part C2, PostHog's
+/// One ELF file packed as a PostHog symbol set (docs/posthog.md "Upload debug files to PostHog", PostHog's
 /// `rust/common/symbol_data`): a ZIP archive whose one entry `dwarf` is the whole file, deflated; the archive
 /// zstd-compressed (level 3) behind the header `posthog_error_tracking` + u32le version 2 + u32le type 6
 /// (ElfDebugInfo) + u8 compression 1 (zstd). `contentHash` is the SHA-512 of those wrapped bytes, lowercase hex.

@@ -2,7 +2,7 @@ import CohorlyDigests
 import CohorlySymbols
 import Foundation
 
-/// One file as Sentry's chunk upload sees it (research/sentry.md "Debug-file upload"): the SHA-1 of the whole
+/// One file as Sentry's chunk upload sees it (docs/sentry.md "Debug files"): the SHA-1 of the whole
 /// file (its `checksum`) and of each `chunkSize` piece, computed in one pass of 1 MiB reads, so memory stays
 /// bounded whatever the file's size. A chunk is read again only when the server lacks it.
 struct SentryDebugFile {

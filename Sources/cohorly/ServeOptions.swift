@@ -4,6 +4,52 @@ import Foundation
 
 /// `cohorly serve`'s options as a collector configuration, every number range-checked.
 enum ServeOptions {
+    /// The options `cohorly serve` takes.
+    static let table: [CommandOption] = [
+        CommandOption("--port", .word("P"), "TCP port; 0 picks a free one and prints it.", default: "4000"),
+        CommandOption("--bind", .word("ADDR"), "IPv4 address to listen on.", default: "127.0.0.1"),
+        CommandOption(
+            "--data", .directory("DIR"), "Where collector.sqlite lives; one collector per directory.",
+            default: "$XDG_STATE_HOME/cohorly/collector"),
+        CommandOption(
+            "--token", .word("T"), "An accepted project token; repeatable.", default: "COHORLY_TOKEN, else any",
+            repeatable: true),
+        CommandOption(
+            SecretOption.collector.file, .file("FILE"),
+            "Secret required on /api/* and /admin/* (uploads included), read from the first line of FILE.",
+            default: "\(SecretOption.collector.variable); else open to every local user"),
+        CommandOption(
+            SecretOption.collector.value, .word("S"), "The same secret on the command line, where `ps` shows it: avoid."
+        ),
+        CommandOption(
+            SecretOption.flags.file, .file("FILE"),
+            "Secret required on GET /flags/local-evaluation, first line of FILE.",
+            default: "\(SecretOption.flags.variable); else the --auth-token-file secret; else open"),
+        CommandOption(
+            SecretOption.flags.value, .word("S"), "The same on the command line, where `ps` shows it: avoid."),
+        CommandOption(
+            "--rate-limit", .word("N/SECONDS"),
+            "At most N requests per SECONDS seconds per client address (N up to 1000000, SECONDS up to 86400)."),
+        CommandOption(
+            "--debug-dir", .directory("DIR"),
+            "A directory whose debug files (searched recursively by build id) and binaries crashes may be"
+                + " symbolicated with (repeatable, e.g. /usr/lib/debug). Nothing else a crash names is ever opened.",
+            repeatable: true),
+        CommandOption(
+            "--allow-host", .word("NAME"), "Another name clients use for this server in `Host` (repeatable).",
+            repeatable: true),
+        CommandOption("--max-upload", .word("SIZE"), "Largest debug-file upload, e.g. 512M or 8G.", default: "4G"),
+        CommandOption(
+            "--connections-per-client", .word("N"), "Connections one client address may hold open.", default: "32"),
+        CommandOption("--log-requests", .none, "Log every request to standard error.", default: "the refused ones"),
+        CommandOption(
+            "--web-actions", .none, "Let the web page resolve, reopen and mute issues.", default: "it only reads"),
+        .flag(
+            "--no-issues",
+            "Store crashes without grouping them into issues (only to measure what grouping costs: `cohorly issues`"
+                + " then shows nothing)."),
+    ]
+
     static func configuration(_ parsed: ParsedArguments) -> Result<CollectorConfiguration, UsageError> {
         var configuration = CollectorConfiguration()
         configuration.port = 4000

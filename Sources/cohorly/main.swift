@@ -26,6 +26,7 @@ let commands: [any Command.Type] = [
     FlagsListCommand.self,
     FlagsShowCommand.self,
     FlagsDeleteCommand.self,
+    CompletionCommand.self,
 ]
 
 @MainActor func topLevelHelp() -> String {

@@ -5,7 +5,8 @@ import Testing
 
 @testable import Cohorly
 
-/// `POST /i/v1/analytics/events` on the collector: PostHog's validation and answers (research/posthog.md part A).
+/// `POST /i/v1/analytics/events` on the collector: PostHog's validation and answers (docs/posthog.md "The local
+/// collector speaks capture V1 too").
 @Suite struct CaptureV1IngestionTests {
     static let uuids = (0..<4).map { String(format: "0190a1b2-c3d4-4e5f-8a6b-%012x", $0) }
 

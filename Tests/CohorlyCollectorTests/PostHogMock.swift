@@ -4,7 +4,8 @@ import Foundation
 
 @testable import CohorlyCollector
 
-/// PostHog's symbol-set API on 127.0.0.1 (ephemeral port; the collector's libmicrohttpd server), as research/posthog.md part C2 describes it:
+/// PostHog's symbol-set API on 127.0.0.1 (ephemeral port; the collector's libmicrohttpd server), as docs/posthog.md
+/// "Upload debug files to PostHog" describes it:
 /// `bulk_start_upload` (answers an `id_map` entry with a presigned POST for each set it lacks, omits a set it
 /// holds with the same hash, refuses a different hash with 400 `content_hash_mismatch` unless `force`), the presigned POST
 /// (on this server too: a multipart form parsed strictly — every field as a text part in order, then the part

@@ -3,7 +3,8 @@ import Foundation
 
 @testable import CohorlyCollector
 
-/// Sentry envelopes for the collector's envelope route, written the way research/sentry.md frames them.
+/// Sentry envelopes for the collector's envelope route, framed as Sentry frames them: a header line, then per item a
+/// header line and its payload.
 enum SentryEnvelopes {
     static let key = "t1"
     static let projectId = "42"

@@ -2,7 +2,8 @@ import Testing
 
 @testable import CohorlyCollector
 
-/// Envelope framing as Relay reads it (research/sentry.md "Envelope framing").
+/// Envelope framing as Relay reads it (a header line, then per item a header line with `type` and optional `length`,
+/// then the payload).
 @Suite struct SentryEnvelopeTests {
     func parse(_ text: String) throws(SentryEnvelope.Invalid) -> SentryEnvelope {
         try SentryEnvelope(parsing: Array(text.utf8)[...])

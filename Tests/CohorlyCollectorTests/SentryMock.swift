@@ -6,7 +6,8 @@ import Foundation
 @testable import CohorlyCollector
 
 /// Sentry's debug-file chunk-upload API on 127.0.0.1 (the collector's libmicrohttpd server), written from
-/// research/sentry.md's protocol facts: `GET /api/0/organizations/{org}/chunk-upload/` answers the options;
+/// Sentry's chunk-upload protocol (docs/collector.md "Sentry's chunk upload (sentry-cli)"):
+/// `GET /api/0/organizations/{org}/chunk-upload/` answers the options;
 /// `POST /chunks/` takes a multipart form parsed strictly (every part `file` or `file_gzip` with the chunk's
 /// SHA-1 as its file name, checked against the bytes, each within `chunkSize`, at most `chunksPerRequest` parts
 /// and `maxRequestSize` bytes); `POST /api/0/projects/{org}/{project}/files/difs/assemble/` answers each file

@@ -4,7 +4,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-/// What PostHog groups a crash by (research/posthog.md part C): the exception type, then the in-app frames —
+/// What PostHog groups a crash by (PostHog's `cymbal`; docs/issues.md "Grouping key"): the exception type, then the
+/// in-app frames —
 /// only the resolved ones when any is — each as module and function; an unresolved one as
 /// `<module> +<image_addr>`, which changes with every launch.
 struct Fingerprint: Equatable, CustomStringConvertible {

@@ -5,7 +5,7 @@ import TestWaiting
 
 @testable import Cohorly
 
-/// A mock Sentry envelope endpoint over loopback, written from Sentry's published protocol (research/sentry.md):
+/// A mock Sentry envelope endpoint over loopback, written from Sentry's published protocol (docs/sentry.md):
 /// `POST {path}/api/{project}/envelope/` with `X-Sentry-Auth` (else 403), gzip bodies inflated, envelopes parsed by
 /// their framing (header line; per item a header line with `type` and optional `length`, then the payload), events
 /// deduplicated by `event_id` as Sentry does. Answers come from a script, then `200 {"id": …}`.
@@ -122,7 +122,7 @@ final class MockSentry: @unchecked Sendable {
     var events: [CohorlyValue] { envelopes.flatMap(\.events) }
     var sessions: [CohorlyValue] { envelopes.flatMap(\.sessions) }
 
-    /// Parses an envelope (research/sentry.md "Envelope framing").
+    /// Parses an envelope (docs/sentry.md "What maps to what").
     static func parse(_ bytes: [UInt8]) -> (CohorlyValue, [(CohorlyValue, CohorlyValue?)], String?) {
         var offset = 0
         func line() -> [UInt8]? {

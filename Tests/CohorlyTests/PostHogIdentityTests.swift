@@ -3,7 +3,8 @@ import Testing
 
 @testable import Cohorly
 
-/// Identity, profile, super-property and opt-out calls as PostHog events (research/posthog.md part D).
+/// Identity, profile, super-property and opt-out calls as PostHog events (docs/posthog.md "How the client's calls
+/// map").
 @Suite struct PostHogIdentityTests {
     @Test func identifyAliasAndPeopleBecomePostHogEvents() async throws {
         let mock = try MockPostHog()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Cohorly
 
-/// Capture V1 headers and body (research/posthog.md part A §1.1–1.2), client ⇄ mock PostHog over loopback.
+/// Capture V1 headers and body (docs/posthog.md "What goes on the wire"), client ⇄ mock PostHog over loopback.
 @Suite struct PostHogWireTests {
     /// `yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`: what formatting its own parse gives back.
     static func isCanonicalTime(_ text: String?) -> Bool {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Cohorly
 
-/// Sentry's answers (research/sentry.md "Answers and rate limits"): rate limits per category, held records,
+/// Sentry's answers (docs/sentry.md "Answers"): rate limits per category, held records,
 /// drops that name the reason, retries with backoff.
 @Suite struct SentryAnswerTests {
     /// A client whose queue holds one handled error and this launch's `ok` session update.

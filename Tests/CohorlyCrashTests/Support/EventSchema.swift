@@ -1,7 +1,8 @@
 import Cohorly
 import Foundation
 
-/// The rules of PostHog error tracking (`cymbal`, research/posthog.md part C) and of our own shape, checked on
+/// The rules of PostHog error tracking (`cymbal`; docs/crash-reporting.md "The `$exception` event") and of our own
+/// shape, checked on
 /// an `$exception` event's properties. Returns every violation (empty: the event passes).
 enum EventSchema {
     static let maxBytes = 900_000

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// `cohorly completion bash`: the script the CLI prints from its commands' option tables, run by bash.
+@Suite struct CompletionCommandTests {
+    /// What bash offers for `cohorly WORDS…` (the last word being completed) with the CLI's own script.
+    static func offers(_ words: [String], script: String) throws -> [String] {
+        let quoted = (["cohorly"] + words).map { "'" + $0 + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [
+            "--norc", "-c",
+            script
+                + "\nCOMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count); _cohorly; printf '%s\\n' \"${COMPREPLY[@]}\"",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).sorted()
+    }
+
+    @Test func theScriptCompletesCommandsOptionsAndChoices() throws {
+        let result = try CLI.run(["completion", "bash"])
+        #expect(result.status == 0)
+        let script = result.stdout
+        #expect(try Self.offers(["crashes", ""], script: script) == ["list", "show"])
+        #expect(try Self.offers(["crashes", "list", "--l"], script: script) == ["--level", "--limit"])
+        #expect(try Self.offers(["crashes", "list", "--level", ""], script: script) == ["error", "fatal"])
+        #expect(try Self.offers(["serve", "--web"], script: script) == ["--web-actions"])
+        #expect(try Self.offers(["debug-files", "find", "--p"], script: script) == ["--path"])
+        #expect(try Self.offers(["co"], script: script) == ["completion"])
+    }
+
+    @Test func anotherShellIsAUsageError() throws {
+        let result = try CLI.run(["completion", "zsh"])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("cohorly: unknown shell 'zsh' (expected: bash)\n"), "\(result.stderr)")
+    }
+
+    /// Every declared command's help comes from its table: its options are listed with their placeholders.
+    @Test(arguments: [
+        (["serve"], ["--port P", "--debug-dir DIR", "--web-actions", "(default 4000)"]),
+        (["crashes", "list"], ["--level LEVEL", "--limit N", "(default 100)", "--auth-token-file F"]),
+        (["flags", "set"], ["USAGE: cohorly flags set KEY [--rollout PCT]", "[--variant NAME:PCT]…"]),
+        (["debug-files", "find"], ["USAGE: cohorly debug-files find ID… [--path DIR]… [--json]"]),
+    ])
+    func helpListsTheTable(_ words: [String], _ expected: [String]) throws {
+        let result = try CLI.run(words + ["--help"])
+        #expect(result.status == 0)
+        for text in expected { #expect(result.stdout.contains(text), "\(text) in \(result.stdout)") }
+        #expect(result.stdout.contains("  -h, --help"))
+    }
+}
