@@ -67,12 +67,14 @@ let package = Package(
         // The crash, owned once (Foundation-free, so the lean symbolicator can use it): frames with their kinds,
         // the report read (formats v1 and v2) and written, the crash reason, the exception event before any wire.
         .target(name: "CohorlyCrashModel", dependencies: ["CohorlyJSON"]),
+        // The client's startup hooks: the crash recorder, when linked, takes its disk reserve before the queue opens.
+        .target(name: "CStartupHooks"),
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
         .target(
             name: "Cohorly",
             dependencies: [
                 "CohorlyHTTPClient", "CSQLite", "CohorlyCompression", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles",
-                "CohorlyCrashModel",
+                "CohorlyCrashModel", "CStartupHooks",
             ]),
         // Small pieces below the client, the collector and the CLI (docs/internals.md "Module map"): they import
         // none of Cohorly, CohorlyCollector or CohorlyCrash (ModuleMapTests checks it).
