@@ -77,6 +77,8 @@ let package = Package(
         // The crash, owned once (Foundation-free, so the lean symbolicator can use it): frames with their kinds,
         // the report read (formats v1 and v2) and written, the crash reason, the exception event before any wire.
         .target(name: "CohorlyCrashModel", dependencies: ["CohorlyJSON"]),
+        // The client's startup hooks: the crash recorder, when linked, takes its disk reserve before the queue opens.
+        .target(name: "CStartupHooks"),
         // The SQLite wrapper shared by the client's queue and the collector's storage.
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
         // The client: `Cohorly.initialize`, the `Destination` seam and its destinations, the SQLite (WAL) queue.
@@ -84,7 +86,7 @@ let package = Package(
             name: "Cohorly",
             dependencies: [
                 "CohorlyHTTPClient", "CSQLite", "CohorlyCompression", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles",
-                "CohorlyCrashModel", "CohorlyLaunch",
+                "CohorlyCrashModel", "CohorlyLaunch", "CStartupHooks",
             ]),
         // Small pieces below the client, the collector and the CLI (docs/internals.md "Module map"): they import
         // none of Cohorly, CohorlyCollector or CohorlyCrash (ModuleMapTests checks it).

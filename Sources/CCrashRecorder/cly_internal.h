@@ -269,9 +269,13 @@ void cly_report_mark_recrash(int signal_number);
 // ---- the report's reserved space (cly_reserve.c) ----
 
 /// Removes the reserves of ended launches in `directory`, then makes this launch's `reserve-<insert id>.space`
-/// with up to CLY_MAX_REPORT_BYTES allocated (halved until it fits, at least CLY_MIN_REPORT_RESERVE). Returns the
-/// bytes reserved (0: none). Normal code (install).
+/// with up to CLY_MAX_REPORT_BYTES allocated (halved until it fits, at least CLY_MIN_REPORT_RESERVE), or moves
+/// there the one cly_reserve_before_queue_opens made. Returns the bytes reserved (0: none). Normal code (install).
 size_t cly_reserve_make(const char *directory);
+/// The client's hook (CStartupHooks calls it through a weak reference): makes this launch's reserve in the queue's
+/// `directory` before the queue's files are made (at most half of what is free there), unless this process has
+/// one. Normal code.
+void cly_reserve_before_queue_opens(const char *directory);
 /// Renames this process's reserve to `path` and returns its descriptor (read-write, at offset 0, size 0) with the
 /// bytes allocated in `capacity`; -1 when there is none (not made, already taken, a forked child). Signal-safe.
 int cly_reserve_take(const char *path, size_t *capacity);

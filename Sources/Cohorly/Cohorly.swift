@@ -159,6 +159,7 @@ public final class Cohorly: Sendable {
             // Another user's directory, or one others may write to, is refused like an unwritable one.
             if options.createsStorageDirectory {
                 try PrivateFiles.makeDirectory(directory.path, requireOwnerOnly: true)
+                StartupHooks.beforeQueueOpens(in: directory)  // the crash report's disk reserve first
             }
             store = try SQLiteQueueStore(path: directory.appendingPathComponent("queue.sqlite").path)
             queueDirectory = directory.path

@@ -80,12 +80,16 @@ public final class Collector: Sendable {
         return port
     }
 
-    /// A new login URL for the web pages (`<baseURL>/login?token=…`): it works once, in one browser, which then
+    /// A new login URL for the web pages (`<webURL>/login?token=…`): it works once, in one browser, which then
     /// holds a session for 12 hours (see docs/web.md). `cohorly serve` prints one when it starts.
     public func newLoginURL() -> URL {
-        let base = baseURL.absoluteString.replacingOccurrences(of: "//0.0.0.0:", with: "//127.0.0.1:")
-        return URL(string: "\(base)/login?token=\(web.newLoginToken())") ?? baseURL
+        URL(string: "\(web.origin)/login?token=\(web.newLoginToken())") ?? baseURL
     }
+
+    /// `http://cohorly-<32 random hex digits>.localhost:<port>`: where the web pages are, a host name of this
+    /// collector alone (browsers resolve `*.localhost` to the loopback address), so that the session cookie goes
+    /// to no other server on this machine (WebSessions.swift).
+    public var webURL: URL { URL(string: web.origin) ?? baseURL }
 
     /// The listening port (0 before `start`).
     public var port: UInt16 { portBox.get() }

@@ -3,8 +3,9 @@ import Foundation
 /// What every request must pass before it is routed, checked in one place as soon as its headers arrived (before
 /// any body is read), for every route present and future:
 ///
-/// - `Host` names the listening address, `localhost` or a configured name, with the listening port (else 421):
-///   a web page cannot reach the collector through a name it controls (DNS rebinding).
+/// - `Host` names the listening address, `localhost`, a configured name or the web pages' own name
+///   (`WebSessions.hostName`, never told in the refusal), with the listening port (else 421): a web page cannot
+///   reach the collector through a name it controls (DNS rebinding).
 /// - On `/api/*` and `/admin/*` (uploads included) an `Origin` header must be this server's (else 403): a web page
 ///   cannot read or change what the collector holds.
 /// - Those routes need `Authorization: Bearer <secret>` when the collector has a secret (scheme in any case,
@@ -22,7 +23,9 @@ extension Router {
     func screen(_ request: HTTPRequest, port: UInt16) -> HTTPResponse? {
         let policy = LoopbackRequestPolicy(
             bindAddress: configuration.bindAddress, allowedHosts: configuration.allowedHosts)
-        if let refusal = policy.hostRefusal(request, port: port) { return refusal }
+        if !web.isWebHost(request.header("Host"), port: port), let refusal = policy.hostRefusal(request, port: port) {
+            return refusal
+        }
         if Self.isWebPath(request.path) { return webRefusal(request, port: port) }  // Router+WebPolicy.swift
         let envelope = SentryIngestion.projectId(request.path) != nil
         let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))

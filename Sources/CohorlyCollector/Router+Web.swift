@@ -3,7 +3,8 @@ import Foundation
 /// The web pages' routes, reached only after `webRefusal` (Router+WebPolicy.swift) let the request through:
 ///
 /// - `GET /login?token=…` spends a one-time login token, sets the session cookie and sends the browser on to `/`
-///   (303).
+///   (303); asked at another of the collector's names (`127.0.0.1`), it sends the browser to the same URL at the
+///   pages' own host name, where the cookie is kept, without spending the token (303).
 /// - `POST /logout` ends the session.
 /// - `GET /` (or `/issues`) the issues; `GET /issues/<id>` one issue; `POST /issues/<id>/resolve|reopen|mute`
 ///   its forms (with `--web-actions`).
@@ -47,13 +48,24 @@ extension Router {
     /// cookie is `SameSite=Lax`: a browser sends a Strict cookie along no redirect chain that began on another
     /// site (a link in a chat, a mail), and Lax still keeps it off every cross-site request but a top-level
     /// navigation, which only reads (what changes state is a POST, checked by Origin as well).
+    ///
+    /// Asked at another name of the collector, a valid token is sent on to the pages' host name (only who holds
+    /// a login token learns that name) and an invalid one refused as there.
     private func login(_ request: HTTPRequest) -> HTTPResponse {
-        guard let token = request.query["token"], let session = web.spend(loginToken: token) else {
-            return WebPage.refusal(
-                403, title: "Login URL not valid",
-                "This login URL was used already or was not made by this collector (they work once, and a restarted"
-                    + " collector prints a new one).")
+        let invalid = WebPage.refusal(
+            403, title: "Login URL not valid",
+            "This login URL was used already or was not made by this collector (they work once, and a restarted"
+                + " collector prints a new one).")
+        guard let token = request.query["token"] else { return invalid }
+        guard web.isWebHost(request.header("Host")) else {
+            guard web.isUnspent(loginToken: token) else { return invalid }
+            return HTTPResponse(
+                status: 303,
+                headers: WebPage.securityHeaders + [
+                    ("Location", "\(web.origin)/login?token=\(token)"), ("Content-Type", "text/plain; charset=utf-8"),
+                ], body: Array("the pages are at \(web.origin)/\n".utf8))
         }
+        guard let session = web.spend(loginToken: token) else { return invalid }
         let cookie =
             "\(web.cookieName)=\(session); HttpOnly; SameSite=Lax; Path=/; Max-Age=\(Int(WebSessions.sessionLifetime))"
         return HTTPResponse(
@@ -73,9 +85,9 @@ extension Router {
             ], body: Array("signed out\n".utf8))
     }
 
-    /// `POST /api/web/login`: `{"login_url": "http://<Host>/login?token=…"}`, a new one-time URL.
+    /// `POST /api/web/login`: `{"login_url": "http://<pages' host name>:<port>/login?token=…"}`, a new one-time
+    /// URL.
     func newLoginURL(_ request: HTTPRequest) -> HTTPResponse {
-        let host = request.header("Host") ?? "\(configuration.bindAddress)"
-        return .json(200, ["login_url": .string("http://\(host)/login?token=\(web.newLoginToken())")])
+        .json(200, ["login_url": .string("\(web.origin)/login?token=\(web.newLoginToken())")])
     }
 }

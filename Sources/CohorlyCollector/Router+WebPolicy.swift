@@ -5,12 +5,14 @@ import Foundation
 ///
 /// - The rate limit, when one is configured, counts page requests too (429).
 /// - Only `GET` and `POST` (405).
-/// - The stylesheet and `GET /login` need no session; every other page needs the session cookie, or
-///   `Authorization: Bearer <secret>` when the collector has a secret (else 401 and how to sign in).
-/// - A `POST` (a form on a page: log out, resolve, reopen, mute) must come from a page of this collector: an
-///   `Origin` of this server (a missing one is refused too), `Sec-Fetch-Site: same-origin` when the browser
+/// - The stylesheet and `GET /login` need no session; every other page needs the session cookie on a request to
+///   the pages' own host name (`WebSessions.hostName`: the cookie sent to any other name, `127.0.0.1` included,
+///   counts for nothing), or `Authorization: Bearer <secret>` when the collector has a secret (else 401 and how to
+///   sign in).
+/// - A `POST` (a form on a page: log out, resolve, reopen, mute) must come from a page of this collector: the
+///   `Origin` of the pages' host (a missing one is refused too), `Sec-Fetch-Site: same-origin` when the browser
 ///   sends it (a page on another port of this host is same-site, not same-origin), a form's content type, and
-///   the session cookie (a bearer secret is not enough: the API does the same for scripts). Else 403 or 415.
+///   the session (a bearer secret is not enough: the API does the same for scripts). Else 403 or 415.
 extension Router {
     /// Whether `path` is one of the web pages' (the rest of the collector's routes never are).
     static func isWebPath(_ path: String) -> Bool {
@@ -30,15 +32,15 @@ extension Router {
         switch request.method {
         case "GET":
             if request.path == WebStyle.path || request.path == "/login" { return nil }
-            if hasSession(request) { return nil }
+            if hasSession(request, port: port) { return nil }
             if let secret = configuration.adminToken, Self.credentialMatches(request.header("Authorization"), secret) {
                 return nil
             }
             return WebPage.signInNeeded
         case "POST":
-            let policy = LoopbackRequestPolicy(
-                bindAddress: configuration.bindAddress, allowedHosts: configuration.allowedHosts)
-            guard let origin = request.header("Origin"), policy.allowsOrigin(origin, port: port) else {
+            guard let origin = request.header("Origin"), origin.lowercased().hasPrefix("http://"),
+                web.isWebHost(String(origin.dropFirst("http://".count)), port: port)
+            else {
                 return WebPage.refusal(
                     403, title: "Refused",
                     "cross-origin form refused (Origin \(request.header("Origin")?.prefix(80) ?? "missing"))")
@@ -52,7 +54,9 @@ extension Router {
             guard mediaType == Self.formContentType else {
                 return WebPage.refusal(415, title: "Refused", "content type must be \(Self.formContentType)")
             }
-            guard hasSession(request) else { return WebPage.refusal(403, title: "Refused", "no session (web form)") }
+            guard hasSession(request, port: port) else {
+                return WebPage.refusal(403, title: "Refused", "no session (web form)")
+            }
             return nil
         default:
             return WebPage.refusal(
@@ -61,9 +65,10 @@ extension Router {
         }
     }
 
-    /// Whether `request` carries a live session cookie.
-    func hasSession(_ request: HTTPRequest) -> Bool {
-        Self.cookies(request, named: web.cookieName).contains { web.isValid(session: $0) }
+    /// Whether `request`, sent to the pages' host name, carries a live session cookie.
+    func hasSession(_ request: HTTPRequest, port: UInt16) -> Bool {
+        web.isWebHost(request.header("Host"), port: port)
+            && Self.cookies(request, named: web.cookieName).contains { web.isValid(session: $0) }
     }
 
     /// The values of the cookies called `name` in `request` (a browser may send one name more than once).

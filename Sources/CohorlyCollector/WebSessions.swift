@@ -5,6 +5,13 @@ import Foundation
 /// Path=/). Held in memory: a restarted collector prints a new URL and forgets old sessions. Whoever holds the
 /// collector's secret (`/api`'s) can ask for a new login URL (`POST /api/web/login`).
 ///
+/// The pages live under a host name of this collector alone, `cohorly-<32 random hex digits>.localhost`
+/// (`hostName`; browsers resolve every `*.localhost` name to the loopback address themselves): a browser keeps
+/// cookies per host, not per port, so a cookie set for `127.0.0.1` would also go to every other server on
+/// `127.0.0.1`, a neighbour's included. The cookie is host-only on the unguessable name, and a session counts only
+/// on a request to that name (`isWebHost`), so what a neighbour's server can make the browser send it holds no
+/// credential.
+///
 /// Tokens and session ids are 32 random bytes from the system's generator (getrandom), compared in constant
 /// time; at most `maximumLoginTokens` unspent tokens and `maximumSessions` sessions are kept (the oldest go
 /// first), and a session lasts `sessionLifetime` seconds.
@@ -21,8 +28,34 @@ final class WebSessions: @unchecked Sendable {
     private var sessions: [(id: [UInt8], expires: Double)] = []
     private let clock: @Sendable () -> Double
     private var port: UInt16 = 0
+    /// The pages' host name: `cohorly-<32 hex digits>.localhost`, new for every collector (never in a refusal's
+    /// text, never in a page).
+    let hostName: String
 
-    init(clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) { self.clock = clock }
+    init(clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.clock = clock
+        hostName = "cohorly-\(Self.randomHex().prefix(32)).localhost"
+    }
+
+    /// `http://<hostName>:<port>`, where the pages are.
+    var origin: String { "http://\(hostName):\(lock.withLock { port })" }
+
+    /// Whether `host` names the pages' host on the port the collector listens on.
+    func isWebHost(_ host: String?) -> Bool { isWebHost(host, port: lock.withLock { port }) }
+
+    /// Whether `host` (a `Host` header: `name[:port]`) names the pages' host on `port`. Browsers leave out port
+    /// 80, and may keep a trailing dot.
+    func isWebHost(_ host: String?, port: UInt16) -> Bool {
+        guard var name = host?.lowercased()[...] else { return false }
+        if let colon = name.lastIndex(of: ":") {
+            guard UInt16(name[name.index(after: colon)...]) == port else { return false }
+            name = name[..<colon]
+        } else if port != 80 {
+            return false
+        }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        return name == hostName
+    }
 
     /// Records the port the collector listens on (the cookie's name holds it).
     func listening(on port: UInt16) { lock.withLock { self.port = port } }
@@ -39,6 +72,12 @@ final class WebSessions: @unchecked Sendable {
             if loginTokens.count > Self.maximumLoginTokens { loginTokens.removeFirst() }
         }
         return token
+    }
+
+    /// Whether `token` is an unspent login token (it stays unspent).
+    func isUnspent(loginToken token: String) -> Bool {
+        let bytes = Array(token.utf8)
+        return lock.withLock { Self.index(of: bytes, in: loginTokens) != nil }
     }
 
     /// Spends `token`: a new session id when it was an unspent login token, else nil.

@@ -9,8 +9,9 @@ enum ServeCommand: DeclaredCommand {
         positionals: CommandPositionals("", count: 0...0, missing: "", tooMany: "serve takes no arguments"),
         options: ServeOptions.table,
         epilogue: """
-            Prints a one-time login URL for the web page (the crashes in a browser; docs/web.md). A new one:
-            POST /api/web/login with the secret.
+            Prints a one-time login URL for the web page (the crashes in a browser; docs/web.md), at a host name of
+            this collector alone (http://cohorly-<random>.localhost:PORT, which browsers resolve to 127.0.0.1). A new
+            one: POST /api/web/login with the secret.
             Stops on SIGINT or SIGTERM (within a second, cutting requests short if need be).
             EXIT STATUS: 0 stopped cleanly, 1 could not start, 2 usage error.
             """)
@@ -57,6 +58,12 @@ enum ServeCommand: DeclaredCommand {
         // Unbuffered, so a script reading the chosen port sees it at once.
         Console.write("cohorly: listening on \(collector.baseURL.absoluteString) (data: \(data), \(tokens))\n")
         Console.write("cohorly: web page: \(collector.newLoginURL().absoluteString) (this login URL works once)\n")
+        if configuration.bindAddress != "0.0.0.0" && configuration.bindAddress != "127.0.0.1" {
+            Console.error(
+                "cohorly: note: the web page's name resolves to 127.0.0.1, where this collector does not listen; "
+                    + "forward that port to it (ssh -L \(collector.port):\(configuration.bindAddress):\(collector.port) …)"
+            )
+        }
         var received: Int32 = 0
         sigwait(&signals, &received)
         stopWithin(seconds: 0.9, collector)

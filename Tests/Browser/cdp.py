@@ -12,12 +12,13 @@ STEPS.json: {"steps": [step, ...], "foreign_page": "<html>..."}; each step one o
     {"width": PIXELS}                emulate a screen that wide (a phone: 375)
     {"cookies": true}                the browser's cookies (name, httpOnly, sameSite, path) are the result
     {"screenshot": PATH}             a PNG of the whole page (for a person looking at the layout)
-"foreign_page", when given, is served from a second origin (another port of 127.0.0.1) at FOREIGN/ and the
-steps may say FOREIGN in URLs.
+"foreign_page", when given, is served from a second origin (another port of 127.0.0.1, a neighbour's server) at
+FOREIGN/ and the steps may say FOREIGN in URLs; NEIGHBOUR names the same server as http://localhost:<its port>.
 
-Prints {"results": [...], "requests": [{"url", "method"}], "documents": [{"url", "status"}]}: every request the
-page made (documents, stylesheets, anything) and every document answer, in order. Exits 1 (message on stderr)
-when a step times out or Chromium fails.
+Prints {"results": [...], "requests": [{"url", "method"}], "documents": [{"url", "status"}], "foreign_requests":
+[{"host", "path", "cookie"}]}: every request the page made (documents, stylesheets, anything), every document
+answer, and every request the foreign server received with the Cookie header the browser sent it, in order. Exits 1
+(message on stderr) when a step times out or Chromium fails.
 """
 import base64
 import fcntl
@@ -118,9 +119,11 @@ class Browser:
             self.process.wait()
 
 
-def serve_foreign(page):
+def serve_foreign(page, received):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            received.append({"host": self.headers.get("Host", ""), "path": self.path,
+                             "cookie": self.headers.get("Cookie", "")})
             body = page.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -140,8 +143,10 @@ def main():
     chromium, steps_file = sys.argv[1], sys.argv[2]
     with open(steps_file) as file:
         plan = json.load(file)
-    foreign = serve_foreign(plan["foreign_page"]) if "foreign_page" in plan else None
+    foreign_requests = []
+    foreign = serve_foreign(plan["foreign_page"], foreign_requests) if "foreign_page" in plan else None
     origin = f"http://127.0.0.1:{foreign.server_address[1]}" if foreign else "FOREIGN"
+    neighbour = f"http://localhost:{foreign.server_address[1]}" if foreign else "NEIGHBOUR"
     user_data = tempfile.mkdtemp(prefix="cohorly-chromium-")
     browser = Browser(chromium, user_data)
     requests, documents, results = [], [], []
@@ -172,7 +177,7 @@ def main():
         browser.send("Page.enable")
         browser.send("Network.enable")
         for step in plan["steps"]:
-            step = json.loads(json.dumps(step).replace("FOREIGN", origin))
+            step = json.loads(json.dumps(step).replace("FOREIGN", origin).replace("NEIGHBOUR", neighbour))
             loads = state["loads"]
             if "go" in step:
                 browser.send("Page.navigate", {"url": step["go"]})
@@ -215,7 +220,8 @@ def main():
         shutil.rmtree(user_data, ignore_errors=True)
         if foreign:
             foreign.shutdown()
-    print(json.dumps({"results": results, "requests": requests, "documents": documents, "foreign": origin}))
+    print(json.dumps({"results": results, "requests": requests, "documents": documents, "foreign": origin,
+                      "foreign_requests": foreign_requests}))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ import Testing
 /// rules (Host, rate limit) hold for the pages too.
 @Suite struct WebPageTests {
     static let port: UInt16 = 4000
-    static let own = "http://127.0.0.1:\(port)"
+    /// The collector's address (the API's; the pages are at `router.web.origin`).
+    static let address = "http://127.0.0.1:\(port)"
 
     static func router(_ configure: (inout CollectorConfiguration) -> Void = { _ in }) throws -> Router {
         var configuration = CollectorConfiguration()
@@ -33,13 +34,14 @@ import Testing
         return router.answer(
             HTTPRequest(
                 method: "GET", path: String(parts[0]), query: query,
-                headers: ["host": "127.0.0.1:\(port)"].merging(headers) { _, new in new }), port: port)
+                headers: ["host": "\(router.web.hostName):\(port)"].merging(headers) { _, new in new }), port: port)
     }
 
     static func post(_ router: Router, _ path: String, _ headers: [String: String]) -> HTTPResponse? {
         router.answer(
             HTTPRequest(
-                method: "POST", path: path, headers: ["host": "127.0.0.1:\(port)"].merging(headers) { _, new in new },
+                method: "POST", path: path,
+                headers: ["host": "\(router.web.hostName):\(port)"].merging(headers) { _, new in new },
                 body: Array("x=1".utf8)), port: port)
     }
 
@@ -156,6 +158,53 @@ import Testing
         #expect(Self.get(router, "/", ["authorization": "Bearer wrong"])?.status == 401)
     }
 
+    /// Issue 41, item 2: a browser sends a host's cookies to every port of it, a neighbour's server's too. The
+    /// session counts only on a request to the pages' own name, which is in no answer but the login's.
+    @Test func theSessionCookieIsACredentialOnlyAtThePagesOwnHostName() throws {
+        let router = try Self.router { $0.webActions = true }
+        let session = try Self.signIn(router)
+        #expect(router.web.hostName.hasSuffix(".localhost") && router.web.hostName.count == 50)
+        #expect(try Self.router().web.hostName != router.web.hostName, "each collector has its own")
+        #expect(Self.get(router, "/", ["cookie": session])?.status == 200)
+        // The same cookie at every name a neighbour can reach the collector by: no page, no form.
+        for host in [
+            "127.0.0.1:\(Self.port)", "localhost:\(Self.port)", "127.0.0.1", "cohorly-0.localhost:\(Self.port)",
+        ] {
+            let page = Self.get(router, "/", ["cookie": session, "host": host])
+            #expect(page?.status == 401 || page?.status == 421, "\(host)")
+            let form = Self.post(
+                router, "/logout",
+                [
+                    "cookie": session, "host": host, "origin": "http://\(host)", "sec-fetch-site": "same-origin",
+                    "content-type": Router.formContentType,
+                ])
+            #expect(form?.status == 403 || form?.status == 421, "\(host)")
+        }
+        // …nor with the pages' name in Origin alone.
+        let forged = Self.post(
+            router, "/logout",
+            [
+                "cookie": session, "host": "127.0.0.1:\(Self.port)", "origin": router.web.origin,
+                "sec-fetch-site": "same-origin", "content-type": Router.formContentType,
+            ])
+        #expect(forged?.status == 403)
+        // At another name, a valid login URL goes on to the pages' name unspent; no other answer names it.
+        let token = router.web.newLoginToken()
+        let elsewhere = Self.get(router, "/login?token=\(token)", ["host": "127.0.0.1:\(Self.port)"])
+        #expect(elsewhere?.status == 303)
+        #expect(Self.header(elsewhere, "Location") == "\(router.web.origin)/login?token=\(token)")
+        #expect(Self.header(elsewhere, "Set-Cookie") == nil)
+        #expect(Self.get(router, "/login?token=\(token)")?.status == 303, "not spent by the redirect")
+        for answer in [
+            Self.get(router, "/login?token=\(String(repeating: "0", count: 64))", ["host": "127.0.0.1:\(Self.port)"]),
+            Self.get(router, "/", ["host": "127.0.0.1:\(Self.port)"]), Self.get(router, "/", ["host": "evil.example"]),
+        ] {
+            let text = String(decoding: answer?.body ?? [], as: UTF8.self)
+            #expect(answer?.status != 200 && !text.contains(router.web.hostName))
+            #expect(answer?.headers.contains { $0.1.contains(router.web.hostName) } == false)
+        }
+    }
+
     @Test func aNewLoginURLNeedsTheSecret() throws {
         let router = try Self.router()
         let host = ["host": "127.0.0.1:\(Self.port)"]
@@ -167,8 +216,8 @@ import Testing
                 headers: host.merging(["authorization": "Bearer page-secret"]) { $1 }),
             port: Self.port)
         let url = try #require(JSONValue(bytes: answer?.body ?? [])?["login_url"]?.stringValue)
-        #expect(url.hasPrefix("\(Self.own)/login?token="))
-        let token = String(url.dropFirst("\(Self.own)/login?token=".count))
+        #expect(url.hasPrefix("\(router.web.origin)/login?token="))
+        let token = String(url.dropFirst("\(router.web.origin)/login?token=".count))
         #expect(token.count == 64)
         #expect(Self.get(router, "/login?token=\(token)")?.status == 303)
     }
@@ -184,13 +233,14 @@ import Testing
         #expect(status(["origin": "null"]) == 403)
         #expect(status(["origin": "http://evil.example"]) == 403)
         #expect(status(["origin": "http://127.0.0.1:\(Self.port + 1)"]) == 403, "another port")
-        #expect(status(["origin": Self.own, "sec-fetch-site": "same-site"]) == 403)
-        #expect(status(["origin": Self.own, "sec-fetch-site": "cross-site"]) == 403)
-        #expect(status(["origin": Self.own, "content-type": "text/plain"]) == 415)
-        #expect(status(["origin": Self.own], base: ["content-type": Router.formContentType]) == 403, "no session")
+        #expect(status(["origin": router.web.origin, "sec-fetch-site": "same-site"]) == 403)
+        #expect(status(["origin": router.web.origin, "sec-fetch-site": "cross-site"]) == 403)
+        #expect(status(["origin": router.web.origin, "content-type": "text/plain"]) == 415)
+        #expect(
+            status(["origin": router.web.origin], base: ["content-type": Router.formContentType]) == 403, "no session")
         #expect(Self.get(router, "/", ["cookie": session])?.status == 200, "no refused form ended the session")
         let out = Self.post(
-            router, "/logout", form.merging(["origin": Self.own, "sec-fetch-site": "same-origin"]) { $1 })
+            router, "/logout", form.merging(["origin": router.web.origin, "sec-fetch-site": "same-origin"]) { $1 })
         #expect(out?.status == 303)
         #expect(Self.header(out, "Set-Cookie")?.contains("Max-Age=0") == true)
         #expect(Self.get(router, "/", ["cookie": session])?.status == 401, "logged out")
@@ -252,18 +302,22 @@ import Testing
     @Test func issueFormsChangeTheStateOnlyWhenTheCollectorAllowsIt() throws {
         let readOnly = try Self.routerWithAnIssue(webActions: false)
         let readOnlySession = try Self.signIn(readOnly)
-        let headers = ["content-type": Router.formContentType, "origin": Self.own, "sec-fetch-site": "same-origin"]
+        let headers = [
+            "content-type": Router.formContentType, "origin": readOnly.web.origin, "sec-fetch-site": "same-origin",
+        ]
         let refused = Self.post(readOnly, "/issues/1/resolve", headers.merging(["cookie": readOnlySession]) { $1 })
         #expect(refused?.status == 403)
         #expect(try IssueQueries(store: readOnly.store).issue(id: 1)?.state == .open)
 
         let router = try Self.routerWithAnIssue(webActions: true)
-        let session = headers.merging(["cookie": try Self.signIn(router)]) { $1 }
+        let session = headers.merging(["cookie": try Self.signIn(router), "origin": router.web.origin]) { $1 }
         func post(_ path: String, _ body: String, _ extra: [String: String] = [:]) -> HTTPResponse? {
             router.answer(
                 HTTPRequest(
                     method: "POST", path: path,
-                    headers: ["host": "127.0.0.1:\(Self.port)"].merging(session.merging(extra) { $1 }) { $1 },
+                    headers: ["host": "\(router.web.hostName):\(Self.port)"].merging(session.merging(extra) { $1 }) {
+                        $1
+                    },
                     body: Array(body.utf8)), port: Self.port)
         }
         let issues = IssueQueries(store: router.store)

@@ -59,7 +59,9 @@ struct DemoScriptTests {
         // It ends with the web page's login URL, the one `cohorly serve` printed.
         let login = lines.last ?? ""
         #expect(
-            login.range(of: #"^   http://127\.0\.0\.1:[0-9]+/login\?token=[0-9a-f]{64}$"#, options: .regularExpression)
+            login.range(
+                of: #"^   http://cohorly-[0-9a-f]{32}\.localhost:[0-9]+/login\?token=[0-9a-f]{64}$"#,
+                options: .regularExpression)
                 != nil, "\(login)")
         if destination == "--sentry" { expectSessions(lines) }
     }

@@ -133,12 +133,13 @@ struct FullDiskTests {
         #expect(try setup.exceptions().count == 1)  // the resend is deduplicated by its $insert_id
     }
 
-    /// The queue and the reports on one nearly full file system (as by default): the queue's files take what is
-    /// left, the crash leaves an empty `.tmp`, and the next launch (once space was freed) still sends an event
-    /// for the crash, from the time, pid and launch the file's name holds — never a silent delete.
+    /// The queue and the reports on one nearly full file system (as by default): with nothing free the crash
+    /// leaves an empty `.tmp` (with a few KiB, the reserve taken before the queue holds a report:
+    /// ReserveBeforeQueueTests), and the next launch (once space was freed) still sends an event for the crash,
+    /// from the time, pid and launch the file's name holds — never a silent delete.
     @Test(arguments: [0, 16, 64])
     func aCrashWhoseReportFoundNoSpaceStillArrives(freeKiB: Int) async throws {
-        guard let disk = TinyFileSystem(kib: 256, label: "lost-\(freeKiB)") else { return }
+        guard let disk = TinyFileSystem(kib: 1024, label: "lost-\(freeKiB)") else { return }
         defer { disk.unmount() }
         var configuration = CollectorConfiguration()
         configuration.tokens = ["demo-token"]

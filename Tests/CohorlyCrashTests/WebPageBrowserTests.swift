@@ -54,7 +54,7 @@ struct WebPageBrowserTests {
     @Test func signedInThePagesShowTheIssuesStacksAndBreadcrumbsAndLoadNothingFromElsewhere() async throws {
         let (collector, _, issue, fatalId) = try await Self.collector()
         defer { collector.stop() }
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         let session = try await Chromium.run([
             ["go": .string(collector.newLoginURL().absoluteString)], ["wait_url": .string(base + "/")],
             Self.text("main table.issues td.title > a"), Self.text("main table.issues td.num"),
@@ -75,10 +75,12 @@ struct WebPageBrowserTests {
         #expect(titles.sorted() == ["Fatal error", "Fatal error"], "\(titles)")
         #expect(r[3].arrayValue == ["1", "1", "1", "1"], "\(r[3])")  // events and users of each
         #expect(r[4] == .int(2 * 14), "\(r[4])")
-        // The session cookie: HttpOnly, SameSite=Lax, Path=/.
+        // The session cookie: HttpOnly, SameSite=Lax, Path=/, host-only on the pages' own name (no other cookie).
+        #expect(r[5].arrayValue?.count == 1, "\(r[5])")
         let cookie = try #require(r[5].arrayValue?.first)
         #expect(cookie["name"] == .string("cohorly_session_\(collector.port)"))
         #expect(cookie["httpOnly"] == true && cookie["sameSite"] == "Lax" && cookie["path"] == "/")
+        #expect(cookie["domain"] == .string(collector.webURL.host ?? "?"), "\(cookie)")
         // The async crash's issue: the crashing actor method, then who awaited it, in order, tagged async.
         let frames = r[7].arrayValue?.compactMap(\.stringValue) ?? []
         let discount = try #require(frames.firstIndex { $0.contains("discountPercent") }, "\(frames)")
@@ -113,7 +115,7 @@ struct WebPageBrowserTests {
     @Test func theCulpritShowsAndTheIssuePagePagesThroughOlderOccurrences() async throws {
         let (collector, _, issue, _) = try await Self.collector(earlierAsync: 24)
         defer { collector.stop() }
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         let culprits = try IssueQueries(store: collector.store).list(IssueFilter(), sort: .lastSeen, limit: 10)
             .map(\.culprit).filter { !$0.isEmpty }
         let facts =
@@ -151,7 +153,7 @@ struct WebPageBrowserTests {
     @Test func withoutTheSessionPagesAreRefusedAndTheLoginURLWorksOnce() async throws {
         let (collector, asyncId, issue, _) = try await Self.collector()
         defer { collector.stop() }
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         let login = collector.newLoginURL().absoluteString
         let session = try await Chromium.run([
             ["go": .string(base + "/")], ["eval": "document.querySelector('main').textContent"],
@@ -207,7 +209,7 @@ struct WebPageBrowserTests {
     @Test func aFormPostedFromAnotherOriginIsRefusedAndThePagesOwnIsNot() async throws {
         let (collector, _, issue, _) = try await Self.collector(webActions: true)
         defer { collector.stop() }
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         // Another port of the same host: same-site (so the SameSite=Lax cookie goes along), not same-origin.
         let foreign = """
             <!doctype html><form method="post" action="\(base)/issues/\(issue)/resolve">

@@ -28,13 +28,17 @@ enum Chromium {
         var documents: [(url: String, status: Int)]
         /// The origin the foreign page was served from.
         var foreign: String
+        /// Every request the foreign server received (a neighbour's server): its `Host`, path and the `Cookie`
+        /// header the browser sent along ("" when none).
+        var foreignRequests: [(host: String, path: String, cookie: String)] = []
     }
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// Runs `steps` (cdp.py's step objects) in one headless browser; `foreignPage` is served from another origin.
+    /// Runs `steps` (cdp.py's step objects) in one headless browser; `foreignPage` is served from another origin
+    /// (another port of 127.0.0.1, `FOREIGN` in the steps; `NEIGHBOUR` names it as `localhost`).
     static func run(_ steps: [CohorlyValue], foreignPage: String? = nil) async throws -> Session {
         guard let executable else { throw Failure(description: missing) }
         let directory = try makeTemporaryDirectory("chromium-steps")
@@ -66,6 +70,9 @@ enum Chromium {
             documents: (answer["documents"]?.arrayValue ?? []).map {
                 ($0["url"]?.stringValue ?? "", $0["status"]?.intValue ?? 0)
             },
-            foreign: answer["foreign"]?.stringValue ?? "")
+            foreign: answer["foreign"]?.stringValue ?? "",
+            foreignRequests: (answer["foreign_requests"]?.arrayValue ?? []).map {
+                ($0["host"]?.stringValue ?? "", $0["path"]?.stringValue ?? "", $0["cookie"]?.stringValue ?? "")
+            })
     }
 }
