@@ -185,8 +185,9 @@ final class DebugFileUpload: RequestBodySink {
                 temporary: temporary, buildId: buildId, kind: kind, sha256: sha, size: written, release: release,
                 fileName: fileName, mayReplace: limits.mayReplace)
             committed = true
-            // The symbol cache the collector's symbolication reads (DebugFileStore+SymbolCache.swift).
-            if kind == .debuginfo { store.makeSymbolCache(buildId: buildId, debugFile: store.objectURL(sha256: sha)) }
+            // The symbol cache the collector's symbolication reads (DebugFileStore+SymbolCache.swift): of a debug
+            // file, or of an executable that still has DWARF (the CLI sends an unstripped binary once).
+            store.makeSymbolCache(buildId: buildId, debugFile: store.objectURL(sha256: sha))
             return .json(
                 201,
                 [

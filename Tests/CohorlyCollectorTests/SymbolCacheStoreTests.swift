@@ -35,6 +35,22 @@ import Testing
         #expect(answered > 10)
     }
 
+    /// An unstripped binary (sent once, as `executable`; its `debuginfo` is then attached by the check) gets its
+    /// cache too; a stripped one has no DWARF to make one from.
+    @Test func unstrippedExecutableGetsACache() throws {
+        let program = try SplitProgram.get()
+        let collector = try DebugFileStoreTests.collector()
+        let stripped = try DebugFileStoreTests.upload(
+            collector, contents(program.stripped), buildId: program.buildId, kind: "executable")
+        #expect(stripped.status == 201, "\(stripped.text)")
+        #expect(collector.debugFiles.symbolCache(buildId: program.buildId) == nil)
+        let other = try DebugFileStoreTests.collector()
+        let full = try DebugFileStoreTests.upload(
+            other, contents(program.full), buildId: program.buildId, kind: "executable")
+        #expect(full.status == 201, "\(full.text)")
+        #expect(other.debugFiles.symbolCache(buildId: program.buildId) != nil)
+    }
+
     @Test func uploadedCacheIsKeptOnlyForItsBuild() throws {
         let program = try SplitProgram.get()
         let collector = try DebugFileStoreTests.collector()
