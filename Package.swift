@@ -122,7 +122,8 @@ let package = Package(
         ),
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(
-            name: "CohorlySymbols", dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests"],
+            name: "CohorlySymbols",
+            dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests", "CZlib"],
             linkerSettings: [.linkedLibrary("stdc++")]),
         // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
         // (`debug-files upload --to posthog`). Loaded with dlopen on first use like libcurl: linked, they cost

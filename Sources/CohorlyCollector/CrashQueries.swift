@@ -68,6 +68,8 @@ struct CrashQueries: Sendable {
         // A link in a trusted directory is followed only to a file inside one; the store's own files are its own.
         let stored = Set(uploaded)
         locator.mayOpenFile = { stored.contains($0) || trusted.contains($0) }
+        // An uploaded build answers from its symbol cache (DebugFileStore+SymbolCache.swift).
+        locator.symbolCache = { [debugFiles] in debugFiles.symbolCache(buildId: DebugId.codeId($0))?.path }
         return locator
     }
 

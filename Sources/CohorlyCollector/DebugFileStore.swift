@@ -170,6 +170,7 @@ public final class DebugFileStore: @unchecked Sendable {
     /// Whether (build id, kind, sha256) is stored; when the content is stored under another build id or kind
     /// (or not at all for this pair) but fits, the pair is recorded too. Attaches `release` when stored.
     func checkAndAttach(buildId: String, kind: DebugFileKind, sha256: String, release: String) throws -> Bool {
+        if kind == .symcache { return symbolCache(buildId: buildId) != nil }  // any cache of the build serves
         let object = objectURL(sha256: sha256)
         guard FileManager.default.fileExists(atPath: object.path) else { return false }
         let known = try lock.withLock { () -> (size: Int64, name: String)? in
@@ -307,6 +308,8 @@ public final class DebugFileStore: @unchecked Sendable {
                     status: 422,
                     description: "kind executable, but the file is \(withArticle(info.kind.rawValue)) without code")
             }
+        case .symcache:
+            throw DebugFileRejection(status: 422, description: "kind symcache, but the file is an ELF file")
         }
         return info
     }

@@ -163,7 +163,11 @@ final class DebugFileUpload: RequestBodySink {
         fd = -1
         if failure == nil {
             do {
-                _ = try DebugFileStore.verify(path: temporary.path, buildId: buildId, kind: kind)
+                if kind == .symcache {
+                    try DebugFileStore.verifySymbolCache(path: temporary.path, buildId: buildId)
+                } else {
+                    _ = try DebugFileStore.verify(path: temporary.path, buildId: buildId, kind: kind)
+                }
             } catch let rejection as DebugFileRejection {
                 failure = rejection
             } catch {
@@ -172,10 +176,18 @@ final class DebugFileUpload: RequestBodySink {
         }
         if let failure { return .error(failure.status, failure.description) }
         do {
+            if kind == .symcache {  // kept beside the index (DebugFileStore+SymbolCache.swift)
+                try store.commitSymbolCache(temporary: temporary, buildId: buildId)
+                committed = true
+                return .json(201, ["status": 1, "build_id": .string(buildId), "kind": .string(kind.rawValue)])
+            }
             let stored = try store.commit(
                 temporary: temporary, buildId: buildId, kind: kind, sha256: sha, size: written, release: release,
                 fileName: fileName, mayReplace: limits.mayReplace)
             committed = true
+            // The symbol cache the collector's symbolication reads (DebugFileStore+SymbolCache.swift): of a debug
+            // file, or of an executable that still has DWARF (the CLI sends an unstripped binary once).
+            store.makeSymbolCache(buildId: buildId, debugFile: store.objectURL(sha256: sha))
             return .json(
                 201,
                 [

@@ -4,4 +4,7 @@ public enum DebugFileKind: String, Sendable, CaseIterable {
     case debuginfo
     /// The binary with code (executable or shared library): unwind info and symbols.
     case executable
+    /// A symbol cache of the build (`cohorly debug-files cache`; docs/symbol-cache.md): made by the collector
+    /// from an uploaded debug file, or uploaded (`cohorly debug-files upload --include-cache`).
+    case symcache
 }

@@ -71,11 +71,16 @@ package enum SymbolicateExecutable {
     package static let batchSize = 4096
 
     package static func run(
-        executable: String, input: Input, debugDirs: [String], json: Bool, names: Demangler.Style = .full
+        executable: String, input: Input, debugDirs: [String], json: Bool, names: Demangler.Style = .full,
+        cache: String? = nil
     ) -> ExitStatus {
         let symbolicator: ModuleSymbolicator
         do {
-            symbolicator = try ModuleOpener(debugDirs: debugDirs).open(codeFile: executable, buildId: nil)
+            if let cache {
+                symbolicator = try ModuleSymbolicator(cache: cache, codeFile: executable)
+            } else {
+                symbolicator = try ModuleOpener(debugDirs: debugDirs).open(codeFile: executable, buildId: nil)
+            }
         } catch {
             Console.error("cohorly: \(error)")
             return .failure

@@ -20,12 +20,14 @@ package struct SymbolicateOptions {
     package var names: Demangler.Style?
     /// `--no-async`: the raw physical stacks, without the async callers.
     package var noAsync: Bool = false
+    /// `--cache CACHE` (with `--exe` only): the symbol cache answering for the file.
+    package var cache: String?
 
     /// Parses and checks `arguments` (those after `symbolicate`).
     package static func parse(_ arguments: [String]) throws(UsageError) -> SymbolicateOptions {
         let parsed = try ParsedArguments.parse(
             arguments, flags: NamingFlags.all.union(["--json", "--no-async"]),
-            options: ["--exe", "--debug-dir"])
+            options: ["--exe", "--debug-dir", "--cache"])
         let debugDirs = parsed.options["--debug-dir"] ?? []
         if let missing = DirectoryArguments.firstMissing(debugDirs) {
             throw UsageError(reason: "--debug-dir \(missing): no such directory")
@@ -38,9 +40,17 @@ package struct SymbolicateOptions {
             }
             executable = only
         }
+        var cache: String?
+        if let caches = parsed.options["--cache"] {
+            guard caches.count == 1, let only = caches.first, executable != nil else {
+                throw UsageError(reason: "--cache takes exactly one file, with --exe")
+            }
+            cache = only
+        }
         return SymbolicateOptions(
             executable: executable, positionals: parsed.positionals, debugDirs: debugDirs,
-            json: parsed.flags.contains("--json"), names: names, noAsync: parsed.flags.contains("--no-async"))
+            json: parsed.flags.contains("--json"), names: names, noAsync: parsed.flags.contains("--no-async"),
+            cache: cache)
     }
 
     /// `--exe` mode with these options: the addresses from the arguments, or from standard input when there are
@@ -49,13 +59,14 @@ package struct SymbolicateOptions {
         let input: SymbolicateExecutable.Input =
             positionals.isEmpty ? .descriptor(STDIN_FILENO) : .arguments(positionals)
         return SymbolicateExecutable.run(
-            executable: executable, input: input, debugDirs: debugDirs, json: json, names: names ?? .full)
+            executable: executable, input: input, debugDirs: debugDirs, json: json, names: names ?? .full,
+            cache: cache)
     }
 
     /// The usage block of `cohorly symbolicate --help` (and `cohorly-symbolicate --help`).
     package static let help = """
         USAGE: cohorly symbolicate REPORT.json|EVENTS.json [--debug-dir DIR]… [--no-sugar] [--no-async] [--json]
-               cohorly symbolicate --exe FILE [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
+               cohorly symbolicate --exe FILE [--cache CACHE] [--debug-dir DIR]… [--simplified] [--json] [ADDR…]
 
         With a crash report (format cohorly-crash/1 or /2; `-` reads it from standard input): prints the crash
         reason, then every thread's frames as `#N 0xADDR module function at file:line:col`, inlined frames
@@ -76,6 +87,8 @@ package struct SymbolicateOptions {
 
         OPTIONS:
           --exe FILE        Symbolicate addresses of this ELF file instead of a report.
+          --cache CACHE     With --exe: answer from this symbol cache (`cohorly debug-files cache FILE -o CACHE`;
+                            refused unless made for FILE's build id), not from FILE's DWARF.
           --debug-dir DIR   Also look for debug files here (recursive; repeatable; must exist).
           --no-sugar        Full names (`CrashDemo.crash(on: Swift.String, …) -> Swift.Never`, as swift-demangle
                             --no-sugar prints them) for every frame of the text; the default for --exe, and

@@ -30,6 +30,11 @@ public final class DebugFileLocator {
     /// a symbolic link planted in a trusted directory cannot make it read a file elsewhere.
     public var mayOpenFile: (String) -> Bool = { _ in true }
 
+    /// The symbol cache (``SymbolCacheWriter``) for a build id, when one is at hand:
+    /// ``ModuleSymbolicator/open(codeFile:buildId:locator:)`` then answers from it rather than from the debug
+    /// file's DWARF. None by default.
+    public var symbolCache: ([UInt8]) -> String? = { _ in nil }
+
     private var scanned: [String: [String]]?
 
     /// Creates a locator. `debuginfod` defaults to a client for `DEBUGINFOD_URLS` (nil when unset).

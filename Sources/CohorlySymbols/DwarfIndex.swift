@@ -448,3 +448,27 @@ final class DwarfIndex {
         }
     }
 }
+
+extension DwarfIndex {
+    /// Appends every address where ``lookup(_:into:)``'s answer may change: the units' range bounds, and per unit
+    /// its line rows and its scopes' range bounds (so between two neighbours the same unit, row and inline chain
+    /// answer). Indexes every unit. For the symbol cache's writer (``SymbolCacheWriter``), which asks once per
+    /// stretch between them.
+    func appendAnswerBoundaries(to bounds: inout [UInt64]) {
+        for range in unitRanges.ranges {
+            bounds.append(range.low)
+            bounds.append(range.high)
+        }
+        for unit in units {
+            if unit.lines == nil { loadLines(unit) }
+            if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
+            if let lines = unit.lines { lines.appendAddresses(to: &bounds) }
+            if let index = unit.index {
+                for span in index.ranges {
+                    bounds.append(span.low)
+                    bounds.append(span.high)
+                }
+            }
+        }
+    }
+}

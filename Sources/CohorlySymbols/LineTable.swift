@@ -109,6 +109,16 @@ final class LineTable {
         }
     }
 
+    /// Appends every row's address, in order (the symbol cache's writer: where a lookup's row changes).
+    func appendAddresses(to bounds: inout [UInt64]) {
+        if addresses.isEmpty {
+            bounds.reserveCapacity(bounds.count + offsets.count)
+            for offset in offsets { bounds.append(base + UInt64(offset)) }
+        } else {
+            bounds.append(contentsOf: addresses)
+        }
+    }
+
     /// Every row in order, a sequence end with file -1 (for tests).
     var rows: [Row] {
         places.indices.map { index in

@@ -19,6 +19,12 @@ extension ModuleSymbolicator {
             }
         }
         if let found = locator.debugFile(buildId: id, codeFile: codeFile) {
+            // The found file has the build id: it keys the cache and gives the load address.
+            if let id, let cache = locator.symbolCache(id),
+                let cached = try? ModuleSymbolicator(cache: cache, codeFile: found.path)
+            {
+                return cached
+            }
             return try ModuleSymbolicator(debugFile: found.path, codeFile: codeFile)
         }
         if let codeError { throw codeError }

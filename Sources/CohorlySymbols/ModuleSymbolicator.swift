@@ -15,10 +15,12 @@ public final class ModuleSymbolicator {
     public let dwarfError: SymbolsError?
 
     private let dwarf: DwarfIndex?
+    /// The symbol cache that answers instead of DWARF and the symbol table (``init(cache:codeFile:)``), or nil.
+    private let cache: SymbolCacheReader?
     private let file: ElfFile
     private let codeFile: String?
     /// Read on first need (most addresses are answered by DWARF alone).
-    private lazy var symbols: SymbolTable = {
+    lazy var symbols: SymbolTable = {
         let table = SymbolTable(file: file)
         if table.count == 0, let codeFile, codeFile != file.path,
             let code = try? ElfFile(path: codeFile)
@@ -57,7 +59,35 @@ public final class ModuleSymbolicator {
         dwarfError = error
         self.file = file
         self.codeFile = codeFile
+        cache = nil
     }
+
+    /// Opens the symbol cache at `cache` (made by ``SymbolCacheWriter``) to answer for `codeFile`: mapped, its
+    /// header checked, nothing else read until addresses are looked up. DWARF and the symbol table are not read.
+    /// - Throws: ``SymbolsError/symbolCacheMismatch(path:file:cacheBuildId:fileBuildId:)`` when the cache was
+    ///   made for another build id than `codeFile`'s, ``SymbolsError/badSymbolCache(path:reason:)`` when it is no
+    ///   usable cache, or `codeFile`'s opening errors.
+    public init(cache path: String, codeFile: String) throws(SymbolsError) {
+        let file = try ElfFile(path: codeFile, mapped: false)
+        let info = ObjectInfo(file: file)
+        let reader = try SymbolCacheReader(path: path)
+        guard let id = info.buildId, id == reader.buildId else {
+            throw .symbolCacheMismatch(
+                path: path, file: codeFile, cacheBuildId: DebugId.codeId(reader.buildId),
+                fileBuildId: info.buildId.map(DebugId.codeId) ?? "")
+        }
+        debugFile = info
+        loadAddress = file.firstLoadAddress()
+        dwarf = nil
+        dwarfError = nil
+        self.file = file
+        self.codeFile = codeFile
+        cache = reader
+        sourceRoot = reader.sourceRoot
+    }
+
+    /// Whether the answers come from a symbol cache (``init(cache:codeFile:)``).
+    public var usesSymbolCache: Bool { cache != nil }
 
     /// The root package's directory of the program this file is the executable (or its debug file) of: the
     /// compile unit of `main` names it (``AppCode/sourceRoot(compilationDirectory:)``). Nil without DWARF or a
@@ -99,6 +129,10 @@ public final class ModuleSymbolicator {
     /// looked up.
     package func records(for address: UInt64, isReturnAddress: Bool, into frames: inout [FrameRecord]) -> UInt64 {
         let lookup = isReturnAddress && address > 0 ? address - 1 : address
+        if let cache {
+            cache.lookup(lookup, into: &frames, text: text)
+            return lookup
+        }
         let first = frames.count
         defer {
             // Names dropped since they were resolved (see `TextTable.readableNamesLimit`) are made again.
@@ -142,7 +176,7 @@ public final class ModuleSymbolicator {
         defer { text.defersDemangling = false }
         // Enough addresses for stretches of names to come: the background thread is asked for now, so that it runs
         // by the time the first stretch is handed over (the lookups of a unit's first address can take a while).
-        if addresses.count >= ModuleSymbolicator.backgroundBatchSize { text.startBackgroundTask() }
+        if cache == nil && addresses.count >= ModuleSymbolicator.backgroundBatchSize { text.startBackgroundTask() }
         var batch = FrameBatch(
             records: [], groups: [], groupOfAddress: Array(repeating: 0, count: addresses.count))
         batch.records.reserveCapacity(addresses.count * 2)

@@ -14,13 +14,20 @@ public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(path: String, reason: String)
     /// The DWARF data could not be read (for example zstd-compressed sections under elfutils 0.188).
     case unreadableDebugInfo(path: String, reason: String)
+    /// The symbol cache at `path` cannot be made or read: not a cache, another format version, cut short, or
+    /// its tables out of the file.
+    case badSymbolCache(path: String, reason: String)
+    /// The symbol cache at `path` was made for another build (`cacheBuildId`) than `file` (`fileBuildId`, empty
+    /// when the file has none).
+    case symbolCacheMismatch(path: String, file: String, cacheBuildId: String, fileBuildId: String)
 
     /// The path the error is about.
     public var path: String {
         switch self {
         case .cannotOpen(let path, _), .notARegularFile(let path), .emptyFile(let path),
             .notELF(let path),
-            .tooLarge(let path, _), .malformed(let path, _), .unreadableDebugInfo(let path, _):
+            .tooLarge(let path, _), .malformed(let path, _), .unreadableDebugInfo(let path, _),
+            .badSymbolCache(let path, _), .symbolCacheMismatch(let path, _, _, _):
             return path
         }
     }
@@ -36,6 +43,12 @@ public enum SymbolsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed(let path, let reason): return "\(path): malformed ELF file (\(reason))"
         case .unreadableDebugInfo(let path, let reason):
             return "\(path): unreadable debug info (\(reason))"
+        case .badSymbolCache(let path, let reason): return "\(path): not a usable symbol cache (\(reason))"
+        case .symbolCacheMismatch(let path, let file, let cacheBuildId, let fileBuildId):
+            let fileId = fileBuildId.isEmpty ? "no build id" : "build id \(fileBuildId)"
+            return
+                "\(path): symbol cache of build id \(cacheBuildId), but \(file) has \(fileId): refused; make one for "
+                + "this file with `cohorly debug-files cache \(file) -o \(path)`"
         }
     }
 }

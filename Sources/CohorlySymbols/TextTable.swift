@@ -1,4 +1,5 @@
 import CDwarf
+import CZlib  // since CohorlySymbols uses zlib (the symbol cache), `sysconf`'s names come through its <unistd.h>
 import Dispatch
 import Synchronization
 

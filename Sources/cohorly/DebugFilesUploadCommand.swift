@@ -9,7 +9,7 @@ enum DebugFilesUploadCommand: Command {
     static let words = ["debug-files", "upload"]
     static let summary = "Upload executables and debug files to a collector, PostHog or Sentry (only what it lacks)."
     static let help = """
-        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--allow-empty] [--json]
+        USAGE: cohorly debug-files upload PATH… --release R [--host URL] [--auth-token-file F] [--force] [--dry-run] [--allow-empty] [--include-cache] [--json]
                cohorly debug-files upload PATH… --to posthog [--project-id ID] [--api-key-file FILE] [--host URL] [--force] [--allow-empty] [--json]
                cohorly debug-files upload PATH… --to sentry [--url URL] [--org ORG] [--project P] [--auth-token-file F] [--max-wait S] [--json]
 
@@ -33,6 +33,9 @@ enum DebugFilesUploadCommand: Command {
                             (the collector is not contacted; --release is not needed).
           --allow-empty     Succeed when a PATH holds nothing to upload (by default that is an error: a
                             pipeline pointed at the wrong directory would ship without symbols).
+          --include-cache   Also make each DWARF build's symbol cache (`cohorly debug-files cache`) here and send
+                            it (kind symcache); without it the collector makes the cache when the debug file
+                            arrives.
           --json            Print a JSON summary (counts, bytes sent, one object per file).
           --to posthog      Upload to PostHog error tracking instead, as symbol sets: the same files that carry
                             DWARF, one per debug id (the larger kept), split DWARF skipped. --host is then
@@ -65,7 +68,7 @@ enum DebugFilesUploadCommand: Command {
         let parsed: ParsedArguments
         do {
             parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--force", "--dry-run", "--allow-empty"],
+                arguments, flags: ["--json", "--force", "--dry-run", "--allow-empty", "--include-cache"],
                 options: Set(["--release", "--host", "--to", "--project-id"]).union(SecretOption.options).union(
                     SecretOption.postHog.options
                 ).union(sentryOptions))
@@ -127,7 +130,8 @@ enum DebugFilesUploadCommand: Command {
         uploader.progress = { path, done, total in progressLine.show(path: path, done: done, total: total) }
         let json = parsed.flags.contains("--json")
 
-        let run = UploadRun.perform(uploader, paths: parsed.positionals, dryRun: dryRun)
+        let run = UploadRun.perform(
+            uploader, paths: parsed.positionals, dryRun: dryRun, includeCache: parsed.flags.contains("--include-cache"))
         progressLine.clear()
         if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
         for file in run.files where file.status == .failed && run.fatal == nil {
@@ -204,10 +208,16 @@ struct UploadRun {
     }
 
     /// Discover, read, check, upload.
-    static func perform(_ uploader: DebugFileUploader, paths: [String], dryRun: Bool = false) -> UploadRun {
+    static func perform(
+        _ uploader: DebugFileUploader, paths: [String], dryRun: Bool = false, includeCache: Bool = false
+    ) -> UploadRun {
         var run = UploadRun()
         run.dryRun = dryRun
         var items: [(file: Int, item: DebugFileUploader.Item)] = []
+        // --include-cache: one symbol cache per build with DWARF (DebugFileUploader+Cache.swift).
+        let caches = includeCache && !dryRun ? try? DebugFileUploader.makeCacheDirectory() : nil
+        defer { caches.map(DebugFileUploader.removeCaches) }
+        var cachedBuilds: Set<String> = []
         let surveyed = DebugFileUploader.survey(paths)
         let withDebugInfo = Set(surveyed.compactMap { $0.result.kinds.contains(.debuginfo) ? $0.result.buildId : nil })
         for surveyed in surveyed {
@@ -225,6 +235,19 @@ struct UploadRun {
                 for kind in result.kinds {
                     items.append(
                         (run.files.count, .init(path: path, kind: kind, buildId: buildId, sha256: sha, size: size)))
+                }
+                if let caches, result.kinds.contains(.debuginfo), cachedBuilds.insert(buildId).inserted {
+                    do {
+                        let cache = try DebugFileUploader.writeCache(of: path, buildId: buildId, into: caches)
+                        let (cacheSHA, cacheSize) = try DebugFileUploader.hash(cache)
+                        items.append(
+                            (
+                                run.files.count,
+                                .init(path: cache, kind: .symcache, buildId: buildId, sha256: cacheSHA, size: cacheSize)
+                            ))
+                    } catch {
+                        result.reason = "\(error)"  // the files still go; the collector makes the cache itself
+                    }
                 }
             } catch {
                 result.status = .failed

@@ -11,6 +11,7 @@ let commands: [any Command.Type] = [
     DebugFilesCheckCommand.self,
     DebugFilesFindCommand.self,
     DebugFilesUploadCommand.self,
+    DebugFilesCacheCommand.self,
     SymbolicateCommand.self,
     ServeCommand.self,
     EventsListCommand.self,

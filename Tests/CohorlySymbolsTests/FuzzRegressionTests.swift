@@ -55,4 +55,29 @@ import Testing
         // The seeds are real executables: their entry point is `_start`.
         #expect(named > 0)
     }
+
+    /// The `symcache` target's corpus: each seed (caches of the tiny ELF seeds, of a C -O2 and a Swift -O program)
+    /// opens and answers at its blocks' starts, as the harness asks; every `crash-*` input opens or is refused
+    /// and never faults.
+    @Test func symbolCacheCorpus() throws {
+        let inputs = try Self.corpus("symcache")
+        var answered = 0
+        for (name, path, _) in inputs {
+            guard let reader = try? SymbolCacheReader(path: path) else {
+                #expect(!name.hasPrefix("seed-"), "\(name) is not readable")
+                continue
+            }
+            let text = TextTable()
+            var frames: [FrameRecord] = []
+            for start in reader.blockStartAddresses(limit: 8) {
+                for address in [start, start &+ 1, start &+ 17] {
+                    frames.removeAll()
+                    reader.lookup(address, into: &frames, text: text)
+                    if frames.contains(where: { text.string($0.function) != nil }) { answered += 1 }
+                }
+            }
+        }
+        #expect(inputs.count >= 7)
+        #expect(answered > 20)
+    }
 }

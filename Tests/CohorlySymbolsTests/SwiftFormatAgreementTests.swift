@@ -1,19 +1,45 @@
 import CohorlySymbols
+import Foundation
 import Testing
 
 /// Our answers against `llvm-symbolizer --inlines` on the toolchain's own `swift-format` (issue 42's benchmark
-/// binary: ~57 MB, DWARF 5 with `.debug_names` and `.debug_rnglists`, ~1,300 compile units, Swift and C), on a
-/// seeded sample of function entries and inner addresses spread over many units: same inline chain, raw names,
-/// files, lines and columns.
+/// binary: ~57 MB, DWARF 5 with `.debug_names` and `.debug_rnglists`, ~1,300 compile units, Swift and C) and on
+/// a C `-O2 -g` binary with inlining, on a seeded sample of function entries and inner addresses: same inline
+/// chain, raw names, files, lines and columns — from DWARF, and from a symbol cache made of the same file
+/// (`cohorly debug-files cache`).
 @Suite struct SwiftFormatAgreementTests {
     static let swiftFormat = "/opt/swift/usr/bin/swift-format"
 
-    @Test func matchesLLVMSymbolizerOnSwiftFormat() throws {
-        let functions = try Reference.functions(Self.swiftFormat).filter { $0.size > 0 }
-        try #require(functions.count > 10_000)
-        var generator = SeededGenerator(state: 0x5F0_0042)
+    /// swift-format's symbol cache, made once per test process (the writer indexes every unit).
+    static let swiftFormatCache: Result<String, FixtureError> = {
+        do {
+            return .success(try SymbolCacheTests.makeCache(swiftFormat, name: "swift-format"))
+        } catch {
+            return .failure(.failed("\(error)"))
+        }
+    }()
+
+    @Test(arguments: [false, true]) func matchesLLVMSymbolizerOnSwiftFormat(cache: Bool) throws {
+        let cachePath = cache ? try Self.swiftFormatCache.get() : nil
+        try Self.expectAgreement(Self.swiftFormat, cache: cachePath, samples: 300, seed: 0x5F0_0042)
+    }
+
+    @Test(arguments: [false, true]) func matchesLLVMSymbolizerOnOptimizedC(cache: Bool) throws {
+        let file = try Fixtures.get().path("inline_c")
+        let cachePath = cache ? try SymbolCacheTests.makeCache(file, name: "agreement-inline_c") : nil
+        try Self.expectAgreement(file, cache: cachePath, samples: 200, seed: 0xC0_0042, minimumInlined: 3)
+    }
+
+    /// Symbolicates `samples` seeded addresses of `file` (a third at function entries, the rest inside) with
+    /// the symbolicator (reading `cache` when given) and with llvm-symbolizer, and expects the same frames.
+    static func expectAgreement(
+        _ file: String, cache: String?, samples: Int, seed: UInt64, minimumInlined: Int = 10
+    ) throws {
+        let functions = try Reference.functions(file).filter { $0.size > 0 }
+        try #require(functions.count > 2)
+        var generator = SeededGenerator(state: seed)
         var addresses: [UInt64] = []
-        for round in 0..<300 {
+        for round in 0..<samples {
             guard let function = functions.randomElement(using: &generator) else { continue }
             // One in three at the entry, the rest inside (where inlined code lies).
             addresses.append(
@@ -21,11 +47,15 @@ import Testing
                     ? function.start : function.start + UInt64.random(in: 0..<function.size, using: &generator))
         }
         addresses = Array(Set(addresses)).sorted()
-        let expected = try Reference.symbolize(Self.swiftFormat, addresses)
+        let expected = try Reference.symbolize(file, addresses)
         try #require(expected.count == addresses.count)
 
-        let symbolicator = try ModuleSymbolicator(debugFile: Self.swiftFormat)
-        #expect(symbolicator.hasDWARF)
+        let symbolicator =
+            if let cache { try ModuleSymbolicator(cache: cache, codeFile: file) } else {
+                try ModuleSymbolicator(debugFile: file)
+            }
+        #expect(symbolicator.hasDWARF == (cache == nil))
+        #expect(symbolicator.usesSymbolCache == (cache != nil))
         var inlined = 0
         var mismatches: [String] = []
         for (address, reference) in zip(addresses, expected) {
@@ -41,6 +71,6 @@ import Testing
         #expect(
             mismatches.isEmpty,
             "\(mismatches.count) of \(addresses.count) differ: \(mismatches.prefix(4).joined(separator: "; "))")
-        #expect(inlined > 10)
+        #expect(inlined >= minimumInlined)
     }
 }

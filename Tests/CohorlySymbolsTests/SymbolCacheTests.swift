@@ -1,0 +1,156 @@
+import CohorlyCrashModel
+import Foundation
+import Testing
+
+@testable import CohorlySymbols
+
+/// The symbol cache (`SymbolCacheWriter`, `SymbolCacheReader`): the same answers as the symbolicator it was made
+/// from, for every address of a fixture's code; refused when made for another build or damaged.
+@Suite struct SymbolCacheTests {
+    /// Writes the cache of `file` (its own DWARF or debug file) into the scratch directory; returns its path.
+    static func makeCache(_ file: String, name: String) throws -> String {
+        let bytes = try SymbolCacheWriter.make(
+            codeFile: file, locator: DebugFileLocator(searchPaths: [], debuginfod: nil))
+        let path = Scratch.path(name + ".symcache")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Every address from the first function's start to the last one's end (C at -O2 with inlining, C++
+    /// templates, Swift -O and its stripped executable with a debuglink), cache against DWARF: names (raw and
+    /// readable), inline chains, files, lines, columns, symbol offsets.
+    @Test(arguments: ["inline_c", "inline_gcc", "templates", "shop_release", "shop_release.stripped"])
+    func cacheAnswersEveryAddressAsDWARFDoes(_ name: String) throws {
+        let fixtures = try Fixtures.get()
+        let file = fixtures.path(name)
+        let cache = try Self.makeCache(file, name: name)
+        let dwarf = try ModuleSymbolicator.open(
+            codeFile: file, buildId: nil, locator: DebugFileLocator(searchPaths: [], debuginfod: nil))
+        let cached = try ModuleSymbolicator(cache: cache, codeFile: file)
+        #expect(cached.usesSymbolCache)
+        // A stripped executable's functions are listed by its debug file.
+        let functions = try Reference.functions(
+            name.hasSuffix(".stripped") ? fixtures.path("shop_release.debug") : file
+        )
+        .filter { $0.size > 0 }
+        let low = try #require(functions.map(\.start).min())
+        let high = try #require(functions.map { $0.start + $0.size }.max())
+        var differences: [String] = []
+        var inlined = 0
+        for address in low - 16..<high + 16 {
+            let expected = dwarf.symbolicate(address)
+            let found = cached.symbolicate(address)
+            if expected.frames.count > 1 { inlined += 1 }
+            if found != expected && differences.count < 4 {
+                differences.append("0x\(String(address, radix: 16)): cache \(found.frames) dwarf \(expected.frames)")
+            }
+        }
+        #expect(differences.isEmpty, "\(differences.joined(separator: "; "))")
+        #expect(high - low > 64)
+        if name != "templates" { #expect(inlined > 0) }
+        #expect(cached.sourceRoot == dwarf.sourceRoot)
+    }
+
+    /// Batches (what `symbolicate --exe` asks) give the cache's answers in the order asked.
+    @Test func batchesFromTheCache() throws {
+        let fixtures = try Fixtures.get()
+        let file = fixtures.path("shop_release")
+        let cached = try ModuleSymbolicator(cache: try Self.makeCache(file, name: "batch"), codeFile: file)
+        let dwarf = try ModuleSymbolicator(debugFile: file)
+        let functions = try Reference.functions(file).filter { $0.size > 0 }
+        let addresses = functions.flatMap { [$0.start + $0.size / 2, $0.start] }
+        let batch = cached.records(for: addresses)
+        for (index, address) in addresses.enumerated() {
+            let frames = batch.records[batch.frames(of: index)].map(cached.frame)
+            #expect(frames == dwarf.symbolicate(address).frames)
+        }
+    }
+
+    /// Every name is stored readable, raw and simplified (as `Demangler` makes them), and flagged when it is
+    /// compiler-made code (`AppCode.isCompilerMade`) or a Swift runtime failure's frame.
+    @Test(arguments: ["shop_release", "shop_debug"])
+    func namesAreStoredDemangledAndFlagged(_ name: String) throws {
+        let fixtures = try Fixtures.get()
+        let reader = try SymbolCacheReader(path: try Self.makeCache(fixtures.path(name), name: "names-" + name))
+        var compilerMade = 0
+        var failures = 0
+        var swiftNames = 0
+        for index in 0..<reader.nameCount {
+            let strings = try #require(reader.strings(of: index))
+            let readable = String(cString: strings.readable)
+            let raw = String(cString: strings.raw)
+            let simplified = String(cString: strings.simplified)
+            let flags = reader.flags(of: index)
+            #expect(readable == Demangler.demangle(raw))
+            #expect(simplified == Demangler.name(function: readable, rawFunction: raw, style: .simplified) ?? "")
+            #expect(flags.contains(.compilerMade) == AppCode.isCompilerMade(readable), "\(readable)")
+            #expect(flags.contains(.runtimeFailure) == readable.hasPrefix("Swift runtime failure: "))
+            if flags.contains(.compilerMade) { compilerMade += 1 }
+            if flags.contains(.runtimeFailure) { failures += 1 }
+            if Demangler.isSwiftMangled(raw) { swiftNames += 1 }
+        }
+        #expect(swiftNames > 10)
+        #expect(compilerMade > 0)
+        if name == "shop_release" { #expect(failures > 0) }
+    }
+
+    /// A cache made for another build is refused, naming both files, both build ids and the command that makes
+    /// the right one.
+    @Test func refusesTheCacheOfAnotherBuild() throws {
+        let fixtures = try Fixtures.get()
+        let cache = try Self.makeCache(fixtures.path("inline_other"), name: "other")
+        let file = fixtures.path("inline_c")
+        #expect {
+            _ = try ModuleSymbolicator(cache: cache, codeFile: file)
+        } throws: { error in
+            guard case .symbolCacheMismatch(let path, let named, let cacheId, let fileId) = error as? SymbolsError
+            else { return false }
+            let text = "\(error)"
+            return path == cache && named == file && !cacheId.isEmpty && !fileId.isEmpty && cacheId != fileId
+                && text.contains(cacheId) && text.contains(fileId)
+                && text.contains("cohorly debug-files cache \(file) -o \(cache)")
+        }
+    }
+
+    /// A file without a build id gets no cache (nothing to key it by).
+    @Test func noCacheWithoutBuildId() throws {
+        let fixtures = try Fixtures.get()
+        #expect(throws: SymbolsError.self) { try Self.makeCache(fixtures.path("inline_noid"), name: "noid") }
+    }
+
+    /// Damaged caches are refused at open (magic, version, header, tables outside the file) or answer nothing
+    /// (row data cut): never a fault.
+    @Test func refusesDamagedCaches() throws {
+        let fixtures = try Fixtures.get()
+        let file = fixtures.path("inline_c")
+        let good = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try Self.makeCache(file, name: "good"))))
+        func open(_ bytes: [UInt8], _ name: String) throws -> ModuleSymbolicator {
+            let path = Scratch.path(name + ".symcache")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return try ModuleSymbolicator(cache: path, codeFile: file)
+        }
+        var magic = good
+        magic[0] = 0x41
+        var version = good
+        version[8] = 9
+        var table = good
+        // blockStartsOffset (field 3) far past the end.
+        table.replaceSubrange(16 + 3 * 8..<16 + 4 * 8, with: [0, 0, 0, 0, 0, 0, 0, 0x7f])
+        for (bytes, reason) in [
+            (magic, "magic"), (version, "format version 9"), (Array(good[0..<20]), "shorter than its header"),
+            (table, "block starts outside the file"),
+        ] {
+            #expect {
+                _ = try open(bytes, "bad")
+            } throws: { error in
+                guard case .badSymbolCache(_, let found) = error as? SymbolsError else { return false }
+                return found.contains(reason)
+            }
+        }
+        // Every prefix long enough for the header and its tables opens or is refused; none faults.
+        for length in stride(from: SymbolCacheFormat.headerSize, to: good.count, by: max(1, good.count / 97)) {
+            guard let symbolicator = try? open(Array(good[0..<length]), "cut") else { continue }
+            for address in stride(from: UInt64(0x1000), to: 0x3000, by: 7) { _ = symbolicator.symbolicate(address) }
+        }
+    }
+}
