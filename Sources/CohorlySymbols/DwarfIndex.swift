@@ -45,11 +45,12 @@ final class DwarfIndex {
         init(die: Dwarf_Die) { self.die = die }
     }
 
-    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections). Names
+    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections without libzstd). Names
     /// and paths of the frames found go to `text`.
     init(file: ElfFile, text: TextTable) throws(SymbolsError) {
         self.file = file
         self.text = text
+        file.decompressZstdSections()
         guard let dwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nil) else {
             throw .unreadableDebugInfo(path: file.path, reason: DwarfIndex.lastError())
         }
