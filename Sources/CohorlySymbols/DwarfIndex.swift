@@ -98,6 +98,7 @@ final class DwarfIndex {
         let made = DieScanner(
             dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations,
             previous: { self.scannerByTable[$0] })
+        made?.rangeListSection = sectionBounds[".debug_ranges"]
         if let made, scannerByTable[made.abbreviationOffset] == nil { scannerByTable[made.abbreviationOffset] = made }
         return made
     }
@@ -118,7 +119,9 @@ final class DwarfIndex {
     /// holds them in memory (decompressed).
     private lazy var sectionBounds: [String: DieScanner.Bounds] = {
         var found: [String: DieScanner.Bounds] = [:]
-        let wanted: Set<String> = [".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str"]
+        let wanted: Set<String> = [
+            ".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str", ".debug_ranges",
+        ]
         var names = 0
         guard elf_getshdrstrndx(file.elf, &names) == 0 else { return found }
         var scn = elf_nextscn(file.elf, nil)
