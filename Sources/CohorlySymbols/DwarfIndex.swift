@@ -61,6 +61,7 @@ final class DwarfIndex {
         var unitType: UInt8 = 0
         var unitDie = Dwarf_Die()
         var allRanges: [UnitIndex.Range] = []
+        var previousScanner: DieScanner?
         while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &unitDie, nil) == 0 {
             cu = next
             guard
@@ -74,7 +75,10 @@ final class DwarfIndex {
             var ranges = DwarfRanges.of(&unitDie)
             if ranges.isEmpty {
                 // No unit ranges: index now and use its functions' ranges.
-                let index = UnitIndex(unitDie: unitDie, scanner: scanner(unitDie, version: Int(version)))
+                // The units of one object file lie side by side and share one abbreviation table.
+                let made = scanner(unitDie, version: Int(version), previous: previousScanner)
+                previousScanner = made ?? previousScanner
+                let index = UnitIndex(unitDie: unitDie, scanner: made)
                 unit.index = index
                 ranges = index.functionRanges
             }
@@ -90,23 +94,17 @@ final class DwarfIndex {
         dwarf_end(dwarf)
     }
 
-    /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself). It
-    /// shares the decoded abbreviation table of the first scanner that read the same table (`scannerByTable`).
-    private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
+    /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself).
+    /// `previous`: a scanner whose abbreviation table the new one may share.
+    private func scanner(_ unitDie: Dwarf_Die, version: Int, previous: DieScanner? = nil) -> DieScanner? {
         guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let info = sections.info, let abbreviations = sections.abbrev
         else { return nil }
         let made = DieScanner(
             dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations,
-            previous: { self.scannerByTable[$0] })
+            previous: previous)
         made?.rangeListSection = sectionBounds[".debug_ranges"]
-        if let made, scannerByTable[made.abbreviationOffset] == nil { scannerByTable[made.abbreviationOffset] = made }
         return made
     }
-
-    /// The first scanner made for each abbreviation table (by its offset in `.debug_abbrev`): a unit whose
-    /// table another unit read shares its decoded form, whatever order the units are entered in (a crash's
-    /// frames go from unit to unit).
-    @exclusivity(unchecked) private var scannerByTable: [UInt64: DieScanner] = [:]
 
     /// Where `.debug_info`'s and `.debug_abbrev`'s bytes are in memory (after libdw decompressed them), so a
     /// unit whose header claims more than the section holds cannot send the linear pass past it (found by the
@@ -225,7 +223,7 @@ final class DwarfIndex {
     /// A scanner for `unit`'s DIEs, the last one made when it is of the same unit.
     private func namesScanner(of unit: Unit) -> DieScanner? {
         if let last = lastScanner, last.unit === unit { return last.scanner }
-        let made = scanner(unit.die, version: unit.version)
+        let made = scanner(unit.die, version: unit.version, previous: lastScanner?.scanner)
         lastScanner = (unit, made)
         return made
     }
@@ -432,8 +430,11 @@ final class DwarfIndex {
     /// `libdw`, only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per
     /// ancestor, too slow for a very deep tree.
     func compareWalks(libdw: Bool = true) -> [(linear: Bool, same: Bool)] {
-        units.map { unit in
-            let linear = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+        var previous: DieScanner?  // each unit's scanner shares the one before's table when they have one
+        return units.map { unit in
+            let made = scanner(unit.die, version: unit.version, previous: previous)
+            previous = made ?? previous
+            let linear = UnitIndex(unitDie: unit.die, scanner: made)
             guard libdw else { return (linear.usedLinearWalk, true) }
             let walked = UnitIndex(unitDie: unit.die, scanner: nil)
             // Everything the linear pass decodes itself: offsets, nesting, ranges and call sites.
