@@ -123,10 +123,10 @@ let package = Package(
         // ELF ids and features, debug-file lookup, DWARF symbolication, demangling.
         .target(
             name: "CohorlySymbols",
-            dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests", "CZlib"],
+            dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests", "CZlib", "CZstd"],
             linkerSettings: [.linkedLibrary("stdc++")]),
         // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
-        // (`debug-files upload --to posthog`). Loaded with dlopen on first use like libcurl: linked, they cost
+        // (`debug-files upload --to posthog`); libzstd also for zstd-compressed debug sections. Loaded with dlopen on first use like libcurl: linked, they cost
         // every CLI start about 1.2 million cycles in the dynamic loader (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
         .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),

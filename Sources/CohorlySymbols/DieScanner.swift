@@ -47,6 +47,10 @@ final class DieScanner {
         let end: UnsafePointer<UInt8>
     }
 
+    /// `.debug_ranges` (DWARF 2-4 range lists), when the file has it: the linear pass reads a scope's
+    /// `DW_AT_ranges` there itself.
+    var rangeListSection: Bounds?
+
     /// Where the unit's abbreviation table starts in `.debug_abbrev`.
     private(set) var abbreviationOffset: UInt64 = 0
 
@@ -221,6 +225,22 @@ final class DieScanner {
         case DW_FORM_implicit_const: return UInt64(bitPattern: spec.implicitConstant)
         default: return nil
         }
+    }
+
+    /// A section offset (`DW_FORM_sec_offset`, or `DW_FORM_data4`/`data8` as DWARF 2-3 give them), nil for
+    /// other forms or a read past the unit.
+    func sectionOffset(_ form: UInt32, at position: UnsafePointer<UInt8>) -> UInt64? {
+        let size: Int
+        switch Int(form) {
+        case DW_FORM_sec_offset: size = offsetSize
+        case DW_FORM_data4 where version < 4: size = 4
+        case DW_FORM_data8 where version < 4: size = 8
+        default: return nil
+        }
+        guard end - position >= size else { return nil }
+        var value: UInt64 = 0
+        for index in 0..<size { value |= UInt64(position[index]) << UInt64(8 * index) }
+        return value
     }
 
     /// An unsigned LEB128 value and the byte after it (nil when it runs past `end` or over 64 bits).

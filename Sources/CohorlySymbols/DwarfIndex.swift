@@ -45,11 +45,12 @@ final class DwarfIndex {
         init(die: Dwarf_Die) { self.die = die }
     }
 
-    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections). Names
+    /// Opens the DWARF of `file`; throws when there is none or it cannot be read (e.g. zstd sections without libzstd). Names
     /// and paths of the frames found go to `text`.
     init(file: ElfFile, text: TextTable) throws(SymbolsError) {
         self.file = file
         self.text = text
+        file.decompressZstdSections()
         guard let dwarf = dwarf_begin_elf(file.elf, DWARF_C_READ, nil) else {
             throw .unreadableDebugInfo(path: file.path, reason: DwarfIndex.lastError())
         }
@@ -98,9 +99,11 @@ final class DwarfIndex {
     private func scanner(_ unitDie: Dwarf_Die, version: Int, previous: DieScanner? = nil) -> DieScanner? {
         guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let info = sections.info, let abbreviations = sections.abbrev
         else { return nil }
-        return DieScanner(
+        let made = DieScanner(
             dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations,
             previous: previous)
+        made?.rangeListSection = sectionBounds[".debug_ranges"]
+        return made
     }
 
     /// Where `.debug_info`'s and `.debug_abbrev`'s bytes are in memory (after libdw decompressed them), so a
@@ -114,7 +117,9 @@ final class DwarfIndex {
     /// holds them in memory (decompressed).
     private lazy var sectionBounds: [String: DieScanner.Bounds] = {
         var found: [String: DieScanner.Bounds] = [:]
-        let wanted: Set<String> = [".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str"]
+        let wanted: Set<String> = [
+            ".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str", ".debug_ranges",
+        ]
         var names = 0
         guard elf_getshdrstrndx(file.elf, &names) == 0 else { return found }
         var scn = elf_nextscn(file.elf, nil)

@@ -10,6 +10,9 @@ final class ElfFile {
     let path: String
     let elf: OpaquePointer
     private let file: RegularFile
+    /// Decompressed section contents libelf hands out in place of the stored ones (see
+    /// ``decompressZstdSections()``), freed after libelf is done with the file.
+    var decompressedSections: [UnsafeMutableRawPointer] = []
 
     /// Opens `path`. `mapped` maps the whole file (best when most of it will be read, as DWARF is);
     /// otherwise libelf reads only the parts asked for (best for headers and notes).
@@ -40,7 +43,10 @@ final class ElfFile {
         self.header = ehdr
     }
 
-    deinit { elf_end(elf) }  // then `file` closes the descriptor
+    deinit {
+        elf_end(elf)
+        decompressedSections.forEach { free($0) }
+    }  // then `file` closes the descriptor
 
     /// The ELF header.
     let header: GElf_Ehdr

@@ -24,7 +24,8 @@ public struct ObjectInfo: Equatable, Sendable {
         case zlib
         /// GNU `.zdebug_*` sections (readable).
         case zlibGNU = "zlib-gnu"
-        /// `SHF_COMPRESSED` with zstd: elfutils 0.188 cannot read it.
+        /// `SHF_COMPRESSED` with zstd: elfutils 0.188 cannot read it; read when libzstd is installed (decompressed
+        /// in memory before libdw opens the file).
         case zstd
         /// `SHF_COMPRESSED` with an unknown algorithm.
         case unknown
@@ -38,7 +39,7 @@ public struct ObjectInfo: Equatable, Sendable {
         case noDebugInfo = "no debug info (upload before strip, or build with -g)"
         /// A debug companion without `.eh_frame`/`.debug_frame`: upload the binary too.
         case noUnwindInfo = "debug file without unwind info (upload the executable too)"
-        /// zstd-compressed sections that elfutils 0.188 cannot read.
+        /// zstd-compressed sections, and no libzstd here to read them (elfutils 0.188 cannot).
         case zstdSections =
             "zstd-compressed sections (unreadable; decompress with objcopy --decompress-debug-sections)"
         /// Split DWARF (`.dwo` / skeleton units): the debug info lives in other files.
@@ -101,7 +102,8 @@ public struct ObjectInfo: Equatable, Sendable {
         if buildId == nil || buildId?.isEmpty == true { result.append(.noBuildId) }
         if !hasDebugInfo { result.append(.noDebugInfo) }
         if kind == .debugCompanion && !hasUnwindInfo { result.append(.noUnwindInfo) }
-        if compressedSections.values.contains(where: { $0 == .zstd || $0 == .unknown }) {
+        let values = compressedSections.values
+        if values.contains(.unknown) || (values.contains(.zstd) && !ElfFile.canReadZstd) {
             result.append(.zstdSections)
         }
         if hasSplitDwarf { result.append(.splitDwarf) }

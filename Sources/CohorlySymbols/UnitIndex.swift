@@ -64,6 +64,9 @@ final class UnitIndex {
     @exclusivity(unchecked) private var scratchOwners: [Int32] = []
     /// Whether the linear pass read the whole unit (false: libdw's walk was used).
     private(set) var usedLinearWalk = false
+    /// A DWARF 2-4 unit's `.debug_ranges` as the linear pass reads it itself: the section, the unit's base
+    /// address (its `DW_AT_low_pc`, as libdw takes it) and the address size; nil when libdw is asked instead.
+    private var rangeLists: (section: DieScanner.Bounds, base: UInt64, addressSize: Int)?
 
     /// Indexes the unit: in one linear pass with `scanner` when it can read every DIE, else with libdw's
     /// child/sibling walk.
@@ -77,6 +80,10 @@ final class UnitIndex {
             // (Generous: capacity never written to costs no memory, a copy while growing costs both.)
             scopes.reserveCapacity(min(size / 20, 1 << 20))
             ranges.reserveCapacity(min(size / 16, 1 << 21))
+            var base: Dwarf_Addr = 0
+            if scanner.version < 5, let section = scanner.rangeListSection, dwarf_lowpc(&die, &base) == 0 {
+                rangeLists = (section, base, scanner.addressSize)
+            }
             linear = walkUnit(at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner)
             if !linear {
                 scopes.removeAll()
@@ -164,6 +171,8 @@ final class UnitIndex {
         var callLine: UInt64 = 0
         var callColumn: UInt64 = 0
         var askLibdw = false
+        /// Where its `DW_AT_ranges` list starts in `.debug_ranges` (DWARF 2-4, read by ``UnitIndex/rangeLists``).
+        var rangesOffset: UInt64?
         /// The DIE the scope's name is read from when it names nothing itself: its `DW_AT_abstract_origin`
         /// (else `DW_AT_specification`), when that lies in the unit (nil: its own DIE).
         var nameDie: UInt64?
@@ -212,7 +221,10 @@ final class UnitIndex {
             if bit != 0 && seen & bit == 0 {
                 seen |= bit
                 let value = scanner.constant(spec, at: cursor)
-                if value == nil || bit == 32 || (bit == 1 && spec.form != UInt32(DW_FORM_addr)) {
+                if bit == 32 {
+                    found.rangesOffset = rangeLists == nil ? nil : scanner.sectionOffset(spec.form, at: cursor)
+                    if found.rangesOffset == nil { found.askLibdw = true }
+                } else if value == nil || (bit == 1 && spec.form != UInt32(DW_FORM_addr)) {
                     found.askLibdw = true
                 }
                 switch bit {
@@ -297,8 +309,12 @@ final class UnitIndex {
                 call.column = DwarfAttributes.unsigned(&die, UInt32(DW_AT_call_column))
             }
         } else if let low = found.low, let high = found.high {
-            // libdw's rule: one range from low_pc to high_pc (an address, or an offset from low_pc).
+            // libdw's rule: one range from low_pc to high_pc (an address, or an offset from low_pc), before
+            // any DW_AT_ranges.
             DwarfRanges.append(low: low, high: found.highIsOffset ? low &+ high : high, to: &ranges)
+        } else if let offset = found.rangesOffset, !appendRangeList(at: offset) {
+            ranges.removeSubrange(first...)
+            DwarfRanges.append(&die, to: &ranges)
         }
         guard ranges.count > first else { return isInlined ? parent : -1 }
         var scope = Scope(
@@ -313,6 +329,39 @@ final class UnitIndex {
             for span in ranges[first...] { rootRanges.append(Range(low: span.low, high: span.high, scope: index)) }
         }
         return index
+    }
+
+    /// Appends the ranges of the DWARF 2-4 range list at `offset` of `.debug_ranges` (pairs of addresses
+    /// relative to the base address, a pair whose start is all ones setting a new base, two zeros ending it),
+    /// as libdw's `dwarf_ranges` reads them. False when the list runs past the section (libdw is asked then).
+    private func appendRangeList(at offset: UInt64) -> Bool {
+        guard let list = rangeLists, offset < UInt64(list.section.end - list.section.start) else { return false }
+        let size = list.addressSize
+        let selection: UInt64 = size == 4 ? 0xFFFF_FFFF : UInt64.max
+        var base = list.base
+        var cursor = list.section.start + Int(offset)
+        // The scanner reads little-endian files only.
+        func address(_ at: UnsafePointer<UInt8>) -> UInt64 {
+            let raw = UnsafeRawPointer(at)
+            return size == 8
+                ? UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+                : UInt64(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+        }
+        while list.section.end - cursor >= 2 * size {
+            let start = address(cursor)
+            let end = address(cursor + size)
+            cursor += 2 * size
+            if start == 0 && end == 0 { return true }
+            if start == selection {
+                base = end
+            } else {
+                let low = base &+ start
+                let high = base &+ end
+                // Not empty, not a linker tombstone (DwarfRanges.append's rule).
+                if high > low && low != 0 && low < UInt64.max - 1 { ranges.append(Span(low: low, high: high)) }
+            }
+        }
+        return false
     }
 
     /// The innermost scope containing `address` (-1 when no function covers it). Its chain outwards is

@@ -10,11 +10,14 @@ enum Reference {
         var description: String { "\(function) \(file):\(line):\(column)" }
     }
 
-    /// Frames per address, innermost first, with raw (not demangled) function names.
-    static func symbolize(_ file: String, _ addresses: [UInt64]) throws -> [[Frame]] {
+    /// Frames per address, innermost first, with raw (not demangled) function names. `symbolizer`: another
+    /// llvm-symbolizer (Debian's `llvm-symbolizer-14`, say).
+    static func symbolize(
+        _ file: String, _ addresses: [UInt64], symbolizer: String = Fixtures.llvmSymbolizer
+    ) throws -> [[Frame]] {
         let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
         let output = try run(
-            Fixtures.llvmSymbolizer,
+            symbolizer,
             ["--inlines", "--no-demangle", "--output-style=JSON", "--obj=" + file],
             input: input)
         var result: [[Frame]] = []
