@@ -126,8 +126,9 @@ let package = Package(
             dependencies: ["CDwarf", "CDebuginfod", "CohorlyCrashModel", "CohorlyDigests", "CZlib", "CZstd"],
             linkerSettings: [.linkedLibrary("stdc++")]),
         // libzstd (libzstd-dev) and libcrypto (libssl-dev, for SHA-512): the PostHog symbol-set upload
-        // (`debug-files upload --to posthog`); libzstd also for zstd-compressed debug sections. Loaded with dlopen on first use like libcurl: linked, they cost
-        // every CLI start about 1.2 million cycles in the dynamic loader (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
+        // (`debug-files upload --to posthog`); libzstd also for zstd-compressed debug sections. Loaded with dlopen on
+        // first use like libcurl: linked, they cost every CLI start about 1.2 million cycles in the dynamic loader
+        // (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
         .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
         // The CLI: parsing and printing on top of the libraries; CohorlyCollector only for `cohorly serve`. It
