@@ -64,9 +64,13 @@ extern void *dispatch_source_create(const void *type, uintptr_t handle, uintptr_
 extern void *dispatch_get_global_queue(intptr_t identifier, uintptr_t flags) __attribute__((weak));
 extern void dispatch_set_context(void *object, void *context) __attribute__((weak));
 extern void dispatch_source_set_event_handler_f(void *source, void (*handler)(void *)) __attribute__((weak));
+extern void dispatch_source_set_registration_handler_f(void *source, void (*handler)(void *)) __attribute__((weak));
 extern void dispatch_resume(void *object) __attribute__((weak));
 static atomic_bool handler_saw[WATCHED_COUNT];  // our handler recorded the signal (the source need not)
 static bool dispatch_observed[WATCHED_COUNT];    // our own source is made (under install_lock)
+// Our own source is made but libdispatch has not registered it yet (it does so later, on its manager thread): a
+// signal its signalfd takes before any handler runs would not reach us, so the signal is not watched yet.
+static atomic_bool dispatch_registering[WATCHED_COUNT];
 
 static pthread_t watcher;
 static bool watcher_started;
@@ -148,8 +152,14 @@ static void dispatched_signal(void *context) {
     cly_launch_marker_record_termination(watched_signals[index], NULL, CLY_TERMINATION_HANDLED);
 }
 
+/// libdispatch registered our source (a dispatch queue's thread): from now on it sees every signal it is sent.
+static void dispatch_source_registered(void *context) {
+    int index = (int)(intptr_t)context;
+    if (index >= 0 && index < WATCHED_COUNT) atomic_store(&dispatch_registering[index], false);
+}
+
 /// Makes our own dispatch source for watched signal `index`, once (libdispatch's handler is installed for it, so
-/// libdispatch leaves the action alone). Called with install_lock held.
+/// libdispatch leaves the action alone). Called with install_lock held, before our handler replaces libdispatch's.
 static void observe_through_dispatch(int index) {
     if (dispatch_observed[index] || _dispatch_source_type_signal == NULL || dispatch_get_global_queue == NULL ||
         dispatch_set_context == NULL || dispatch_source_set_event_handler_f == NULL || dispatch_resume == NULL)
@@ -159,6 +169,10 @@ static void observe_through_dispatch(int index) {
     if (source == NULL) return;
     dispatch_set_context(source, (void *)(intptr_t)index);
     dispatch_source_set_event_handler_f(source, dispatched_signal);
+    if (dispatch_source_set_registration_handler_f != NULL) {
+        atomic_store(&dispatch_registering[index], true);
+        dispatch_source_set_registration_handler_f(source, dispatch_source_registered);
+    }
     dispatch_resume(source);  // kept for the life of the process
     dispatch_observed[index] = true;
 }
@@ -191,6 +205,9 @@ static int wrap_current_actions(void) {
             action.sa_flags = current.sa_flags | SA_SIGINFO;
             action.sa_mask = current.sa_mask;
         }
+        // Our source first: once our handler is in place, cly_termination_watches says so only after it is
+        // registered (it joins libdispatch's existing registration for the signal: the action stays ours).
+        if (is_libdispatch_handler(&current)) observe_through_dispatch(i);
         wrapped_actions[i][count] = current;
         atomic_store(&wrapped_count[i], count + 1);
         if (sigaction(signal_number, &action, NULL) != 0) {
@@ -198,7 +215,6 @@ static int wrap_current_actions(void) {
             continue;
         }
         atomic_store(&watching[i], true);
-        if (is_libdispatch_handler(&current)) observe_through_dispatch(i);
     }
     return result;
 }
@@ -250,7 +266,8 @@ int cly_termination_install(void) {
 bool cly_termination_watches(int signal_number) {
     int index = watched_index(signal_number);
     struct sigaction current;
-    return index >= 0 && sigaction(signal_number, NULL, &current) == 0 && ours(&current);
+    return index >= 0 && sigaction(signal_number, NULL, &current) == 0 && ours(&current) &&
+           !atomic_load(&dispatch_registering[index]);
 }
 
 void cly_termination_uninstall(void) {

@@ -41,13 +41,14 @@ public final class Cohorly: Sendable {
     private static let sharedBox = ClientStateBox.SharedSlot()
 
     /// At a normal exit, commits what the shared client still holds in memory (waiting at most 5 s), so events
-    /// tracked just before `exit()` are sent by the next launch; then lets the exchange in flight end (at most 2 s)
-    /// and starts no other, so no record the server took stays queued to be sent again.
+    /// tracked just before `exit()` are sent by the next launch; then lets the exchange in flight end (at most 2 s,
+    /// `CohorlyOptions.exitExchangeWait`) and starts no other, so no record the server took stays queued to be sent
+    /// again.
     private static let commitAtExit: Void = {
         atexit {
             _ = Cohorly.shared?.liveEvents.waitSettled(timeout: 2)
             _ = Cohorly.shared?.state.waitUntilPersisted(timeout: 5)
-            Cohorly.shared?.delivery.stop(waitingAtMost: 2)
+            if let shared = Cohorly.shared { shared.delivery.stop(waitingAtMost: shared.options.exitExchangeWait) }
         }
     }()
 

@@ -37,6 +37,10 @@ public struct CohorlyOptions: Sendable {
     var attemptObserver: (@Sendable (DeliveryAttempt) -> Void)?
     /// Test hook: the clock flag cache ages are measured with.
     var flagClock: @Sendable () -> Date = { Date() }
+    /// Test hook: how long the exit hook lets the exchange in flight end, in seconds (2: an exit must not hang on a
+    /// slow server). A test app on a loaded machine waits longer, so that the answer it checks is taken whatever
+    /// the load.
+    package var exitExchangeWait: Double = 2
 
     /// The documented defaults.
     public static var `default`: CohorlyOptions { CohorlyOptions() }

@@ -101,7 +101,7 @@ struct AbnormalExitTests {
         let next = try await setup.launch(["run", "--identify", "later-user", "--version", "2.0.0"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         #expect(setup.markers.isEmpty)
-        let events = try setup.abnormalExits()
+        let events = try await delivered { try setup.abnormalExits() }
         #expect(events.count == 1)
         #expect(try setup.exceptions().count == 1)
         let (event, properties) = try #require(events.first)
@@ -176,7 +176,7 @@ struct AbnormalExitTests {
         #expect(crash.signal == SIGSEGV)
         #expect(setup.markers.isEmpty)  // the crash handler removed it once the report was committed
         _ = try await setup.launch(["run"])
-        let events = try setup.exceptions()
+        let events = try await delivered { try setup.exceptions() }
         #expect(events.count == 1)
         #expect(try setup.abnormalExits().isEmpty)
     }
@@ -225,7 +225,7 @@ struct AbnormalExitTests {
         async let first = setup.launch(["run"])
         async let second = setup.launch(["run"])
         _ = try await (first, second)
-        let events = try setup.abnormalExits()
+        let events = try await delivered(atLeast: 2) { try setup.abnormalExits() }
         #expect(events.count == 2)
         #expect(Set(events.compactMap(\.0.insertId)).count == 2)
         #expect(setup.markers.isEmpty)
@@ -263,7 +263,7 @@ struct AbnormalExitTests {
         let next = try setup.process(["run"], prefix: container ? cgroup.prefix(container: true) : [])
         try await runToEnd(next)
         #expect(next.terminationReason == .exit && next.terminationStatus == 0)
-        let events = try setup.abnormalExits()
+        let events = try await delivered { try setup.abnormalExits() }
         #expect(events.count == 1)
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_abnormal_exit_cause"] == "oom_kill")

@@ -54,7 +54,8 @@ struct BreadcrumbTests {
             reportDirectory: root.appendingPathComponent("reports"), withClient: true, environment: environment)
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         let event = try #require(
-            try collector.store.events(matching: EventQuery(event: "$exception", limit: 10)).first)
+            try await delivered { try collector.store.events(matching: EventQuery(event: "$exception", limit: 10)) }
+                .first)
         let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
         let sent = try #require(properties["$exception_breadcrumbs"]?.arrayValue)
         #expect(sent.count == 50)

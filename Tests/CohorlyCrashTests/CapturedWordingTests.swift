@@ -56,7 +56,7 @@ import Testing
         let insertId = try await HangTests.leaveAHangReport(setup)
         let next = try await setup.launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        try #require(try setup.exceptions().count == 1)
+        try #require(try await delivered { try setup.exceptions() }.count == 1)
         let host = setup.collector.baseURL.absoluteString
 
         let shown = try await SymbolicatedCrashTests.tool(Self.cli, ["crashes", "show", insertId, "--host", host])

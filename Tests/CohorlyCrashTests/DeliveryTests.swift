@@ -51,7 +51,7 @@ struct DeliveryTests {
         let next = try await setup.launch(["run", "--identify", "later-user", "--version", "2.0.0"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         #expect(next.reportFiles.isEmpty)  // deleted once durably queued
-        let events = try setup.exceptions()
+        let events = try await delivered { try setup.exceptions() }
         #expect(events.count == 1)
         let event = try #require(events.first)
         #expect(event.insertId == report.insertId)
@@ -106,7 +106,7 @@ struct DeliveryTests {
         // The next launch registers other values: the event keeps the crash-time ones.
         let next = try await setup.launch(["run", "--register", "plan=enterprise"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        let event = try #require(try setup.exceptions().first)
+        let event = try #require(try await delivered { try setup.exceptions() }.first)
         let properties = try #require(CohorlyValue(json: event.propertiesJSON)?.objectValue)
         #expect(properties["plan"] == "team")
         #expect(properties["cart"] == ["items": 2])

@@ -130,7 +130,7 @@ struct FullDiskTests {
         let next = try await setup.launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         #expect(next.reportFiles.isEmpty)  // durably queued now, then deleted
-        #expect(try setup.exceptions().count == 1)  // the resend is deduplicated by its $insert_id
+        #expect(try await delivered { try setup.exceptions() }.count == 1)  // the resend is deduplicated by its $insert_id
     }
 
     /// The queue and the reports on one nearly full file system (as by default): with nothing free the crash

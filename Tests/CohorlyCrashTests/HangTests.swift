@@ -77,7 +77,7 @@ struct HangTests {
         let next = try await setup.launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         #expect(Self.hangFiles(setup.reports).isEmpty)
-        let events = try setup.exceptions()
+        let events = try await delivered { try setup.exceptions() }
         #expect(events.count == 1)
         #expect(events.first?.insertId == report.insertId)
         let properties = try #require(events.first.flatMap { CohorlyValue(json: $0.propertiesJSON)?.objectValue })

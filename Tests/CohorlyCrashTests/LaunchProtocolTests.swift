@@ -146,6 +146,47 @@ import Testing
         #expect(!LockFile.isHeld(.crashSender, in: install.storage.path))
     }
 
+    /// Senders of one queue take turns (`crash-sender.lock`): while the first crash's sender is mid-delivery (the
+    /// destination holds its request), the second crash's sender leaves its report alone — it neither turns it
+    /// into an event nor tries the queue, whose lock would fail it into the retry backoff — and once the first is
+    /// done it delivers its crash, each crash once, with no launch in between.
+    @Test func aSecondCrashsSenderWaitsForTheFirstSendersTurn() async throws {
+        let install = try Install(.hold)
+        defer { install.finish() }
+        let first = try await install.launch(["crash", "null-write"], senderAtCrash: true)
+        #expect(first.signal == SIGSEGV)
+        try await waitUntil("the first crash's sender's request reached the destination", seconds: 60) {
+            install.destination.held == 1
+        }
+        let firstId = try #require(install.destination.insertIds.first)
+        let firstSender = try #require(DetachedSenders.running(under: install.root).first)
+        #expect(install.reportsLeft.isEmpty)  // the first sender turned its report into an event
+
+        let second = try await install.launch(["crash", "fatal-error"], senderAtCrash: true)
+        #expect(second.signal == SIGILL)
+        let turn = install.storage.appendingPathComponent(LaunchLock.crashSender.fileName).path
+        // The second sender waits for its turn, or (were there no turns) has taken its report over.
+        try await waitUntil("the second crash's sender waits for its turn or took its report", seconds: 60) {
+            DetachedSenders.running(under: install.root).contains {
+                $0 != firstSender && DetachedSenders.has($0, open: turn)
+            } || install.reportsLeft.isEmpty
+        }
+        #expect(install.reportsLeft.count == 1, "the second sender took its report over during the first's turn")
+        #expect(install.destination.insertIds == [firstId])
+
+        install.destination.release(status: 200)
+        #expect(
+            await eventually(timeout: 60) {
+                install.destination.insertIds.count == 2
+                    && install.destination.insertIds.allSatisfy { install.destination.accepted($0) == 1 }
+                    && install.settled
+            })
+        let secondId = try #require(install.destination.insertIds.subtracting([firstId]).first)
+        #expect(install.destination.received(firstId) == 1)
+        #expect(install.destination.received(secondId) == 1)
+        #expect(install.destination.overlaps == 0)
+    }
+
     /// Every move of the protocol's state machine is in docs/internals.md's table, with its lock.
     @Test func theDocumentedStateMachineIsTheCodes() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

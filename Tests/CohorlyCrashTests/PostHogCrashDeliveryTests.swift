@@ -29,7 +29,7 @@ import Testing
         let report = try #require(try crash.reports().first)
         let next = try await launch(["run", "--identify", "later-user", "--version", "2.0.0"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        let events = try collector.store.events(matching: EventQuery(event: "$exception"))
+        let events = try await delivered { try collector.store.events(matching: EventQuery(event: "$exception")) }
         #expect(events.count == 1)
         let event = try #require(events.first)
         // The uuid is the report's $insert_id, so a resent crash is deduplicated; crash-time identity and time.

@@ -37,9 +37,9 @@ import Testing
         let report = try #require(try crash.reports().first)
         let next = try await launch(["run", "--identify", "later-user", "--version", "2.0.0"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
+        let events = try await delivered { try collector.store.events(matching: EventQuery(event: "$exception")) }
         // Capture V1 was tried and refused, so what arrived came through /batch.
         #expect(collector.faults.pending.count < 1000)
-        let events = try collector.store.events(matching: EventQuery(event: "$exception"))
         #expect(events.count == 1)
         let event = try #require(events.first)
         #expect(event.insertId == report.insertId.lowercased())

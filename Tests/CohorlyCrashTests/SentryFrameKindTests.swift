@@ -167,7 +167,8 @@ import Testing
         let report = try #require(try crash.reports().first, "no report: \(crash.stderr)")
         let next = try await launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        let event = try #require(try collecting.exceptions().first, "nothing stored: \(next.stderr)")
+        let event = try #require(
+            try await delivered { try collecting.exceptions() }.first, "nothing stored: \(next.stderr)")
         return (event, report)
     }
 }

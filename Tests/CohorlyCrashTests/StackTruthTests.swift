@@ -84,7 +84,7 @@ import Testing
         // The next launch sends the crash; the collector gets the app's debug file only.
         let next = try await setup.launch(["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        let event = try #require(try setup.exceptions().first)
+        let event = try #require(try await delivered { try setup.exceptions() }.first)
         let insertId = try #require(event.insertId)
         let host = setup.collector.baseURL.absoluteString
         let upload = try await SymbolicatedCrashTests.tool(

@@ -80,7 +80,7 @@ struct TerminationSignalTests {
         #expect(process.terminationStatus == SIGKILL)
 
         _ = try await setup.launch(["run"])
-        let events = try setup.abnormalExits()
+        let events = try await delivered { try setup.abnormalExits() }
         #expect(events.count == 1)
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_level"] == "fatal")
@@ -116,7 +116,7 @@ struct TerminationSignalTests {
         #expect(process.terminationStatus == SIGKILL)
 
         _ = try await setup.launch(["run"])
-        let events = try setup.abnormalExits()
+        let events = try await delivered { try setup.abnormalExits() }
         #expect(events.count == 1)
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_abnormal_exit_cause"] == "killed_after_termination_signal")
@@ -146,7 +146,7 @@ struct TerminationSignalTests {
         kill(process.processIdentifier, SIGKILL)
         await waitForExit(process)
         _ = try await setup.launch(["run"])
-        let events = try setup.abnormalExits()
+        let events = try await delivered { try setup.abnormalExits() }
         #expect(events.count == 1)
         let properties = try #require(events.first?.1)
         #expect(properties["$exception_abnormal_exit_cause"] == "killed_or_lost_power")

@@ -58,6 +58,11 @@ if mode == "track" {
 }
 clientOptions.retry.baseDelay = 0.05
 clientOptions.retry.maxDelay = 0.2
+if mode == "track-then-exit-on-input" {
+    // The test checks that the exit hook takes the answer in flight: under the full suite's load, handling it
+    // (the answer read, 50 records deleted) can take longer than the hook's usual 2 s.
+    clientOptions.exitExchangeWait = 120
+}
 let token = options["--token"] ?? "test-token"
 if let barrier = options["--barrier"] {
     // `--barrier FILE`: says "ready", then waits while the test holds FILE's exclusive flock, so that launches the

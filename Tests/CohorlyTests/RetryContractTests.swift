@@ -172,7 +172,10 @@ import Testing
         let collector = try startCollector { $0.maxBodyBytes = 4 << 20 }
         defer { collector.stop() }
         let recorder = Recorder()
-        let client = makeClient(collector, recorder: recorder)
+        // No attempt may time out: with testOptions' 5 s request timeout, a request the collector is slow to answer
+        // (storing 500 records or 1 MB while the whole suite loads 2 cores) fails the flush and adds an attempt (an
+        // answer after 6 s: flush false, attempts [500]). 120 s is a safety net, not a timing claim.
+        let client = makeClient(collector, recorder: recorder) { $0.retry.requestTimeout = 120 }
         defer { client.shutdown() }
         for index in 0..<1_100 { client.track("small", properties: ["n": .int(index)]) }
         #expect(await client.flush() == true)

@@ -29,7 +29,8 @@ int cly_termination_install(void);
 void cly_termination_uninstall(void);
 
 /// Whether the action of `signal_number` is the monitor's handler now (a watched signal, not replaced since the
-/// monitor last wrapped it). Normal code.
+/// monitor last wrapped it) and, when it wrapped libdispatch's handler, libdispatch has registered the monitor's own
+/// dispatch source for it (before that, a signal libdispatch's signalfd takes first is not seen). Normal code.
 bool cly_termination_watches(int signal_number);
 
 #ifdef __cplusplus
