@@ -9,7 +9,8 @@ struct OccurrenceTags: Sendable, Equatable {
     /// `Ubuntu 24.04` (distribution, else the OS name, and its version).
     var os: String?
     var host: String?
-    /// The crashed thread's dispatch queue label where the event has it, else its name.
+    /// The crashed thread's name (a dispatch queue's label for a thread running one's work: the recorder names it
+    /// so, cly_dispatch_queue.c).
     var thread: String?
 
     init(environment: String? = nil, os: String? = nil, host: String? = nil, thread: String? = nil) {
@@ -29,11 +30,8 @@ struct OccurrenceTags: Sendable, Equatable {
         let os = [text("$os_distribution") ?? text("$os"), text("$os_version")].compactMap { $0 }
         self.os = os.isEmpty ? nil : String(os.joined(separator: " ").prefix(Self.maximumLength))
         host = text("$hostname")
-        thread = text(Self.queueProperty) ?? text("$exception_thread_name")
+        thread = text("$exception_thread_name")
     }
-
-    /// The crashed thread's dispatch queue label in an event.
-    static let queueProperty = "$exception_thread_queue"
 
     /// Characters a tag keeps (an event's values are the sender's choice).
     static let maximumLength = 200
