@@ -10,7 +10,7 @@ let helpText = """
 
     USAGE:
       CrashDemo list                                     the crash kinds
-      CrashDemo crash KIND [--on main|thread|dispatch|task] [options]
+      CrashDemo crash KIND [--on main|thread|dispatch|queue|task] [options]
       CrashDemo scenario NAME [options]                  test scenarios (see Scenario.swift)
       CrashDemo hang CASE --hang-threshold-ms N [--hang-ms M]  hang watchdog cases (see Hangs.swift):
                                                          main, executor, heartbeat, forever, busy, plain-loop, idle
@@ -23,7 +23,8 @@ let helpText = """
       CrashDemo --help                                   this help
 
     OPTIONS:
-      --on PLACE              where to crash: main (default), thread, dispatch or task
+      --on PLACE              where to crash: main (default), thread, dispatch (a global queue), queue (a serial
+                              queue labeled demo.checkout-queue) or task
       --report-dir DIR        where reports go (default $COHORLY_CRASH_DIR, else the recorder's default,
                               $XDG_STATE_HOME/cohorly/crashes or ~/.local/state/cohorly/crashes)
       --storage DIR           the client's queue directory (default $COHORLY_STORAGE, else the client's

@@ -21,13 +21,20 @@ func crash(on place: String, _ body: @escaping @Sendable () -> Void) -> Never {
             CrashRecorder.prepareCurrentThread()
             body()
         }
+    case "queue":
+        // A serial queue of the app's own: its worker is named after libdispatch's root queue, the report after
+        // this label.
+        DispatchQueue(label: "demo.checkout-queue").async {
+            CrashRecorder.prepareCurrentThread()
+            body()
+        }
     case "task":
         Task.detached {
             CrashRecorder.prepareCurrentThread()
             body()
         }
     default:
-        usage("unknown place '\(place)' (main, thread, dispatch or task)")
+        usage("unknown place '\(place)' (main, thread, dispatch, queue or task)")
     }
     while true { sleep(60) }
 }

@@ -100,6 +100,8 @@ static bool read_memory(pid_t pid, uintptr_t address, void *out, size_t size) {
     return read_back && (size_t)written == size;
 }
 
+bool cly_read_memory(uintptr_t address, void *out, size_t size) { return read_memory(getpid(), address, out, size); }
+
 void cly_async_prepare(void) {
     if (job_run_end != 0) return;
     cly_resume_points_refresh();

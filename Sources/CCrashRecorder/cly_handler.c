@@ -7,6 +7,9 @@
 //       a fault while this thread writes the report marks the file once and dies (never a hang);
 //     - cly_handle_crash: one thread wins a compare-and-swap and writes; any other crashing thread waits on
 //       a futex (at most CLY_CONCURRENT_CRASH_WAIT_MS) and then dies of its own signal;
+//         . cly_dispatch_queue_label (fault-free bounded reads of libdispatch's thread-local data) - the
+//           label of the queue whose work the crashed thread ran (each other thread reads its own in its dump
+//           handler);
 //         . cly_unwind_from_ucontext (libunwind, local: signal-safe) - the crashed thread, frame 0 exact;
 //         . cly_threads_capture (tgkill + SIGSYS self-unwinds, bounded wait) - up to 19 other threads;
 //         . cly_async_walk (fault-free reads, bounded) - each thread's async callers, the others still parked;
@@ -113,6 +116,7 @@ bool cly_handle_crash(const cly_crash *crash) {
     crashed_thread.answered = true;
     crashed_thread.frame_count = 0;
     cly_thread_read_name(tid, crashed_thread.name, sizeof crashed_thread.name);
+    cly_dispatch_queue_label(crashed_thread.queue, sizeof crashed_thread.queue);
     atomic_store(&crashed_unwinding_tid, tid);
     // sigsetjmp saves registers and the signal mask (one rt_sigprocmask syscall); if the unwind of a corrupt
     // stack faults, crash_signal_handler siglongjmps back here (POSIX allows leaving a handler that way).

@@ -86,7 +86,8 @@ int cly_install(const char *report_directory, bool chain, char *error, size_t er
         return result;
     }
     cly_async_prepare();
-    cly_test_probe_mark("c: async walk");
+    cly_dispatch_prepare();
+    cly_test_probe_mark("c: async walk, dispatch queues");
     const char *format = getenv("COHORLY_TEST_REPORT_FORMAT");  // test hook: "1" writes v1 (the reader keeps it)
     if (format != NULL && format[0] == '1') cly_report_format = 1;
     cly_fatal_message_install();

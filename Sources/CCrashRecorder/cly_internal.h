@@ -67,6 +67,7 @@ typedef struct {
     uintptr_t frame_pointers[CLY_MAX_FRAMES];
     cly_async_chain async;  // the thread's async callers (cly_async_walk); count 0 when none
     char name[32];   // from /proc/self/task/<tid>/comm
+    char queue[CLY_MAX_QUEUE_LABEL];  // the dispatch queue whose work it ran (cly_dispatch_queue.c); "" when none
 } cly_thread;
 
 // ---- unwinding (cly_unwind.c) ----
@@ -86,6 +87,19 @@ bool cly_unwind_function_range(uintptr_t address, uintptr_t *start, uintptr_t *e
 void cly_async_prepare(void);
 /// Walks the async context chain of an unwound thread into `thread->async` (count 0: none). Signal-safe.
 void cly_async_walk(cly_thread *thread);
+
+/// Reads `size` bytes at `address` of this process without faulting (process_vm_readv, else the pipe chosen by
+/// cly_async_prepare); false when any of them is unreadable. Signal-safe.
+bool cly_read_memory(uintptr_t address, void *out, size_t size);
+
+// ---- dispatch queue labels (cly_dispatch_queue.c) ----
+
+/// Finds where libdispatch keeps a thread's current queue and a queue's label, when libdispatch is loaded (its
+/// functions are referenced weakly). Normal code; after cly_async_prepare.
+void cly_dispatch_prepare(void);
+/// The label of the dispatch queue whose work the calling thread runs, into `out` (at most `size - 1` bytes and a
+/// NUL); false, and "" in `out`, when it runs none or it cannot be read. Signal-safe: fault-free bounded reads.
+bool cly_dispatch_queue_label(char *out, size_t size);
 
 // ---- Swift resume points without unwind info (cly_resume_points.c) ----
 

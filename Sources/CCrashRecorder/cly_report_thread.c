@@ -32,7 +32,14 @@ void cly_report_write_thread(cly_writer *w, const char *key, const cly_thread *t
     size_t frame_bytes = format < 2 ? 24 : 64;
     cly_writer_begin_object(w, key);
     cly_writer_uint(w, "tid", (uint64_t)thread->tid);
-    cly_writer_string(w, "name", thread->name, sizeof thread->name);
+    // A thread running a dispatch queue's work is named by the queue's label; its kernel name (libdispatch's root
+    // queue, cut to 15 characters) goes beside it.
+    if (thread->queue[0] != 0) {
+        cly_writer_string(w, "name", thread->queue, sizeof thread->queue);
+        cly_writer_string(w, "comm", thread->name, sizeof thread->name);
+    } else {
+        cly_writer_string(w, "name", thread->name, sizeof thread->name);
+    }
     cly_writer_bool(w, "crashed", crashed);
     cly_writer_begin_array(w, "frames");
     bool truncated = thread->truncated;

@@ -7,7 +7,8 @@
 //   2. list /proc/self/task with raw getdents64 (opendir/readdir allocate) and fill one slot per thread:
 //      tid and name (/proc/self/task/<tid>/comm, read with open/read/close);
 //   3. skip a thread whose /proc status shows SIGSYS blocked (it would never answer), `tgkill` the others;
-//   4. each signalled thread, in `dump_handler`, unwinds its own interrupted context into its slot, counts
+//   4. each signalled thread, in `dump_handler`, reads its dispatch queue's label (cly_dispatch_queue.c) and
+//      unwinds its own interrupted context into its slot, counts
 //      itself in (atomic + futex wake), then parks on the release futex (bounded);
 //   5. the crashed thread waits on the answer counter, at most CLY_THREAD_WAIT_MS in total;
 //   6. the parked threads are never let go: they stay parked until the process dies of the crash (no app code
@@ -135,6 +136,7 @@ static void dump_handler(int signal_number, siginfo_t *info, void *context) {
         return;
     }
     cly_thread *thread = &slots[index];
+    cly_dispatch_queue_label(thread->queue, sizeof thread->queue);  // this thread's own, as only it can read
     atomic_store(&dumping_tid[index], thread->tid);
     // sigsetjmp saves the signal mask with one rt_sigprocmask syscall; the crash handler siglongjmps here
     // if our own unwind faults (POSIX allows leaving a signal handler by siglongjmp).
@@ -180,6 +182,7 @@ static void add_thread(const char *name, bool regular_file, void *context) {
     thread->frame_count = 0;
     thread->truncated = false;
     thread->answered = false;
+    thread->queue[0] = 0;
     cly_thread_read_name(tid, thread->name, sizeof thread->name);
 }
 

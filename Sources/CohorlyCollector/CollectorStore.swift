@@ -136,6 +136,8 @@ public final class CollectorStore: @unchecked Sendable {
         try Self.storeCrashesAsModels(db)
         // Issues a collector keyed another way are keyed again (IssueRegrouping+Upgrade.swift).
         try IssueRegrouping.upgradeKeys(store: self)
+        // Events stored before the breakdowns' table existed get their tags (OccurrenceTags.swift).
+        try OccurrenceTags.backfill(store: self)
     }
 
     /// Whether `error` is SQLite's "database or disk is full" (the answer is then 507, not 500).

@@ -84,7 +84,7 @@ struct CrashQueries: Sendable {
     }
 
     /// The crash whose insert id is `insertId`, else the only one whose insert id starts with it.
-    private func event(insertId: String) throws -> StoredEvent? {
+    func event(insertId: String) throws -> StoredEvent? {
         let exact = EventQuery(event: "$exception", insertId: insertId, limit: 1)
         if let event = try store.events(matching: exact).first { return event }
         var query = EventQuery(event: "$exception", limit: 6)

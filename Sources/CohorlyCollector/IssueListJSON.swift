@@ -18,6 +18,8 @@ enum IssueListJSON {
     static func write(_ issue: IssueSummary, into out: inout String) {
         out += "{\"culprit\":"
         JSONValue.writeString(issue.culprit, into: &out)
+        out += ",\"culprit_display\":"
+        JSONValue.writeString(issue.displayCulprit, into: &out)
         out += ",\"fingerprint\":"
         JSONValue.writeString(issue.fingerprint, into: &out)
         out += ",\"first_release\":"

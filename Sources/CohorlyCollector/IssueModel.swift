@@ -1,3 +1,5 @@
+import CohorlyCrashModel
+
 /// Issues: the collector's `$exception` events grouped the way PostHog's error tracking groups them (the
 /// exception type and the in-app frames, a caller-supplied fingerprint first; see IssueKey.swift), each group
 /// with its counts, releases and state (docs/issues.md).
@@ -56,6 +58,16 @@ public struct IssueSummary: Sendable, Hashable {
     public var lastRelease: String?
     /// The ``StoredEvent/id`` of its latest occurrence (by crash time).
     public var latestEventId: Int64
+}
+
+extension IssueSummary {
+    /// The culprit as the stack prints it (``FunctionName/short(demangled:)``: `startService(_:)`, not a full
+    /// signature an earlier key or another SDK's frame kept): what the pages, the API's `culprit_display` and the
+    /// CLI show. ``culprit`` stays as keyed.
+    public var displayCulprit: String { FunctionName.short(demangled: culprit) }
+
+    /// The subtitle as shown: the short culprit when the subtitle is the culprit.
+    public var displaySubtitle: String { subtitle == culprit ? displayCulprit : subtitle }
 }
 
 /// Which issues a list shows; nil fields match every issue.

@@ -4,7 +4,8 @@ import Foundation
 //
 //   GET  /api/issues?state=&level=&release=&since=&sort=&limit=   {"issues":[issue…],"count":N}
 //   GET  /api/issues/<id>          {"issue":…,"per_release":[{release,count}],"per_day":[14 counts],
-//                                   "transitions":[…],"latest":<as GET /api/crashes/<insert_id>>}
+//                                   "transitions":[…],"latest":<as GET /api/crashes/<insert_id>>,
+//                                   "tags":[{tag,total,distinct,others,values:[{value,count,percent}]}]}
 //   POST /api/issues/<id>/resolve  {"in_release":"1.2.0"} (or {})
 //   POST /api/issues/<id>/reopen   {}
 //   POST /api/issues/<id>/mute     {"until":<unix seconds>,"occurrences":N} (one or both)
@@ -86,6 +87,7 @@ extension Router {
         return [
             "issue": issue.json, "per_release": .array(releases), "per_day": .array(days.map { .int($0) }),
             "transitions": .array(try queries.transitions(id: id).map(\.json)), "latest": latest,
+            "tags": .array(try queries.breakdowns(id: id).map(\.json)),
         ]
     }
 
@@ -120,7 +122,8 @@ extension IssueSummary {
     var json: JSONValue {
         [
             "id": .int(Int(id)), "fingerprint": .string(fingerprint), "title": .string(title),
-            "subtitle": .string(subtitle), "culprit": .string(culprit), "level": .string(level),
+            "subtitle": .string(subtitle), "culprit": .string(culprit), "culprit_display": .string(displayCulprit),
+            "level": .string(level),
             "mechanism": .string(mechanism),
             "state": .string(state.rawValue), "resolved_in_release": resolvedInRelease.map(JSONValue.string) ?? .null,
             "muted_until": mutedUntil.map { .int(Int($0)) } ?? .null,

@@ -18,6 +18,7 @@ import Foundation
 /// - `issue_release_order`: every release in the order the collector first saw it (ReleaseOrder.swift).
 /// - `issue_raw`: occurrences with in-app frames keyed by module offset, by build id (IssueRegrouping.swift).
 /// - `issue_transitions`: every state change with its time (unix seconds), release and note.
+/// - `occurrence_tags`: each occurrence's environment, OS, host and thread (OccurrenceTags.swift).
 extension CollectorStore {
     static let issuesSchema = """
         CREATE TABLE IF NOT EXISTS issues(
@@ -54,6 +55,7 @@ extension CollectorStore {
     /// Creates the issue tables, and adds what a collector of an earlier version did not have.
     static func createIssueTables(_ db: SQLiteDatabase) throws {
         try db.execute(issuesSchema)
+        try db.execute(OccurrenceTags.schema)
         var columns: Set<String> = []
         try db.prepare("PRAGMA table_info(issues)").rows { row in
             if let name = row.text(1) { columns.insert(name) }
@@ -74,6 +76,8 @@ struct IssueOccurrence: Sendable {
     /// Crash time, unix ms.
     var time: Int64
     var distinctId: String
+    /// Its environment, OS, host and thread for the issue's breakdowns (empty: none written, as when regrouping).
+    var tags = OccurrenceTags()
 }
 
 /// How the store groups: on (the default) or off (`cohorly serve --no-issues`, the benchmark's baseline), and how
@@ -110,8 +114,9 @@ final class IssueGrouping: @unchecked Sendable {
             guard let (crash, fingerprint) = event.decodedCrash else { return nil }
             return IssueOccurrence(
                 key: key(crash, custom: fingerprint), release: crash.properties["release"]?.stringValue,
-                time: event.time,
-                distinctId: event.distinctId)
+                time: event.time, distinctId: event.distinctId,
+                tags: (event.properties ?? JSONValue(json: event.propertiesJSON)).map(OccurrenceTags.init(properties:))
+                    ?? OccurrenceTags())
         }
     }
 

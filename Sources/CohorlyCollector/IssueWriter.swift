@@ -32,6 +32,7 @@ final class IssueWriter {
     private let seeRelease: SQLiteStatement
     private let readState: SQLiteStatement
     private let raw: SQLiteStatement
+    private let tag: SQLiteStatement
     private let transitions: IssueTransitionWriter
     /// Fingerprint → issue id of the issues this writer met (issue ids are never reused).
     private var ids: [String: Int64] = [:]
@@ -67,6 +68,7 @@ final class IssueWriter {
             "SELECT id, state, resolved_in_release, resolved_at, muted_until, muted_for, first_seen, last_seen,"
                 + " first_release IS NOT NULL FROM (\(issue))")
         raw = try db.prepare("INSERT OR IGNORE INTO issue_raw(build_id, event_id) VALUES (?,?)")
+        tag = try db.prepare(OccurrenceTags.insertSQL)
         transitions = try IssueTransitionWriter(db)
     }
 
@@ -162,7 +164,7 @@ final class IssueWriter {
     }
 
     /// Stages the occurrence rows of one issue's `entries` (in arrival order), each with what it changes of
-    /// `issue` (IssuePending.swift) and the users they bring.
+    /// `issue` (IssuePending.swift), the users they bring and its tags (OccurrenceTags.swift).
     private func file(
         _ entries: [(occurrence: IssueOccurrence, eventId: Int64)], under id: Int64, _ issue: inout KnownIssue
     ) throws {
@@ -194,6 +196,7 @@ final class IssueWriter {
                 .int(flags),
             ])
             for buildId in occurrence.key.rawBuildIds { try raw.run([.text(buildId), .int(entry.eventId)]) }
+            if !occurrence.tags.isEmpty { try tag.run(occurrence.tags.row(eventId: entry.eventId)) }
         }
         stagedRows = stagedRows.map { $0 + entries.count }
     }

@@ -8,7 +8,8 @@ import Foundation
 /// - `POST /logout` ends the session.
 /// - `GET /` (or `/issues`) the issues; `GET /issues/<id>` one issue; `POST /issues/<id>/resolve|reopen|mute`
 ///   its forms (with `--web-actions`).
-/// - `GET /events` the latest occurrences; `GET /events/<id>` one occurrence, symbolicated.
+/// - `GET /events` the latest occurrences; `GET /events/<id>` (or `/events/<insert id>`) one occurrence,
+///   symbolicated; `GET /events/<id>.json` the event as stored, a download.
 /// - `GET /web.css` the stylesheet.
 /// - `POST /api/web/login` (an API route: Origin and the secret are checked like every `/api` route) answers a
 ///   new login URL.
@@ -22,9 +23,8 @@ extension Router {
             case ("POST", "/logout"): return logout(request)
             case ("GET", "/"), ("GET", "/issues"): return try issueList(request)  // WebIssueList.swift
             case ("GET", "/events"): return try occurrenceList(request)
-            case ("GET", _) where request.path.hasPrefix("/events/"):
-                guard let id = Int64(request.path.dropFirst("/events/".count)), id > 0 else { return notFound }
-                return try occurrencePage(id: id) ?? notFound
+            case ("GET", _) where request.path.hasPrefix("/events/"):  // WebOccurrenceNavigation.swift
+                return try occurrence(reference: request.path.dropFirst("/events/".count)) ?? notFound
             case (_, _) where request.path.hasPrefix("/issues/"):  // WebIssuePage.swift
                 let parts = request.path.dropFirst("/issues/".count).split(
                     separator: "/", omittingEmptySubsequences: false)

@@ -32,7 +32,7 @@ extension Router {
             body.raw("</a> ")
             body.append(Self.levelBadge(issue.level))
             body.raw("<div class=\"muted\">")
-            body.text(issue.subtitle)
+            body.text(issue.displaySubtitle)
             body.raw("</div>")
             body.append(Self.culprit(issue))
             body.raw("</td><td>")
@@ -80,7 +80,7 @@ extension Router {
         var html = HTML()
         guard !issue.culprit.isEmpty, issue.culprit != issue.subtitle else { return html }
         html.raw("<div class=\"culprit muted\">in <code>")
-        html.text(issue.culprit)
+        html.text(issue.displayCulprit)
         html.raw("</code></div>")
         return html
     }

@@ -15,7 +15,7 @@ extension Router {
         guard let issue = try queries.issue(id: id) else { return nil }
         let now = Int64(Date().timeIntervalSince1970)
         var body = HTML(raw: "<p class=\"sub\">")
-        body.text(issue.subtitle)
+        body.text(issue.displaySubtitle)
         body.raw("</p><p>")
         body.append(Self.stateBadge(issue.state))
         body.raw(" ")
@@ -33,6 +33,7 @@ extension Router {
             body.append(
                 SVGChart.bars(perRelease.map { ($0.release, $0.count) }, width: 420, title: "Per release"))
         }
+        body.append(Self.tagBreakdowns(try queries.breakdowns(id: id)))
         body.append(Self.transitionTable(try queries.transitions(id: id)))
         if let latest = try storedEvent(id: issue.latestEventId) {
             let facts = OccurrenceFacts(latest)
@@ -62,7 +63,7 @@ extension Router {
             if let left = issue.mutedForOccurrences { state += " for \(left) more occurrence\(left == 1 ? "" : "s")" }
         }
         let rows: [(String, String?)] = [
-            ("State", state), ("Culprit", issue.culprit), ("Occurrences", String(issue.occurrences)),
+            ("State", state), ("Culprit", issue.displayCulprit), ("Occurrences", String(issue.occurrences)),
             ("Users", String(issue.users)),
             ("First seen", WebPage.time(milliseconds: issue.firstSeen * 1000)),
             ("Last seen", WebPage.time(milliseconds: issue.lastSeen * 1000)),
@@ -91,6 +92,41 @@ extension Router {
         html.raw("<input name=\"hours\" type=\"number\" min=\"1\" max=\"8760\" size=\"5\" placeholder=\"hours\">")
         html.raw("<input name=\"occurrences\" type=\"number\" min=\"1\" size=\"5\" placeholder=\"occurrences\">")
         html.raw("<button type=\"submit\">Mute</button></form>")
+        return html
+    }
+
+    /// Each tag's most frequent values over the issue's occurrences, with counts and percentages (a tag no
+    /// occurrence had is left out).
+    static func tagBreakdowns(_ breakdowns: [TagBreakdown]) -> HTML {
+        var html = HTML()
+        let shown = breakdowns.filter { $0.values.contains { $0.value != nil } }
+        guard !shown.isEmpty else { return html }
+        let names = [
+            "release": "Release", "environment": "Environment", "os": "OS", "host": "Host", "user": "User",
+            "thread": "Thread",
+        ]
+        html.raw("<h2>Tags</h2><div class=\"tags\">")
+        for breakdown in shown {
+            html.raw(
+                "<section class=\"tag\" data-tag=\"\(breakdown.tag)\"><h3>\(names[breakdown.tag] ?? breakdown.tag)</h3>"
+            )
+            html.raw("<table class=\"breakdown\"><tbody>")
+            var rows = breakdown.values.map { (label: $0.value, none: $0.value == nil, count: $0.count) }
+            if breakdown.others > 0 {
+                let more = breakdown.distinctValues - breakdown.values.count
+                rows.append(("\(more) other value\(more == 1 ? "" : "s")", true, breakdown.others))
+            }
+            for row in rows {
+                html.raw("<tr><td class=\"value\(row.none ? " muted" : "")\">")
+                html.text(row.label ?? "(none)")
+                html.raw("</td><td class=\"num\">\(row.count)</td><td class=\"num percent\">")
+                html.text(breakdown.percentText(row.count))
+                html.raw(
+                    "</td><td><meter min=\"0\" max=\"\(breakdown.total)\" value=\"\(row.count)\"></meter></td></tr>")
+            }
+            html.raw("</tbody></table></section>")
+        }
+        html.raw("</div>")
         return html
     }
 

@@ -42,17 +42,18 @@ extension Router {
         return WebPage.response(200, WebPage.document(title: "Occurrences", body))
     }
 
-    /// The page of event `id`, nil when there is no `$exception` event with that row id.
-    func occurrencePage(id: Int64) throws -> HTTPResponse? {
-        guard let event = try storedEvent(id: id) else { return nil }
+    /// The page of the `$exception` event `event`.
+    func occurrencePage(_ event: StoredEvent) throws -> HTTPResponse {
         let facts = OccurrenceFacts(event)
         let crash = crashes.symbolicate(event)
         var body = HTML(raw: "<p class=\"sub\">")
         body.text(crash.reason)
         body.raw("</p>")
-        if let issue = try IssueQueries(store: store).issueId(ofEvent: id) {
+        let issue = try IssueQueries(store: store).issueId(ofEvent: event.id)
+        if let issue {
             body.raw("<p>An occurrence of <a href=\"/issues/\(issue)\">issue \(issue)</a>.</p>")
         }
+        body.append(try occurrenceNavigation(event, issue: issue))
         body.append(Self.factList(facts, event: event))
         body.append(Self.stacks(crash))
         body.append(Self.breadcrumbs(facts.properties["$exception_breadcrumbs"]?.arrayValue ?? []))
@@ -141,6 +142,15 @@ extension Router {
         return thread.crashed ? title + (capture ? " (captured)" : " (crashed)") : title
     }
 
+    /// A breadcrumb's `data` as compact JSON, without the recorder's task marks (`$task`, `$crashing_task`), as
+    /// `cohorly crashes show` prints it (`{"sku":"sku-9"}`); nil when there is none.
+    static func breadcrumbData(_ crumb: JSONValue) -> String? {
+        guard case .object(var data)? = crumb["data"] else { return nil }
+        data["$task"] = nil
+        data["$crashing_task"] = nil
+        return data.isEmpty ? nil : JSONValue.object(data).jsonString
+    }
+
     /// The breadcrumbs in the event's order (the crashing task's first, each marked, then the others; each part
     /// oldest first), as a table (nothing when there are none).
     static func breadcrumbs(_ crumbs: [JSONValue]) -> HTML {
@@ -154,8 +164,8 @@ extension Router {
         let marked = crashingCount > 0 && crashingCount < crumbs.count
         html.raw("<h2>Breadcrumbs (\(crumbs.count))</h2>")
         if marked { html.raw("<p class=\"muted\">The crashing task&#8217;s breadcrumbs first, marked.</p>") }
-        html.raw("<div class=\"scroll\"><table><thead><tr><th>Time</th>")
-        html.raw("<th>Category</th><th>Message</th></tr></thead><tbody>")
+        html.raw("<div class=\"scroll\"><table class=\"breadcrumbs\"><thead><tr><th>Time</th>")
+        html.raw("<th>Category</th><th>Message</th><th>Data</th></tr></thead><tbody>")
         for crumb in crumbs {
             html.raw(marked && crashing(crumb) ? "<tr class=\"crashing-task\"><td>&#9654; " : "<tr><td>")
             html.text(crumb["timestamp"]?.stringValue ?? "")
@@ -163,7 +173,9 @@ extension Router {
             html.text(crumb["category"]?.stringValue ?? "")
             html.raw("</td><td class=\"title\">")
             html.text(crumb["message"]?.stringValue ?? "")
-            html.raw("</td></tr>")
+            html.raw("</td><td class=\"data\"><code>")
+            html.text(breadcrumbData(crumb) ?? "")
+            html.raw("</code></td></tr>")
         }
         html.raw("</tbody></table></div>")
         return html

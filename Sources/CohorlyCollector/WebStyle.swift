@@ -71,6 +71,11 @@ enum WebStyle {
         svg.chart.bars text { fill: var(--fg); font-size: 12px; }
         ul.occurrences { padding-left: 1.2rem; }
         nav.pager a { margin-right: 1rem; }
+        div.tags { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: 0 1.5rem; }
+        div.tags h3 { font-size: .95rem; margin: .6rem 0 .2rem; }
+        table.breakdown td { padding: .2rem .4rem; }
+        table.breakdown td.value { overflow-wrap: anywhere; }
+        table.breakdown meter { width: 4rem; }
         .culprit code { overflow-wrap: anywhere; }
         form.actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0; }
         input { font: inherit; padding: .2rem .4rem; border: 1px solid var(--line); border-radius: 6px;

@@ -92,8 +92,10 @@ enum IssueText {
     /// `title: subtitle (in culprit)`.
     static func name(_ issue: CohorlyValue) -> String {
         let title = issue["title"]?.stringValue ?? ""
-        let subtitle = issue["subtitle"]?.stringValue ?? ""
-        let culprit = issue["culprit"]?.stringValue ?? ""
+        let raw = issue["culprit"]?.stringValue ?? ""
+        // The culprit as the stack prints it (`culprit_display`; an earlier collector sends only `culprit`).
+        let culprit = issue["culprit_display"]?.stringValue ?? raw
+        let subtitle = issue["subtitle"]?.stringValue.map { $0 == raw ? culprit : $0 } ?? ""
         let name = subtitle.isEmpty ? title : "\(title): \(subtitle)"
         return culprit.isEmpty || culprit == subtitle ? name : "\(name) (in \(culprit))"
     }

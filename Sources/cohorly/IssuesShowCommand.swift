@@ -95,6 +95,7 @@ enum IssuesShowCommand: Command {
             "\(escaped($0["release"]?.stringValue ?? "?")): \($0["count"]?.intValue ?? 0)"
         }
         if !releases.isEmpty { lines.append("Per release: " + releases.joined(separator: ", ")) }
+        lines += tagLines(page["tags"]?.arrayValue ?? [])
         lines.append("Fingerprint: \(escaped(issue["fingerprint"]?.stringValue ?? "-"))")
         let transitions = page["transitions"]?.arrayValue ?? []
         if !transitions.isEmpty {
@@ -107,6 +108,40 @@ enum IssuesShowCommand: Command {
             }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension IssuesShowCommand {
+    /// `Tags:` and a line per tag any occurrence had: its most frequent values with counts and percentages,
+    /// `  os           Ubuntu 24.04 3 (75 %), Debian 12 1 (25 %)`.
+    static func tagLines(_ tags: [CohorlyValue]) -> [String] {
+        let escaped = TerminalText.escaped
+        var lines: [String] = []
+        for tag in tags {
+            let values = tag["values"]?.arrayValue ?? []
+            guard values.contains(where: { $0["value"]?.stringValue != nil }) else { continue }
+            func share(_ count: Int, _ percent: CohorlyValue?) -> String {
+                let number = percent.flatMap { value -> Double? in
+                    if case .double(let double) = value { return double }
+                    return value.intValue.map(Double.init)
+                }
+                let text = number.map { $0 == $0.rounded() ? String(Int($0)) : String($0) } ?? "?"
+                return "\(count) (\(text == "0" && count > 0 ? "<0.1" : text) %)"
+            }
+            var parts = values.map { value in
+                let name = value["value"]?.stringValue.map(escaped) ?? "(none)"
+                return "\(name) " + share(value["count"]?.intValue ?? 0, value["percent"])
+            }
+            let others = tag["others"]?.intValue ?? 0
+            if others > 0, let total = tag["total"]?.intValue, total > 0 {
+                let more = (tag["distinct"]?.intValue ?? values.count) - values.count
+                let percent = CohorlyValue.double((Double(others) * 1000 / Double(total)).rounded() / 10)
+                parts.append("\(more) other value\(more == 1 ? "" : "s") " + share(others, percent))
+            }
+            lines.append(
+                "  " + escaped(tag["tag"]?.stringValue ?? "?").padded(12) + " " + parts.joined(separator: ", "))
+        }
+        return lines.isEmpty ? [] : ["Tags (most frequent values over the occurrences):"] + lines
     }
 }
 

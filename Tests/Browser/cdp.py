@@ -25,6 +25,7 @@ import fcntl
 import http.server
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,9 @@ class Browser:
 
     def read(self, deadline):
         while b"\0" not in self.buffer:
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            # Wait for the pipe at most until the deadline: a read alone would block for as long as Chromium is silent.
+            if left <= 0 or not select.select([self.from_chrome], [], [], left)[0]:
                 raise TimeoutError("no answer from Chromium")
             chunk = os.read(self.from_chrome, 1 << 16)
             if not chunk:
@@ -190,7 +193,11 @@ def main():
                 results.append(None)
             elif "click" in step:
                 selector = json.dumps(step["click"])
-                browser.send("Runtime.evaluate", {"expression": f"document.querySelector({selector}).click()"})
+                clicked = browser.send("Runtime.evaluate", {
+                    "expression": f"(e => e ? (e.click(), true) : false)(document.querySelector({selector}))",
+                    "returnByValue": True})
+                if clicked.get("result", {}).get("value") is not True:
+                    raise RuntimeError(f"nothing to click: {step['click']}")
                 pump(lambda: state["loads"] > loads, f"the page after clicking {step['click']}")
                 results.append(None)
             elif "eval" in step:

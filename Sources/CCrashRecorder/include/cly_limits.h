@@ -34,6 +34,8 @@
 #define CLY_MAX_CONTEXT 8192
 /// Bytes of the report directory path.
 #define CLY_MAX_PATH 1024
+/// Bytes of a thread's dispatch queue label kept (cly_dispatch_queue.c), its NUL included.
+#define CLY_MAX_QUEUE_LABEL 64
 /// How long the crashed thread waits for the other threads to record their stacks.
 #define CLY_THREAD_WAIT_MS 250
 /// How long the threads stopped at a crash stay parked before one of them ends the process itself (of the crash's
