@@ -21,3 +21,8 @@ static inline int cly_deflate_init_gzip(z_stream *stream, int level) {
 static inline int cly_inflate_init_auto(z_stream *stream) {
     return inflateInit2(stream, 15 + 32);
 }
+
+/// Starts a raw inflate stream (RFC 1951, no header or trailer: the caller skips them).
+static inline int cly_inflate_init_raw(z_stream *stream) {
+    return inflateInit2(stream, -15);
+}

@@ -110,7 +110,7 @@ public struct AppCode: Sendable, Equatable {
     ]
 
     /// The demangler's names of code the compiler made (checked after ``strippingPieceAndSpecialization(_:)``).
-    static let compilerMadePrefixes = [
+    package static let compilerMadePrefixes = [
         "partial apply for ", "partial apply forwarder for ", "thunk for ", "reabstraction thunk ",
         "protocol witness for ", "merged ", "dispatch thunk of ", "outlined ", "type metadata accessor for ",
         "type metadata completion function for ", "value witness ", "objc thunk for ",

@@ -355,25 +355,48 @@ final class SymbolCacheReader {
         else { return nil }
         // One byte more than the block, always NUL: the last string ends inside the buffer whatever the file says.
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: plain + 1)
-        var length = uLong(plain)
-        let status = uncompress(buffer, &length, namesData + Int(offset), uLong(compressed))
-        guard status == Z_OK, length == uLong(plain) else {
+        guard Self.inflateBlock(namesData + Int(offset), compressed, into: buffer, plain) else {
             buffer.deallocate()
             return nil
         }
         buffer[plain] = 0
         // Each name: three NUL-terminated strings; missing ones (a short block) point at the final NUL.
         var position = 0
-        for index in block * namesPerBlock..<min(nameCount, (block + 1) * namesPerBlock) {
-            var starts: [Int32] = []
-            for _ in 0..<3 {
-                starts.append(Int32(position))
-                while position < plain && buffer[position] != 0 { position += 1 }
-                if position < plain { position += 1 }
-            }
-            nameStrings[index] = (starts[0], starts[1], starts[2])
+        let names = block * namesPerBlock..<min(nameCount, (block + 1) * namesPerBlock)
+        func next() -> Int32 {
+            let start = position
+            position += strlen(UnsafeRawPointer(buffer + position).assumingMemoryBound(to: CChar.self))
+            if position < plain { position += 1 }
+            return Int32(truncatingIfNeeded: start)
+        }
+        for index in names {
+            let readable = next()
+            let raw = next()
+            nameStrings[index] = (readable, raw, next())
         }
         inflated[block] = buffer
         return buffer
+    }
+
+    /// Inflates the zlib stream (RFC 1950) of `length` bytes at `source` into exactly `plain` bytes at `target`:
+    /// its 2-byte header checked and skipped, the deflate data inflated raw (its Adler-32 trailer is not
+    /// recomputed: a lookup inflates a whole block per name it prints, and the checksum was a third of that).
+    /// False when it is no such stream or does not inflate to `plain` bytes.
+    private static func inflateBlock(
+        _ source: UnsafePointer<UInt8>, _ length: Int, into target: UnsafeMutablePointer<UInt8>, _ plain: Int
+    ) -> Bool {
+        guard length >= 2, source[0] & 0x0F == 8, source[0] >> 4 <= 7, source[1] & 0x20 == 0,
+            (UInt32(source[0]) << 8 | UInt32(source[1])) % 31 == 0,
+            let input = UInt32(exactly: length - 2), let output = UInt32(exactly: plain)
+        else { return false }
+        var stream = z_stream()
+        guard cly_inflate_init_raw(&stream) == Z_OK else { return false }
+        defer { inflateEnd(&stream) }
+        stream.next_in = UnsafeMutablePointer(mutating: source + 2)
+        stream.avail_in = input
+        stream.next_out = target
+        stream.avail_out = output
+        let status = CZlib.inflate(&stream, Z_FINISH)
+        return status == Z_STREAM_END && stream.total_out == uLong(plain)
     }
 }

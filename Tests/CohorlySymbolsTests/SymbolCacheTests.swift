@@ -113,6 +113,35 @@ import Testing
     }
 
     /// A file without a build id gets no cache (nothing to key it by).
+    /// The writer's byte pre-check holds wherever ``AppCode/isCompilerMade(_:)`` does (it is asked only then), and
+    /// spares the plain names.
+    @Test func compilerMadePreCheckHoldsForEveryCompilerMadeName() {
+        let compilerMade = [
+            "partial apply for closure #1 in Foo.bar() -> ()",
+            "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_guaranteed () -> (@out ())",
+            "protocol witness for Swift.Equatable.== infix(A, A) -> Swift.Bool in conformance Foo.Bar : Swift.Equatable in Foo",
+            "merged Foo.Bar.baz() -> ()",
+            "outlined copy of Foo.Bar",
+            "type metadata accessor for Foo.Bar",
+            "specialized thunk for @escaping @callee_guaranteed () -> ()",
+            "generic specialization <Swift.Int> of protocol witness for Foo.P.run() -> () in conformance Foo.S : Foo.P in Foo",
+            "(1) await resume partial function for partial apply for closure #1 in Foo.run() async -> ()",
+            "function signature specialization <Arg[0] = Dead> of merged Foo.Bar.baz() -> ()",
+        ]
+        let plain = [
+            "Foo.Bar.baz() -> ()", "closure #1 in Foo.thunk(for:) -> ()", "Foo.witness(of:) -> Foo.merged",
+            "generic specialization <Swift.Int> of Foo.Bar.outlined(thunk:) -> ()",
+        ]
+        for name in compilerMade {
+            #expect(AppCode.isCompilerMade(name), "\(name)")
+            #expect(SymbolCacheNames.mayBeCompilerMade(Array(name.utf8)), "\(name)")
+        }
+        for name in plain {
+            #expect(!AppCode.isCompilerMade(name), "\(name)")
+            #expect(!SymbolCacheNames.mayBeCompilerMade(Array(name.utf8)), "\(name)")
+        }
+    }
+
     @Test func noCacheWithoutBuildId() throws {
         let fixtures = try Fixtures.get()
         #expect(throws: SymbolsError.self) { try Self.makeCache(fixtures.path("inline_noid"), name: "noid") }
