@@ -104,8 +104,9 @@ public final class ModuleSymbolicator {
     /// The DWARF index (for tests).
     var dwarfIndex: DwarfIndex? { dwarf }
 
-    /// Whether DWARF line and inline information is available.
-    public var hasDWARF: Bool { dwarf != nil }
+    /// Whether DWARF's line and inline information is available: read from DWARF, or from a symbol cache made of
+    /// it (a module answered by its cache is not one with symbol names only).
+    public var hasDWARF: Bool { dwarf != nil || cache != nil }
 
     /// The frames for a file-relative virtual address (as `llvm-symbolizer --obj` takes it). A return address
     /// (every frame of a backtrace but the crashed thread's first) is looked up at `address - 1`, so the call
