@@ -74,15 +74,8 @@ final class DebugFileUpload: RequestBodySink {
         let declared =
             expectedSize ?? (encoding == "identity" ? request.header("Content-Length").flatMap { Int64($0) } : nil)
         if let declared {
-            guard declared <= limits.maxBytes else {
-                throw DebugFileRejection(
-                    status: 413, description: "upload too large: \(declared) bytes (limit \(limits.maxBytes))")
-            }
-            if let free = store.freeBytes(), declared > free - limits.reserve {
-                throw DebugFileRejection(
-                    status: 507,
-                    description: Self.floorReason(needed: declared, free: free, reserve: limits.reserve))
-            }
+            try Self.checkRoom(
+                for: declared, what: "upload", limit: limits.maxBytes, free: store.freeBytes(), reserve: limits.reserve)
         }
         if let expectedSHA, !limits.mayReplace,
             let refusal = store.replacementRefusal(buildId: buildId, kind: kind, sha256: expectedSHA)
@@ -235,6 +228,19 @@ final class DebugFileUpload: RequestBodySink {
     }
 
     /// Why an upload stops at the free-space floor.
+    /// Refuses a `what` of `size` bytes: 413 over `limit`, 507 when storing it would leave less than `reserve` of
+    /// the `free` bytes (nil: unknown) for ingestion. The one check of direct and Sentry chunk uploads.
+    static func checkRoom(for size: Int64, what: String, limit: Int64, free: Int64?, reserve: Int64)
+        throws(DebugFileRejection)
+    {
+        guard size <= limit else {
+            throw DebugFileRejection(status: 413, description: "\(what) too large: \(size) bytes (limit \(limit))")
+        }
+        if let free, size > free - reserve {
+            throw DebugFileRejection(status: 507, description: floorReason(needed: size, free: free, reserve: reserve))
+        }
+    }
+
     static func floorReason(needed: Int64, free: Int64, reserve: Int64) -> String {
         "not enough free space: \(needed) bytes would leave under the \(reserve) bytes kept for ingestion "
             + "(\(max(0, free)) bytes free); free some space or lower --disk-reserve"

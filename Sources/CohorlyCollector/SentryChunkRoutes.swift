@@ -137,16 +137,9 @@ extension Router {
             }
             size += Int64(status.st_size)
         }
-        guard size <= configuration.maxUploadBytes else {
-            throw DebugFileRejection(
-                status: 413, description: "file too large: \(size) bytes (limit \(configuration.maxUploadBytes))")
-        }
-        if let free = debugFiles.freeBytes(), size > free - configuration.diskReserveBytes {
-            throw DebugFileRejection(
-                status: 507,
-                description: DebugFileUpload.floorReason(
-                    needed: size, free: free, reserve: configuration.diskReserveBytes))
-        }
+        try DebugFileUpload.checkRoom(
+            for: size, what: "file", limit: configuration.maxUploadBytes, free: debugFiles.freeBytes(),
+            reserve: configuration.diskReserveBytes)
         let temporary = debugFiles.temporaryURL()
         defer { unlink(temporary.path) }
         let (sha1, sha256) = try join(chunks, into: temporary)

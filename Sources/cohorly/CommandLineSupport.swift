@@ -1,5 +1,6 @@
 import CohorlyCommandLine
 import Dispatch
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -72,5 +73,13 @@ enum Parallel {
     /// The items, read (never written) by every thread.
     private struct SharedItems<Item: Sendable>: @unchecked Sendable {
         let buffer: UnsafeBufferPointer<Item>
+    }
+}
+
+extension ParsedArguments {
+    /// The last value given for option `name`, else the environment variable `variable` when it is set and not
+    /// empty (`debug-files upload`'s vendor options: `--host`/`POSTHOG_CLI_HOST`, `--url`/`SENTRY_URL`, …).
+    func value(_ name: String, orEnvironment variable: String) -> String? {
+        options[name]?.last ?? ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
     }
 }

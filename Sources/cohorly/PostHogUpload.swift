@@ -15,15 +15,12 @@ enum PostHogUpload {
     static func run(_ parsed: ParsedArguments) -> ExitStatus {
         let command = "debug-files upload"
         let environment = ProcessInfo.processInfo.environment
-        func option(_ name: String, _ variable: String) -> String? {
-            parsed.options[name]?.last ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
-        }
         guard !parsed.positionals.isEmpty else { return Console.usageError("missing PATH", command: command) }
-        let host = option("--host", "POSTHOG_CLI_HOST") ?? defaultHost
+        let host = parsed.value("--host", orEnvironment: "POSTHOG_CLI_HOST") ?? defaultHost
         guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             return Console.usageError("invalid --host \(host)", command: command)
         }
-        guard let projectId = option("--project-id", "POSTHOG_CLI_PROJECT_ID") else {
+        guard let projectId = parsed.value("--project-id", orEnvironment: "POSTHOG_CLI_PROJECT_ID") else {
             return Console.usageError("missing --project-id (or POSTHOG_CLI_PROJECT_ID)", command: command)
         }
         guard !projectId.isEmpty, projectId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })

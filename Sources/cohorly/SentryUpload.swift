@@ -19,9 +19,6 @@ enum SentryUpload {
     static func run(_ parsed: ParsedArguments) -> ExitStatus {
         let command = "debug-files upload"
         let environment = ProcessInfo.processInfo.environment
-        func option(_ name: String, _ variable: String) -> String? {
-            parsed.options[name]?.last ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
-        }
         guard !parsed.positionals.isEmpty else { return Console.usageError("missing PATH", command: command) }
         if parsed.options["--auth-token"] != nil {
             return Console.usageError(
@@ -36,12 +33,12 @@ enum SentryUpload {
         if parsed.flags.contains("--force") {
             return Console.usageError("--force does not apply to --to sentry", command: command)
         }
-        let url = option("--url", "SENTRY_URL") ?? defaultURL
+        let url = parsed.value("--url", orEnvironment: "SENTRY_URL") ?? defaultURL
         guard let parsedURL = URL(string: url), parsedURL.scheme == "http" || parsedURL.scheme == "https",
             parsedURL.host != nil
         else { return Console.usageError("invalid --url \(url)", command: command) }
         func slug(_ name: String, _ variable: String) -> Result<String, UsageError> {
-            guard let value = option(name, variable) else {
+            guard let value = parsed.value(name, orEnvironment: variable) else {
                 return .failure(UsageError(reason: "missing \(name) (or \(variable))"))
             }
             guard value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
