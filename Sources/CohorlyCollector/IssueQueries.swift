@@ -29,16 +29,13 @@ struct IssueQueries: Sendable {
         let count = SQLiteStatement.Value.int(Int64(max(0, limit)))
         return try store.reading { db in
             let condition = try IssueFilterSQL(filter, db: db)
-            // Free text is best read in one pass over the table: walking the last-seen index instead reads the
-            // rows in another order than they are stored (3× the time for 100,000 issues).
-            let candidateOrder = condition.scansText && sort == .lastSeen ? "+" + order : order
             let unstaged = (condition.clauses + ["id NOT IN (SELECT issue_id FROM issue_occurrences_new)"])
                 .joined(separator: " AND ")
             var result: [IssueSummary] = []
             try db.prepare(
                 """
                 WITH candidates(id) AS (
-                    SELECT id FROM (SELECT id FROM issues WHERE \(unstaged) ORDER BY \(candidateOrder) LIMIT ?)
+                    SELECT id FROM (SELECT id FROM issues WHERE \(unstaged) ORDER BY \(order) LIMIT ?)
                     UNION SELECT issue_id FROM issue_occurrences_new)
                 SELECT \(Self.columns)
                 FROM (\(IssuePending.issues(where: "i.id IN (SELECT id FROM candidates)")))\(condition.whereSQL)

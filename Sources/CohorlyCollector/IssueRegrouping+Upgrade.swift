@@ -43,6 +43,7 @@ extension IssueRegrouping {
         try db.execute(metaSchema)
         guard let stored = try storedKeyVersion(db), stored != IssueKey.version else {
             try IssueApp.assignShortIds(db)
+            try IssueTexts.fillIfMissing(db)
             try setKeyVersion(db)
             return 0
         }
@@ -127,6 +128,7 @@ extension IssueRegrouping {
         let writer = try IssueWriter(db, staged: false)
         try writer.record(moves, arrival: 0, changesState: false)
         for issue in left { try IssueRecount.recount(issue: issue, db: db) }
+        try IssueTexts.refill(db)
         try setKeyVersion(db)
         return moves.count
     }

@@ -9,8 +9,6 @@ struct IssueFilterSQL {
     var clauses: [String] = []
     /// The values of their `?`s, in order.
     var values: [SQLiteStatement.Value] = []
-    /// Whether a condition reads the text of every issue (a free-text term).
-    var scansText = false
 
     /// The condition of `filter`; release names are read from `db` (``releaseNames(_:_:)``).
     init(_ filter: IssueFilter, db: SQLiteDatabase) throws {
@@ -21,7 +19,15 @@ struct IssueFilterSQL {
         if let since = filter.since {
             add("last_seen >= ?", [.int(since.multipliedReportingOverflow(by: 1000).overflow ? .max : since * 1000)])
         }
-        for term in filter.search.terms { try add(term, db) }
+        // Words alone are found in the texts table in one pass; beside other terms, each issue those leave reads
+        // its own text (a common word would otherwise list every issue before the other terms narrow it).
+        let wordsAlone =
+            filter.search.terms.allSatisfy { if case .text = $0 { true } else { false } }
+            && clauses.isEmpty
+        // Words last: SQLite checks the terms in the order given, and the others are cheaper to refuse a row by.
+        let words = filter.search.terms.filter { if case .text = $0 { true } else { false } }
+        for term in filter.search.terms where !words.contains(term) { try add(term, db, wordsAlone: wordsAlone) }
+        for term in words { try add(term, db, wordsAlone: wordsAlone) }
     }
 
     /// The `WHERE …` of the conditions (empty without any).
@@ -32,14 +38,14 @@ struct IssueFilterSQL {
         values += bound
     }
 
-    private mutating func add(_ term: IssueSearch.Term, _ db: SQLiteDatabase) throws {
+    private mutating func add(_ term: IssueSearch.Term, _ db: SQLiteDatabase, wordsAlone: Bool) throws {
         switch term {
         case .text(let text):
-            scansText = true
-            let pattern = SQLiteStatement.Value.text("%" + Self.escapedForLike(text) + "%")
             add(
-                "(title LIKE ? ESCAPE '\\' OR subtitle LIKE ? ESCAPE '\\' OR culprit LIKE ? ESCAPE '\\')",
-                [pattern, pattern, pattern])
+                wordsAlone
+                    ? "id IN (SELECT issue_id FROM issue_texts WHERE text LIKE ? ESCAPE '\\')"
+                    : "(SELECT text FROM issue_texts WHERE issue_id = id) LIKE ? ESCAPE '\\'",
+                [.text("%" + Self.escapedForLike(text) + "%")])
         case .state(let states): add(Self.oneOf("state", states.count), states.map { .text($0) })
         case .level(let levels): add(Self.oneOf("level", levels.count), levels.map { .text($0) })
         case .app(let apps): add(Self.oneOf("app", apps.count), apps.map { .text($0) })

@@ -20,11 +20,13 @@ import Foundation
 /// - `issue_transitions`: every state change with its time (unix seconds), release and note.
 /// - `occurrence_tags`: each occurrence's environment, OS, host and thread (OccurrenceTags.swift).
 /// - `issue_function_names`, `issue_functions`: the functions each issue's frames name (IssueFunctions.swift).
+/// - `issue_texts`: each issue's title, message and culprit, which the search's words read (IssueTexts.swift).
 extension CollectorStore {
     static let issuesSchema = """
         \(IssueApp.table("issues"));
         \(IssueApp.schema)
         \(IssueFunctions.schema)
+        \(IssueTexts.schema)
         CREATE INDEX IF NOT EXISTS issues_last_seen ON issues(last_seen);
         CREATE TABLE IF NOT EXISTS issue_occurrences(
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
@@ -39,6 +41,7 @@ extension CollectorStore {
         CREATE TABLE IF NOT EXISTS issue_releases(
             issue_id INTEGER NOT NULL, release TEXT NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS issue_releases_release ON issue_releases(release);
         CREATE TABLE IF NOT EXISTS issue_release_order(rank INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE);
         CREATE TABLE IF NOT EXISTS issue_raw(
             build_id TEXT NOT NULL, event_id INTEGER NOT NULL, PRIMARY KEY(build_id, event_id)) WITHOUT ROWID;

@@ -35,6 +35,7 @@ final class IssueWriter {
     private let tag: SQLiteStatement
     private let transitions: IssueTransitionWriter
     private let shortIds: ShortIdNumbers
+    private let addText: SQLiteStatement
     private let functions: IssueFunctionWriter
     /// (App, fingerprint) → issue id of the issues this writer met (issue ids are never reused).
     private var ids: [IssueKey.Identity: Int64] = [:]
@@ -73,6 +74,9 @@ final class IssueWriter {
         tag = try db.prepare(OccurrenceTags.insertSQL)
         transitions = try IssueTransitionWriter(db)
         shortIds = try ShortIdNumbers(db)
+        addText = try db.prepare(
+            "INSERT OR REPLACE INTO issue_texts(issue_id, text) SELECT id, \(IssueTexts.expression) FROM issues WHERE id = ?"
+        )
         functions = try IssueFunctionWriter(db)
     }
 
@@ -159,6 +163,7 @@ final class IssueWriter {
                 .text(key.app), .text(try shortIds.next(app: key.app)),
             ])
             id = db.lastInsertRowID
+            try addText.run([.int(id)])
             known[id] = KnownIssue(
                 state: StoredIssueState(id: id), firstSeen: occurrence.time, lastSeen: occurrence.time,
                 hasFirstRelease: occurrence.release != nil)

@@ -72,6 +72,10 @@ import Testing
         #expect(culprits("INDEX") == ["Cart.total()"])
         #expect(culprits("checkout") == ["Checkout.pay(_:)"])
         #expect(culprits("fatal nil") == ["Checkout.pay(_:)"])
+        // Words beside other terms (each issue those leave reads its text).
+        #expect(culprits("index app:Shop") == ["Cart.total()"])
+        #expect(culprits("FATAL level:error") == ["Checkout.pay(_:)"])
+        #expect(culprits("receipt app:Shop").isEmpty)
         #expect(culprits(#""found nil""#) == ["Checkout.pay(_:)"])
         // LIKE's wildcards are text.
         #expect(culprits("100%") == ["Receipt.print()"])
@@ -142,7 +146,7 @@ import Testing
         #expect(try culprits(sort: .users).first == "Shop.site1()")
         #expect(try queries.list(IssueFilter(), sort: .lastSeen, limit: 1).first?.occurrences == 3)
         var filter = IssueFilter()
-        filter.search = try IssueSearch.parse("site1", now: base)  // site1, site10…site19: free text, a table scan
+        filter.search = try IssueSearch.parse("site1", now: base)  // site1, site10…site19
         #expect(try culprits(filter) == ["Shop.site1()", "Shop.site19()", "Shop.site18()"])
         filter.search = try IssueSearch.parse("lastSeen:<=\(ISO(base + 50))", now: base)
         #expect(try culprits(filter) == ["Shop.site20()", "Shop.site19()", "Shop.site18()"], "site 1 is later now")
