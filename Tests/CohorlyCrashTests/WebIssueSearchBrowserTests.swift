@@ -64,7 +64,7 @@ struct WebIssueSearchBrowserTests {
                 Self.exception("t1", app: "Till", function: "Cart.total()", value: "Index out of range"),
                 Self.exception("t2", app: "Till", function: "Receipt.print()", value: "paper out"),
             ], receivedAt: 1_800_000_000_000)
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         let session = try await Chromium.run([
             ["go": .string(collector.newLoginURL().absoluteString)], ["wait_url": .string(base + "/")],
             ["eval": "[...document.querySelectorAll('form.actions select[name=app] option')].map(o => o.value)"],
