@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySQLite
 
 /// The function index of issues: which functions the frames of an issue's occurrences name, for the search's
@@ -22,15 +23,16 @@ enum IssueFunctions {
     /// Longest function name kept, in UTF-8 bytes (longer names are left out).
     static let maxNameBytes = 1024
 
-    /// The functions the frames of an event's exceptions name (each frame's `function`, inlined calls too), each
-    /// once, in the order met.
-    static func names(of properties: JSONValue) -> [String] {
+    /// The functions the frames of a crash's subject thread name (each frame's function as its stack trace
+    /// names it — the short form when there is one —, inlined calls too), each once, in the order met. Read from
+    /// the model decoded at the edge, not from the event's JSON again.
+    static func names(of crash: CapturedException) -> [String] {
         var seen: Set<String> = []
         var names: [String] = []
-        for exception in properties["$exception_list"]?.arrayValue ?? [] {
-            for frame in exception["stacktrace"]?["frames"]?.arrayValue ?? [] {
-                guard let name = frame["function"]?.stringValue, !name.isEmpty, name.utf8.count <= maxNameBytes,
-                    seen.insert(name).inserted
+        for frame in crash.subject?.logicalFrames ?? [] {
+            for symbol in frame.symbols {
+                guard let name = symbol.shortFunction ?? symbol.function, !name.isEmpty,
+                    name.utf8.count <= maxNameBytes, seen.insert(name).inserted
                 else { continue }
                 names.append(name)
                 if names.count >= maxPerOccurrence { return names }
@@ -48,6 +50,9 @@ final class IssueFunctionWriter {
     private let link: SQLiteStatement
     private var nameIds: [String: Int64] = [:]
     private var pairs: Set<Pair> = []
+    /// The names last linked to each issue: an occurrence naming the same ones (the usual case: a crash site's
+    /// frames) costs one comparison, not a lookup per name.
+    private var linked: [Int64: [String]] = [:]
 
     private struct Pair: Hashable {
         var function: Int64
@@ -62,12 +67,15 @@ final class IssueFunctionWriter {
 
     /// Records that issue `issue` has frames naming `names`.
     func add(_ names: [String], issue: Int64) throws {
+        guard linked[issue] != names else { return }
         for name in names {
             let id = try nameId(name)
             guard pairs.insert(Pair(function: id, issue: issue)).inserted else { continue }
             if pairs.count >= IssueWriter.cacheLimit { pairs = [Pair(function: id, issue: issue)] }
             try link.run([.int(id), .int(issue)])
         }
+        if linked.count >= IssueWriter.cacheLimit { linked.removeAll() }
+        linked[issue] = names
     }
 
     private func nameId(_ name: String) throws -> Int64 {

@@ -154,14 +154,6 @@ struct IssueKey: Sendable, Hashable {
         self.init(description: description, level: exception.level, frames: frames, custom: custom)
     }
 
-    /// The key of a stored `$exception` event's properties.
-    init(properties: JSONValue, symbolicator: ImageSymbolicator? = nil) {
-        self.init(
-            Self.grouped(CapturedException(exceptionEvent: properties)),
-            custom: properties[CollectorStore.NewEvent.fingerprintProperty], symbolicator: symbolicator)
-        app = IssueApp.name(of: properties)
-    }
-
     /// `crash` as the key reads it when frames are looked up: its subject thread and images, not the other
     /// threads, and not its executable (the in-app rule of frames named here takes no source root from it).
     static func grouped(_ crash: CapturedException) -> CapturedException {

@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySQLite
 
 /// Regrouping on upgrade: issues stored by a collector whose key was made another way (``IssueKey/version``, kept
@@ -58,8 +59,11 @@ extension IssueRegrouping {
         ).rows { row in
             let text = CollectorStore.propertiesJSON(row.text(4), crash: row.text(5))
             guard let properties = JSONValue(json: text) else { return true }
+            let crash = CapturedException(exceptionEvent: properties)
+            var key = IssueKey(IssueKey.grouped(crash), custom: properties[CollectorStore.NewEvent.fingerprintProperty])
+            key.app = IssueApp.name(of: properties)
             let occurrence = IssueOccurrence(
-                key: IssueKey(properties: properties), functions: IssueFunctions.names(of: properties),
+                key: key, functions: IssueFunctions.names(of: crash),
                 release: properties["release"]?.stringValue, time: row.int(2), distinctId: row.text(3) ?? "")
             entries.append((row.int(0), row.int(1), occurrence))
             return true

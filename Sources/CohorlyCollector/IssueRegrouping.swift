@@ -46,11 +46,10 @@ enum IssueRegrouping {
         var keyed: [(eventId: Int64, key: IssueKey, release: String?, functions: [String])] = []
         for row in rows {
             guard let properties = JSONValue(json: row.properties) else { continue }
-            var key = store.issues.key(
-                CapturedException(exceptionEvent: properties),
-                custom: properties[CollectorStore.NewEvent.fingerprintProperty])
+            let crash = CapturedException(exceptionEvent: properties)
+            var key = store.issues.key(crash, custom: properties[CollectorStore.NewEvent.fingerprintProperty])
             key.app = IssueApp.name(of: properties)
-            keyed.append((row.eventId, key, properties["release"]?.stringValue, IssueFunctions.names(of: properties)))
+            keyed.append((row.eventId, key, properties["release"]?.stringValue, IssueFunctions.names(of: crash)))
         }
         return try store.lock.withLock {
             defer { store.forgetIssueWriter() }

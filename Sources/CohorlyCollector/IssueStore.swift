@@ -112,7 +112,7 @@ final class IssueGrouping: @unchecked Sendable {
             var key = key(crash, custom: fingerprint)
             key.app = properties.map(IssueApp.name(of:)) ?? ""
             return IssueOccurrence(
-                key: key, functions: properties.map(IssueFunctions.names(of:)) ?? [],
+                key: key, functions: IssueFunctions.names(of: crash),
                 release: crash.properties["release"]?.stringValue, time: event.time, distinctId: event.distinctId,
                 tags: properties.map(OccurrenceTags.init(properties:)) ?? OccurrenceTags())
         }
