@@ -14,7 +14,10 @@ import CohorlySymbols
 /// (where inlining, specialization and async pieces make the frame lists differ), is one issue. With no in-app
 /// frame the value stands in for the culprit (PostHog: the message only without a stack).
 struct IssueKey: Sendable, Hashable {
-    /// The issue's fingerprint.
+    /// The app the occurrence came from (``IssueApp/name(of:)``; empty when the event names none): it joins the
+    /// fingerprint in the key, so two apps' crashes at one site are two issues.
+    var app = ""
+    /// The issue's fingerprint (unique within its app).
     var fingerprint: String
     /// The exception type as issues show it (``title(of:)``: one title for a debug and a release build).
     var title: String
@@ -35,8 +38,18 @@ struct IssueKey: Sendable, Hashable {
 
     /// What the key is made of, numbered: a collector whose stored issues were keyed by another version regroups
     /// them when it opens its database (IssueRegrouping+Upgrade.swift). 2: the culprit alone, in normal form,
-    /// under the build-independent title (1: the type and every in-app frame's physical function as named).
-    static let version = 2
+    /// under the build-independent title (1: the type and every in-app frame's physical function as named). 3: the
+    /// app joins the key (and the regrouping fills the function index, IssueFunctions.swift).
+    static let version = 3
+
+    /// What makes an issue one: its app and its fingerprint.
+    struct Identity: Hashable {
+        var app: String
+        var fingerprint: String
+    }
+
+    /// This key's ``Identity``.
+    var identity: Identity { Identity(app: app, fingerprint: fingerprint) }
 
     /// The title of a description: a Swift runtime trap that a release build names by its DWARF pseudo-frame
     /// (`Swift runtime failure: Index out of range`) is titled as the debug build's message titles it, `Fatal
@@ -139,13 +152,6 @@ struct IssueKey: Sendable, Hashable {
                 code: exception.appCode { symbolicator.sourceRoot(ofImageAt: $0.path) })
         }
         self.init(description: description, level: exception.level, frames: frames, custom: custom)
-    }
-
-    /// The key of a stored `$exception` event's properties.
-    init(properties: JSONValue, symbolicator: ImageSymbolicator? = nil) {
-        self.init(
-            Self.grouped(CapturedException(exceptionEvent: properties)),
-            custom: properties[CollectorStore.NewEvent.fingerprintProperty], symbolicator: symbolicator)
     }
 
     /// `crash` as the key reads it when frames are looked up: its subject thread and images, not the other

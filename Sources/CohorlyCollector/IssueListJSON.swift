@@ -16,7 +16,9 @@ enum IssueListJSON {
 
     /// One issue's object, its members in sorted order (as ``IssueSummary/json``'s `jsonString`).
     static func write(_ issue: IssueSummary, into out: inout String) {
-        out += "{\"culprit\":"
+        out += "{\"app\":"
+        JSONValue.writeString(issue.app, into: &out)
+        out += ",\"culprit\":"
         JSONValue.writeString(issue.culprit, into: &out)
         out += ",\"culprit_display\":"
         JSONValue.writeString(issue.displayCulprit, into: &out)
@@ -34,6 +36,8 @@ enum IssueListJSON {
         out += ",\"muted_until\":" + (issue.mutedUntil.map { String($0) } ?? "null")
         out += ",\"occurrences\":\(issue.occurrences),\"resolved_in_release\":"
         optional(issue.resolvedInRelease, into: &out)
+        out += ",\"short_id\":"
+        JSONValue.writeString(issue.shortId, into: &out)
         out += ",\"state\":"
         JSONValue.writeString(issue.state.rawValue, into: &out)
         out += ",\"subtitle\":"

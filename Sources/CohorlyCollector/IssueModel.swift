@@ -1,4 +1,5 @@
 import CohorlyCrashModel
+import CohorlyCollectorAPI
 
 /// Issues: the collector's `$exception` events grouped the way PostHog's error tracking groups them (the
 /// exception type and the in-app frames, a caller-supplied fingerprint first; see IssueKey.swift), each group
@@ -58,6 +59,10 @@ public struct IssueSummary: Sendable, Hashable {
     public var lastRelease: String?
     /// The ``StoredEvent/id`` of its latest occurrence (by crash time).
     public var latestEventId: Int64
+    /// The app its occurrences came from (`$app_name`, or a Sentry envelope's DSN project); empty when none.
+    public var app: String = ""
+    /// Its short id, numbered in its app (`MYAPP-12`; IssueApp.swift).
+    public var shortId: String = ""
 }
 
 extension IssueSummary {
@@ -76,17 +81,25 @@ public struct IssueFilter: Sendable, Hashable {
     public var state: IssueState?
     /// Only issues of this level.
     public var level: String?
-    /// Only issues with an occurrence from this release.
+    /// Only issues with an occurrence from a release this names: the release, a bare version of it (`1.2.0` for
+    /// `MyApp@1.2.0`), or a prefix up to a separator (`MyApp`, `1.2`).
     public var release: String?
     /// Only issues seen at or after this time (unix seconds).
     public var since: Int64?
+    /// Only issues of this app.
+    public var app: String?
+    /// Only issues this search finds (docs/issues.md, "Search").
+    package var search = IssueSearch()
 
     /// A filter (default: every issue).
-    public init(state: IssueState? = nil, level: String? = nil, release: String? = nil, since: Int64? = nil) {
+    public init(
+        state: IssueState? = nil, level: String? = nil, release: String? = nil, since: Int64? = nil, app: String? = nil
+    ) {
         self.state = state
         self.level = level
         self.release = release
         self.since = since
+        self.app = app
     }
 }
 

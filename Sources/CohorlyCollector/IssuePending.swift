@@ -50,7 +50,8 @@ enum IssuePending {
             i.occurrences + coalesce(p.n, 0) AS occurrences, i.users + coalesce(p.new_users, 0) AS users,
             CASE WHEN p.first_setter IS NULL THEN i.first_release ELSE p.setter_release END AS first_release,
             CASE WHEN p.latest_event IS NULL THEN i.last_release ELSE p.latest_release END AS last_release,
-            coalesce(p.latest_event, i.latest_event_id) AS latest_event_id, i.culprit AS culprit
+            coalesce(p.latest_event, i.latest_event_id) AS latest_event_id, i.culprit AS culprit, i.app AS app,
+            i.short_id AS short_id
         FROM issues i LEFT JOIN (\(aggregate(where: pendingFilter))) p ON p.issue_id = i.id
         WHERE \(filter)
         """

@@ -1,3 +1,4 @@
+import CohorlyCollectorAPI
 import CohorlySQLite
 
 /// The read side of issues (like ``CrashQueries`` for occurrences): lists, one issue, its counts per day and per
@@ -8,44 +9,39 @@ struct IssueQueries: Sendable {
 
     static let columns = """
         id, fingerprint, title, subtitle, level, mechanism, state, resolved_in_release, muted_until, muted_for,
-        first_seen, last_seen, occurrences, users, first_release, last_release, latest_event_id, culprit
+        first_seen, last_seen, occurrences, users, first_release, last_release, latest_event_id, culprit, app,
+        short_id
         """
 
     /// Up to `limit` issues matching `filter`, in `sort` order (descending; ties newest id first).
+    ///
+    /// Only the issues that can be among them are counted with their staged occurrences (IssuePending.swift), not
+    /// all of them (100,000 issues otherwise cost every list a join and a sort of each): the first `limit` by their
+    /// stored counters of those without staged rows — whose stored counters are their counters — and every issue
+    /// with staged rows, whose counters only grow by them (scripts/bench-collector's search benchmark).
     func list(_ filter: IssueFilter, sort: IssueSort, limit: Int) throws -> [IssueSummary] {
-        var clauses: [String] = []
-        var values: [SQLiteStatement.Value] = []
-        if let state = filter.state {
-            clauses.append("state = ?")
-            values.append(.text(state.rawValue))
-        }
-        if let level = filter.level {
-            clauses.append("level = ?")
-            values.append(.text(level))
-        }
-        if let release = filter.release {
-            clauses.append(
-                "id IN (SELECT issue_id FROM issue_releases WHERE release = ?"
-                    + " UNION SELECT issue_id FROM issue_occurrences_new WHERE release = ?)")
-            values += [.text(release), .text(release)]
-        }
-        if let since = filter.since {
-            clauses.append("last_seen >= ?")
-            values.append(.int(since.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : since * 1000))
-        }
-        let filterSQL = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         let order: String
         switch sort {
         case .lastSeen: order = "last_seen DESC, id DESC"
         case .occurrences: order = "occurrences DESC, last_seen DESC, id DESC"
         case .users: order = "users DESC, last_seen DESC, id DESC"
         }
-        values.append(.int(Int64(max(0, limit))))
+        let count = SQLiteStatement.Value.int(Int64(max(0, limit)))
         return try store.reading { db in
+            let condition = try IssueFilterSQL(filter, db: db)
+            let unstaged = (condition.clauses + ["id NOT IN (SELECT issue_id FROM issue_occurrences_new)"])
+                .joined(separator: " AND ")
             var result: [IssueSummary] = []
             try db.prepare(
-                "SELECT \(Self.columns) FROM (\(IssuePending.issues()))\(filterSQL) ORDER BY \(order) LIMIT ?"
-            ).rows(values) {
+                """
+                WITH candidates(id) AS (
+                    SELECT id FROM (SELECT id FROM issues WHERE \(unstaged) ORDER BY \(order) LIMIT ?)
+                    UNION SELECT issue_id FROM issue_occurrences_new)
+                SELECT \(Self.columns)
+                FROM (\(IssuePending.issues(where: "i.id IN (SELECT id FROM candidates)")))\(condition.whereSQL)
+                ORDER BY \(order) LIMIT ?
+                """
+            ).rows(condition.values + [count] + condition.values + [count]) {
                 result.append(Self.summary($0))
                 return true
             }
@@ -64,6 +60,31 @@ struct IssueQueries: Sendable {
                 return false
             }
             return found
+        }
+    }
+
+    /// The id of the issue whose short id is `shortId` (any case), nil when none.
+    func issueId(shortId: String) throws -> Int64? {
+        guard let normalized = IssueShortId.normalized(shortId) else { return nil }
+        return try store.reading { db in
+            var found: Int64?
+            try db.prepare("SELECT id FROM issues WHERE short_id = ?").rows([.text(normalized)]) {
+                found = $0.int(0)
+                return false
+            }
+            return found
+        }
+    }
+
+    /// The apps that have issues, by name, with how many issues each has.
+    func apps() throws -> [(app: String, issues: Int)] {
+        try store.reading { db in
+            var result: [(app: String, issues: Int)] = []
+            try db.prepare("SELECT app, COUNT(*) FROM issues GROUP BY app ORDER BY app").rows { row in
+                result.append((row.text(0) ?? "", Int(clamping: row.int(1))))
+                return true
+            }
+            return result
         }
     }
 
@@ -186,7 +207,7 @@ struct IssueQueries: Sendable {
             mutedUntil: row.optionalInt(8), mutedForOccurrences: row.optionalInt(9).map { Int(clamping: $0) },
             firstSeen: Self.seconds(row.int(10)), lastSeen: Self.seconds(row.int(11)),
             occurrences: Int(clamping: row.int(12)), users: Int(clamping: row.int(13)), firstRelease: row.text(14),
-            lastRelease: row.text(15), latestEventId: row.int(16))
+            lastRelease: row.text(15), latestEventId: row.int(16), app: row.text(18) ?? "", shortId: row.text(19) ?? "")
     }
 
     /// Unix ms → s, rounded down (a time before 1970 too).

@@ -12,7 +12,8 @@ enum IssueRecount {
         guard remaining > 0 else {
             for table in [
                 "issues WHERE id", "issue_transitions WHERE issue_id", "issue_users WHERE issue_id",
-                "issue_releases WHERE issue_id",
+                "issue_releases WHERE issue_id", "issue_functions WHERE issue_id",
+                "issue_texts WHERE issue_id",
             ] {
                 try db.prepare("DELETE FROM \(table) = ?").run([.int(issue)])
             }

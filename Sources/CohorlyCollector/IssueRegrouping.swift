@@ -43,13 +43,13 @@ enum IssueRegrouping {
             }
         }
         guard !rows.isEmpty else { return 0 }
-        var keyed: [(eventId: Int64, key: IssueKey, release: String?)] = []
+        var keyed: [(eventId: Int64, key: IssueKey, release: String?, functions: [String])] = []
         for row in rows {
             guard let properties = JSONValue(json: row.properties) else { continue }
-            let key = store.issues.key(
-                CapturedException(exceptionEvent: properties),
-                custom: properties[CollectorStore.NewEvent.fingerprintProperty])
-            keyed.append((row.eventId, key, properties["release"]?.stringValue))
+            let crash = CapturedException(exceptionEvent: properties)
+            var key = store.issues.key(crash, custom: properties[CollectorStore.NewEvent.fingerprintProperty])
+            key.app = IssueApp.name(of: properties)
+            keyed.append((row.eventId, key, properties["release"]?.stringValue, IssueFunctions.names(of: crash)))
         }
         return try store.lock.withLock {
             defer { store.forgetIssueWriter() }
@@ -58,7 +58,7 @@ enum IssueRegrouping {
                 let writer = try IssueWriter(store.db, staged: false)
                 let current = try store.db.prepare(
                     """
-                    SELECT o.issue_id, i.fingerprint, o.time, o.distinct_id FROM issue_occurrences o
+                    SELECT o.issue_id, i.app, i.fingerprint, o.time, o.distinct_id FROM issue_occurrences o
                     JOIN issues i ON i.id = o.issue_id WHERE o.event_id = ?
                     """)
                 let forget = try store.db.prepare("DELETE FROM issue_raw WHERE event_id = ?")
@@ -66,16 +66,20 @@ enum IssueRegrouping {
                 var moves: [(occurrence: IssueOccurrence, eventId: Int64)] = []
                 var left: Set<Int64> = []
                 for entry in keyed {
-                    var old: (issue: Int64, fingerprint: String, time: Int64, distinctId: String)?
+                    var old: (issue: Int64, identity: IssueKey.Identity, time: Int64, distinctId: String)?
                     try current.rows([.int(entry.eventId)]) { row in
-                        old = (row.int(0), row.text(1) ?? "", row.int(2), row.text(3) ?? "")
+                        old = (
+                            row.int(0), IssueKey.Identity(app: row.text(1) ?? "", fingerprint: row.text(2) ?? ""),
+                            row.int(3), row.text(4) ?? ""
+                        )
                         return false
                     }
                     guard let old else { continue }
                     try forget.run([.int(entry.eventId)])
                     let occurrence = IssueOccurrence(
-                        key: entry.key, release: entry.release, time: old.time, distinctId: old.distinctId)
-                    if old.fingerprint == entry.key.fingerprint {
+                        key: entry.key, functions: entry.functions, release: entry.release, time: old.time,
+                        distinctId: old.distinctId)
+                    if old.identity == entry.key.identity {
                         for id in entry.key.rawBuildIds {
                             try store.db.prepare("INSERT OR IGNORE INTO issue_raw(build_id, event_id) VALUES (?,?)")
                                 .run([.text(id), .int(entry.eventId)])

@@ -1,8 +1,9 @@
+import CohorlyCollectorAPI
 import Foundation
 
 // The issue endpoints (ours; docs/issues.md), behind the same Host / Origin / secret checks as every `/api` route:
 //
-//   GET  /api/issues?state=&level=&release=&since=&sort=&limit=   {"issues":[issue…],"count":N}
+//   GET  /api/issues?state=&level=&release=&app=&q=&since=&sort=&limit=   {"issues":[issue…],"count":N}
 //   GET  /api/issues/<id>          {"issue":…,"per_release":[{release,count}],"per_day":[14 counts],
 //                                   "transitions":[…],"latest":<as GET /api/crashes/<insert_id>>,
 //                                   "tags":[{tag,total,distinct,others,values:[{value,count,percent}]}]}
@@ -26,8 +27,20 @@ extension Router {
                 body: Array(IssueListJSON.text(issues).utf8))
         }
         let parts = request.path.dropFirst("/api/issues/".count).split(separator: "/", omittingEmptySubsequences: false)
-        guard let first = parts.first, let id = Int64(first), id > 0, parts.count <= 2 else {
+        guard let first = parts.first, !first.isEmpty, parts.count <= 2 else {
             return .error(404, "expected /api/issues/<id> or /api/issues/<id>/resolve|reopen|mute")
+        }
+        // The row id, or the short id (`MYAPP-12`).
+        let id: Int64
+        if let number = Int64(first), number > 0 {
+            id = number
+        } else if IssueShortId.normalized(String(first)) != nil {
+            guard let found = try queries.issueId(shortId: String(first)) else {
+                return .error(404, "no issue with short id \(first.prefix(40))")
+            }
+            id = found
+        } else {
+            return .error(404, "expected /api/issues/<id> (a number or a short id such as MYAPP-12)")
         }
         if parts.count == 1 {
             guard request.method == "GET" else { return .error(405, "use GET") }
@@ -96,7 +109,15 @@ extension Router {
     }
 
     static func issueFilter(_ request: HTTPRequest) throws -> IssueFilter {
-        var filter = IssueFilter(level: request.query["level"], release: request.query["release"])
+        var filter = IssueFilter(
+            level: request.query["level"], release: request.query["release"], app: request.query["app"])
+        if let query = request.query["q"] {
+            do {
+                filter.search = try IssueSearch.parse(query, now: Int64(Date().timeIntervalSince1970 * 1000))
+            } catch {
+                throw BadRequest(message: error.description)
+            }
+        }
         if let state = request.query["state"] {
             guard let value = IssueState(rawValue: state) else {
                 throw BadRequest(
@@ -121,9 +142,9 @@ extension IssueSummary {
     /// As the API sends it (snake case, times in unix seconds).
     var json: JSONValue {
         [
-            "id": .int(Int(id)), "fingerprint": .string(fingerprint), "title": .string(title),
-            "subtitle": .string(subtitle), "culprit": .string(culprit), "culprit_display": .string(displayCulprit),
-            "level": .string(level),
+            "id": .int(Int(id)), "short_id": .string(shortId), "app": .string(app), "fingerprint": .string(fingerprint),
+            "title": .string(title), "subtitle": .string(subtitle), "culprit": .string(culprit),
+            "culprit_display": .string(displayCulprit), "level": .string(level),
             "mechanism": .string(mechanism),
             "state": .string(state.rawValue), "resolved_in_release": resolvedInRelease.map(JSONValue.string) ?? .null,
             "muted_until": mutedUntil.map { .int(Int($0)) } ?? .null,

@@ -6,7 +6,7 @@ import Foundation
 /// The issue tables beside the events, written in the same transaction as the events they group (so an event is
 /// never stored without its issue, nor an issue counted for an event a rolled-back batch dropped):
 ///
-/// - `issues`: one row per fingerprint with its counters (so a list reads 1,000 rows, not 100,000), its state and
+/// - `issues`: one row per app and fingerprint (IssueApp.swift) with its counters (so a list reads 1,000 rows, not 100,000), its state and
 ///   the mute's end. Times in unix milliseconds (crash time, not arrival).
 /// - `issue_occurrences`: event id → issue, with the crash time, distinct id and release (per-day and per-release
 ///   counts, the occurrence list, and what regrouping moves), indexed by (issue, time).
@@ -19,15 +19,14 @@ import Foundation
 /// - `issue_raw`: occurrences with in-app frames keyed by module offset, by build id (IssueRegrouping.swift).
 /// - `issue_transitions`: every state change with its time (unix seconds), release and note.
 /// - `occurrence_tags`: each occurrence's environment, OS, host and thread (OccurrenceTags.swift).
+/// - `issue_function_names`, `issue_functions`: the functions each issue's frames name (IssueFunctions.swift).
+/// - `issue_texts`: each issue's title, message and culprit, which the search's words read (IssueTexts.swift).
 extension CollectorStore {
     static let issuesSchema = """
-        CREATE TABLE IF NOT EXISTS issues(
-            id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL UNIQUE, title TEXT NOT NULL,
-            subtitle TEXT NOT NULL, level TEXT NOT NULL, mechanism TEXT NOT NULL, state TEXT NOT NULL,
-            resolved_in_release TEXT, resolved_at INTEGER, muted_until INTEGER, muted_for INTEGER,
-            first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, occurrences INTEGER NOT NULL,
-            users INTEGER NOT NULL, first_release TEXT, last_release TEXT, latest_event_id INTEGER NOT NULL,
-            culprit TEXT NOT NULL DEFAULT '');
+        \(IssueApp.table("issues"));
+        \(IssueApp.schema)
+        \(IssueFunctions.schema)
+        \(IssueTexts.schema)
         CREATE INDEX IF NOT EXISTS issues_last_seen ON issues(last_seen);
         CREATE TABLE IF NOT EXISTS issue_occurrences(
             event_id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL, time INTEGER NOT NULL,
@@ -38,9 +37,11 @@ extension CollectorStore {
             distinct_id TEXT NOT NULL, release TEXT, flags INTEGER NOT NULL DEFAULT 0);
         CREATE TABLE IF NOT EXISTS issue_users(
             issue_id INTEGER NOT NULL, distinct_id TEXT NOT NULL, PRIMARY KEY(issue_id, distinct_id)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS issue_users_user ON issue_users(distinct_id);
         CREATE TABLE IF NOT EXISTS issue_releases(
             issue_id INTEGER NOT NULL, release TEXT NOT NULL, count INTEGER NOT NULL,
             PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS issue_releases_release ON issue_releases(release);
         CREATE TABLE IF NOT EXISTS issue_release_order(rank INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE);
         CREATE TABLE IF NOT EXISTS issue_raw(
             build_id TEXT NOT NULL, event_id INTEGER NOT NULL, PRIMARY KEY(build_id, event_id)) WITHOUT ROWID;
@@ -54,16 +55,9 @@ extension CollectorStore {
 extension CollectorStore {
     /// Creates the issue tables, and adds what a collector of an earlier version did not have.
     static func createIssueTables(_ db: SQLiteDatabase) throws {
+        try IssueApp.migrate(db)
         try db.execute(issuesSchema)
         try db.execute(OccurrenceTags.schema)
-        var columns: Set<String> = []
-        try db.prepare("PRAGMA table_info(issues)").rows { row in
-            if let name = row.text(1) { columns.insert(name) }
-            return true
-        }
-        if !columns.contains("culprit") {
-            try db.execute("ALTER TABLE issues ADD COLUMN culprit TEXT NOT NULL DEFAULT ''")
-        }
         try IssuePending.upgrade(db)
     }
 }
@@ -71,6 +65,8 @@ extension CollectorStore {
 /// One `$exception` about to be stored, with its issue key.
 struct IssueOccurrence: Sendable {
     var key: IssueKey
+    /// The functions its frames name (IssueFunctions.swift).
+    var functions: [String] = []
     /// Its `release` property.
     var release: String?
     /// Crash time, unix ms.
@@ -112,11 +108,13 @@ final class IssueGrouping: @unchecked Sendable {
         }
         return events.map { event in
             guard let (crash, fingerprint) = event.decodedCrash else { return nil }
+            let properties = event.properties ?? JSONValue(json: event.propertiesJSON)
+            var key = key(crash, custom: fingerprint)
+            key.app = properties.map(IssueApp.name(of:)) ?? ""
             return IssueOccurrence(
-                key: key(crash, custom: fingerprint), release: crash.properties["release"]?.stringValue,
-                time: event.time, distinctId: event.distinctId,
-                tags: (event.properties ?? JSONValue(json: event.propertiesJSON)).map(OccurrenceTags.init(properties:))
-                    ?? OccurrenceTags())
+                key: key, functions: IssueFunctions.names(of: crash),
+                release: crash.properties["release"]?.stringValue, time: event.time, distinctId: event.distinctId,
+                tags: properties.map(OccurrenceTags.init(properties:)) ?? OccurrenceTags())
         }
     }
 

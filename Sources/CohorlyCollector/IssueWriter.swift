@@ -34,8 +34,11 @@ final class IssueWriter {
     private let raw: SQLiteStatement
     private let tag: SQLiteStatement
     private let transitions: IssueTransitionWriter
-    /// Fingerprint → issue id of the issues this writer met (issue ids are never reused).
-    private var ids: [String: Int64] = [:]
+    private let shortIds: ShortIdNumbers
+    private let addText: SQLiteStatement
+    private let functions: IssueFunctionWriter
+    /// (App, fingerprint) → issue id of the issues this writer met (issue ids are never reused).
+    private var ids: [IssueKey.Identity: Int64] = [:]
     /// The issues this writer met: state, first and last seen (actions forget the writer: IssueActions.swift).
     private var known: [Int64: KnownIssue] = [:]
     /// (issue, distinct id) pairs known to be in `issue_users`.
@@ -51,12 +54,12 @@ final class IssueWriter {
         self.db = db
         self.staged = staged
         self.stagedLimit = stagedLimit
-        find = try db.prepare("SELECT id FROM issues WHERE fingerprint = ?")
+        find = try db.prepare("SELECT id FROM issues WHERE app = ? AND fingerprint = ?")
         create = try db.prepare(
             """
             INSERT INTO issues(fingerprint, title, subtitle, level, mechanism, state, first_seen, last_seen,
-                occurrences, users, first_release, last_release, latest_event_id, culprit)
-            VALUES (?,?,?,?,?,'open',?,?,0,0,?,?,?,?)
+                occurrences, users, first_release, last_release, latest_event_id, culprit, app, short_id)
+            VALUES (?,?,?,?,?,'open',?,?,0,0,?,?,?,?,?,?)
             """)
         link = try db.prepare(
             "INSERT OR REPLACE INTO issue_occurrences_new(event_id, issue_id, time, distinct_id, release, flags)"
@@ -70,6 +73,11 @@ final class IssueWriter {
         raw = try db.prepare("INSERT OR IGNORE INTO issue_raw(build_id, event_id) VALUES (?,?)")
         tag = try db.prepare(OccurrenceTags.insertSQL)
         transitions = try IssueTransitionWriter(db)
+        shortIds = try ShortIdNumbers(db)
+        addText = try db.prepare(
+            "INSERT OR REPLACE INTO issue_texts(issue_id, text) SELECT id, \(IssueTexts.expression) FROM issues WHERE id = ?"
+        )
+        functions = try IssueFunctionWriter(db)
     }
 
     /// Files the stored events (each `eventId` with its occurrence) under their issues, created when new, in
@@ -79,13 +87,13 @@ final class IssueWriter {
         throws -> [Int64]
     {
         var groups: [[Int]] = []
-        var groupOf: [String: Int] = [:]
+        var groupOf: [IssueKey.Identity: Int] = [:]
         for (index, entry) in batch.enumerated() {
-            let fingerprint = entry.occurrence.key.fingerprint
-            if let group = groupOf[fingerprint] {
+            let identity = entry.occurrence.key.identity
+            if let group = groupOf[identity] {
                 groups[group].append(index)
             } else {
-                groupOf[fingerprint] = groups.count
+                groupOf[identity] = groups.count
                 groups.append([index])
             }
         }
@@ -138,9 +146,9 @@ final class IssueWriter {
     /// The id of the occurrence's issue, created from it when there is none.
     private func issueId(for occurrence: IssueOccurrence, eventId: Int64) throws -> Int64 {
         let key = occurrence.key
-        if let id = ids[key.fingerprint] { return id }
+        if let id = ids[key.identity] { return id }
         var found: Int64?
-        try find.rows([.text(key.fingerprint)]) { row in
+        try find.rows([.text(key.app), .text(key.fingerprint)]) { row in
             found = row.int(0)
             return false
         }
@@ -152,14 +160,16 @@ final class IssueWriter {
             try create.run([
                 .text(key.fingerprint), .text(key.title), .text(key.subtitle), .text(key.level), .text(key.mechanism),
                 .int(occurrence.time), .int(occurrence.time), release, release, .int(eventId), .text(key.culprit),
+                .text(key.app), .text(try shortIds.next(app: key.app)),
             ])
             id = db.lastInsertRowID
+            try addText.run([.int(id)])
             known[id] = KnownIssue(
                 state: StoredIssueState(id: id), firstSeen: occurrence.time, lastSeen: occurrence.time,
                 hasFirstRelease: occurrence.release != nil)
         }
         if ids.count >= Self.cacheLimit { ids.removeAll() }
-        ids[key.fingerprint] = id
+        ids[key.identity] = id
         return id
     }
 
@@ -197,6 +207,7 @@ final class IssueWriter {
             ])
             for buildId in occurrence.key.rawBuildIds { try raw.run([.text(buildId), .int(entry.eventId)]) }
             if !occurrence.tags.isEmpty { try tag.run(occurrence.tags.row(eventId: entry.eventId)) }
+            try functions.add(occurrence.functions, issue: id)
         }
         stagedRows = stagedRows.map { $0 + entries.count }
     }

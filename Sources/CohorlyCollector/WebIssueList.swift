@@ -1,9 +1,11 @@
+import CohorlyCollectorAPI
 import Foundation
 
-/// `GET /` (also `/issues`): the issues, filtered and sorted as `cohorly issues list` does (`state`, `level`,
-/// `release`, `sort` from the query, the form at the top), 50 at most, each with its state, level, culprit,
-/// counts, a chart of its last 14 days and its first and last release; above them a chart of every issue's last
-/// 14 days.
+/// `GET /` (also `/issues`): the issues, filtered and sorted as `cohorly issues list` does (`app`, `q` — the
+/// search, docs/issues.md —, `state`, `level`, `release`, `sort` from the query, the form at the top), 50 at most,
+/// each with its short id, state, level, culprit, counts, a chart of its last 14 days and its first and last
+/// release; above them a chart of every issue's last 14 days. A search that does not parse answers 400 with the
+/// form and the term it names.
 extension Router {
     /// Issues a list page shows.
     static let issuesPerPage = 50
@@ -11,15 +13,27 @@ extension Router {
     static let chartDays = 14
 
     func issueList(_ request: HTTPRequest) throws -> HTTPResponse {
-        let filter = IssueFilter(
+        var filter = IssueFilter(
             state: request.query["state"].flatMap(IssueState.init(rawValue:)),
-            level: Self.nonEmpty(request.query["level"]), release: Self.nonEmpty(request.query["release"]))
+            level: Self.nonEmpty(request.query["level"]), release: Self.nonEmpty(request.query["release"]),
+            app: Self.nonEmpty(request.query["app"]))
         let sort = request.query["sort"].flatMap(IssueSort.init(rawValue:)) ?? .lastSeen
         let queries = IssueQueries(store: store)
         let now = Int64(Date().timeIntervalSince1970)
+        let search = Self.nonEmpty(request.query["q"]) ?? ""
+        let apps = try queries.apps().map(\.app)
+        do {
+            filter.search = try IssueSearch.parse(search, now: now * 1000)
+        } catch {
+            var body = Self.filterForm(filter, search: search, apps: apps, sort: sort)
+            body.raw("<p class=\"error\" role=\"alert\">")
+            body.text(error.description)
+            body.raw("</p>")
+            return WebPage.response(400, WebPage.document(title: "Issues", body))
+        }
         let issues = try queries.list(filter, sort: sort, limit: Self.issuesPerPage)
         let days = Self.dayLabels(now: now)
-        var body = Self.filterForm(filter, sort: sort)
+        var body = Self.filterForm(filter, search: search, apps: apps, sort: sort)
         let all = try queries.occurrencesPerDay(id: nil, days: Self.chartDays, now: now)
         body.raw("<p class=\"muted\">Occurrences of every issue, the last \(Self.chartDays) days (UTC):</p>")
         body.append(SVGChart.columns(all, labels: days, width: 420, height: 48, title: "Occurrences per day"))
@@ -29,7 +43,9 @@ extension Router {
         for issue in issues {
             body.raw("<tr><td class=\"title\"><a href=\"/issues/\(issue.id)\">")
             body.text(issue.title)
-            body.raw("</a> ")
+            body.raw("</a> <span class=\"short-id\">")
+            body.text(issue.shortId)
+            body.raw("</span> ")
             body.append(Self.levelBadge(issue.level))
             body.raw("<div class=\"muted\">")
             body.text(issue.displaySubtitle)
@@ -55,9 +71,22 @@ extension Router {
         return WebPage.response(200, WebPage.document(title: "Issues", body))
     }
 
-    /// The list's filter form (a GET to `/`, so the filtered list has its own URL).
-    static func filterForm(_ filter: IssueFilter, sort: IssueSort) -> HTML {
-        var html = HTML(raw: "<form method=\"get\" action=\"/\" class=\"actions\"><select name=\"state\">")
+    /// The list's filter form (a GET to `/`, so the filtered list has its own URL): the search box, the app
+    /// selector (`apps`: the apps that have issues), state, sort, level and release.
+    static func filterForm(_ filter: IssueFilter, search: String, apps: [String], sort: IssueSort) -> HTML {
+        var html = HTML(raw: "<form method=\"get\" action=\"/\" class=\"actions\">")
+        html.raw("<input type=\"search\" name=\"q\" size=\"36\" aria-label=\"Search\" ")
+        html.raw("placeholder=\"search: text is:open level:fatal function:pay lastSeen:-24h\" ")
+        html.raw(HTML.attribute("value", search))
+        html.raw("><select name=\"app\" aria-label=\"App\"><option value=\"\">every app</option>")
+        var names = apps.filter { !$0.isEmpty }
+        if let app = filter.app, !names.contains(app) { names.append(app) }
+        for app in names {
+            html.raw("<option " + HTML.attribute("value", app) + (filter.app == app ? " selected>" : ">"))
+            html.text(app)
+            html.raw("</option>")
+        }
+        html.raw("</select><select name=\"state\">")
         html.raw("<option value=\"\">any state</option>")
         for state in IssueState.allCases {
             html.raw("<option value=\"\(state.rawValue)\"\(filter.state == state ? " selected" : "")>\(state)</option>")

@@ -63,7 +63,9 @@ extension Router {
             if let left = issue.mutedForOccurrences { state += " for \(left) more occurrence\(left == 1 ? "" : "s")" }
         }
         let rows: [(String, String?)] = [
-            ("State", state), ("Culprit", issue.displayCulprit), ("Occurrences", String(issue.occurrences)),
+            ("Short id", issue.shortId.isEmpty ? nil : issue.shortId), ("App", issue.app.isEmpty ? nil : issue.app),
+            ("State", state),
+            ("Culprit", issue.displayCulprit), ("Occurrences", String(issue.occurrences)),
             ("Users", String(issue.users)),
             ("First seen", WebPage.time(milliseconds: issue.firstSeen * 1000)),
             ("Last seen", WebPage.time(milliseconds: issue.lastSeen * 1000)),

@@ -38,6 +38,8 @@ enum WebStyle {
         h2 { font-size: 1.1rem; margin: 1.4rem 0 .5rem; }
         .sub { color: var(--muted); overflow-wrap: anywhere; margin: -.4rem 0 .8rem; }
         .muted { color: var(--muted); }
+        .short-id { color: var(--muted); font-size: .8rem; white-space: nowrap; }
+        p.error { color: var(--fatal); overflow-wrap: anywhere; }
         code, .stack { font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
         .scroll { overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; }

@@ -1,3 +1,4 @@
+import CohorlyCollectorAPI
 import CohorlyCommandLine
 import CohorlyJSON
 import CohorlySymbols
@@ -8,19 +9,24 @@ enum IssuesListCommand: Command {
     static let words = ["issues", "list"]
     static let summary = "List the issues a collector grouped its crashes into."
     static let help = """
-        USAGE: cohorly issues list [--state S] [--level L] [--release R] [--since WHEN]
+        USAGE: cohorly issues list [--app NAME] [--query Q] [--state S] [--level L] [--release R] [--since WHEN]
                                    [--sort last-seen|occurrences|users] [--limit N] [--host URL]
                                    [--auth-token-file F] [--json]
 
         Every crash, handled error, hang and abnormal exit the collector holds belongs to one issue: the same
         exception type with the same in-app frames (or the same fingerprint the app sent). EVENTS counts its
-        occurrences, USERS their distinct ids; RELEASES the first and the last release it was seen in.
-        `cohorly crashes list` still lists the occurrences one by one.
+        occurrences, USERS their distinct ids; RELEASES the first and the last release it was seen in. Each issue
+        belongs to an app ($app_name, or a Sentry DSN's project) and has a SHORT ID numbered in it (MYAPP-12),
+        which `issues show` takes as well as the ID. `cohorly crashes list` still lists the occurrences one by one.
 
         OPTIONS:
+          --app NAME        Only issues of app NAME.
+          --query Q         Only issues the search Q finds: words in the title, message or culprit, and
+                            is:open|resolved|muted|regressed, level:, release:, app:, user:, function:,
+                            firstSeen:-24h, lastSeen:-7d (docs/issues.md, "Search").
           --state S         Only issues in state S: open, resolved, regressed or muted.
           --level L         Only issues of level L (fatal: what ended the app; error: what it survived).
-          --release R       Only issues seen in release R.
+          --release R       Only issues seen in release R: 1.2.0, MyApp@1.2.0, or a prefix (MyApp, 1.2).
           --since WHEN      Only issues seen since WHEN: a date (2026-12-01), a time (2026-12-01T10:00:00Z), or
                             a duration back from now (90m, 24h, 7d).
           --sort ORDER      last-seen (default), occurrences or users; the most first.
@@ -42,7 +48,7 @@ enum IssuesListCommand: Command {
                 arguments, flags: ["--json"],
                 options: [
                     "--host", "--limit", "--state", "--level", "--release", "--since", "--sort", "--auth-token",
-                    "--auth-token-file",
+                    "--auth-token-file", "--app", "--query",
                 ])
             guard parsed.positionals.isEmpty else {
                 return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: command)
@@ -53,9 +59,10 @@ enum IssuesListCommand: Command {
             if let sort = try parsed.choice("--sort", among: ["last-seen", "occurrences", "users"]) {
                 query.append(URLQueryItem(name: "sort", value: sort))
             }
-            for (option, name) in [("--level", "level"), ("--release", "release")] {
+            for (option, name) in [("--level", "level"), ("--release", "release"), ("--app", "app")] {
                 if let value = parsed.options[option]?.last { query.append(URLQueryItem(name: name, value: value)) }
             }
+            if let search = parsed.options["--query"]?.last { query.append(try searchItem(search)) }
             if let since = parsed.options["--since"]?.last {
                 let seconds = try IssueDates.since(since, now: Date())
                 query.append(URLQueryItem(name: "since", value: String(seconds)))
@@ -66,9 +73,23 @@ enum IssuesListCommand: Command {
         return CollectorRequest.table(
             parsed, command: command, path: "/api/issues", query: query, key: "issues", empty: "no issues match",
             header: [
-                ("ID", 6), ("STATE", 9), ("LEVEL", 5), ("EVENTS", 7), ("USERS", 6), ("LAST SEEN (UTC)", 20),
+                ("ID", 6), ("SHORT ID", 14), ("STATE", 9), ("LEVEL", 5), ("EVENTS", 7), ("USERS", 6),
+                ("LAST SEEN (UTC)", 20),
                 ("RELEASES", 24), ("ISSUE", 0),
             ], row: IssueText.row)
+    }
+}
+
+extension IssuesListCommand {
+    /// `--query`'s `q`, once the collector's parser read it: a query that does not parse is a usage error naming its
+    /// term, before anything is sent.
+    static func searchItem(_ search: String) throws(UsageError) -> URLQueryItem {
+        do {
+            _ = try IssueSearch.parse(search, now: Int64(Date().timeIntervalSince1970 * 1000))
+        } catch {
+            throw UsageError(reason: "--query: \(error.description)")
+        }
+        return URLQueryItem(name: "q", value: search)
     }
 }
 
@@ -81,7 +102,8 @@ enum IssueText {
         let span =
             releases.isEmpty ? "-" : (releases[0] == releases.last ? releases[0] : releases.joined(separator: " – "))
         return [
-            String(issue["id"]?.intValue ?? 0).padded(6), escaped(issue["state"]?.stringValue ?? "-").padded(9),
+            String(issue["id"]?.intValue ?? 0).padded(6), escaped(issue["short_id"]?.stringValue ?? "-").padded(14),
+            escaped(issue["state"]?.stringValue ?? "-").padded(9),
             escaped(issue["level"]?.stringValue ?? "-").padded(5),
             String(issue["occurrences"]?.intValue ?? 0).padded(7),
             String(issue["users"]?.intValue ?? 0).padded(6), time(issue["last_seen"]).padded(20),

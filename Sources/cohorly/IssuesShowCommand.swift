@@ -1,3 +1,4 @@
+import CohorlyCollectorAPI
 import CohorlyCommandLine
 import CohorlyJSON
 import CohorlySymbols
@@ -13,7 +14,8 @@ enum IssuesShowCommand: Command {
 
         The issue's state, first and last seen (crash time, UTC) with their releases, occurrences and users, the
         occurrences per release, the state changes, then its latest occurrence symbolicated by the collector,
-        printed as `cohorly crashes show` prints a crash. ID is the number `cohorly issues list` shows.
+        printed as `cohorly crashes show` prints a crash. ID is the number `cohorly issues list` shows, or the
+        issue's short id (MYAPP-12).
 
         OPTIONS:
           --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
@@ -82,9 +84,11 @@ enum IssuesShowCommand: Command {
         if let count = issue["muted_for_occurrences"]?.intValue {
             state += " for \(count) more occurrence\(count == 1 ? "" : "s")"
         }
+        let shortId = issue["short_id"]?.stringValue.map { " (\(escaped($0)))" } ?? ""
         var lines = [
-            "Issue \(issue["id"]?.intValue ?? 0): \(escaped(IssueText.name(issue)))",
+            "Issue \(issue["id"]?.intValue ?? 0)\(shortId): \(escaped(IssueText.name(issue)))",
             "State: \(state)",
+            "App: \(escaped(issue["app"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-"))",
             "Level: \(escaped(issue["level"]?.stringValue ?? "-"))  Mechanism: "
                 + escaped(issue["mechanism"]?.stringValue ?? "-"),
             "First seen: \(IssueText.time(issue["first_seen"]))" + release("first_release"),
@@ -145,16 +149,18 @@ extension IssuesShowCommand {
     }
 }
 
-/// An issue id on the command line: a positive decimal integer.
+/// An issue id on the command line: a positive decimal integer, or a short id (`MYAPP-12`); as the path
+/// component of `/api/issues/<id>`.
 enum IssueID {
-    static func parse(_ text: String) -> Int64? {
-        guard let id = Int64(text), id > 0 else { return nil }
-        return id
+    static func parse(_ text: String) -> String? {
+        if let id = Int64(text), id > 0 { return String(id) }
+        return IssueShortId.normalized(text)
     }
 
     /// The usage error for `positionals` that are not one id.
     static func expected(_ positionals: [String]) -> String {
-        guard positionals.count == 1 else { return "expected one issue ID (the number issues list shows)" }
-        return "invalid issue ID '\(positionals[0])' (expected the number issues list shows, such as 3)"
+        guard positionals.count == 1 else { return "expected one issue ID (the number or short id issues list shows)" }
+        return "invalid issue ID '\(positionals[0])' (expected the number or short id issues list shows, such as 3 or "
+            + "MYAPP-12)"
     }
 }

@@ -269,6 +269,7 @@ import Testing
         #expect(issue["culprit"] == "App.startService(Swift.String) async -> Swift.String")  // as keyed
         #expect(issue["culprit_display"] == "startService(_:)")
         let id = try #require(issue["id"]?.intValue)
+        let shortId = try #require(issue["short_id"]?.stringValue)
         let single = try #require(CohorlyValue(json: try Self.get(collector, "/api/issues/\(id)").body)?["issue"])
         #expect(single["culprit_display"] == "startService(_:)")
         // The list and the issue's facts (the stack shows each frame as the event named it).
@@ -277,12 +278,15 @@ import Testing
         #expect(!list.contains("async -&gt; Swift.String"))
         let page = try Self.get(collector, "/issues/\(id)").body
         #expect(page.contains("<dt>Culprit</dt><dd><bdi>startService(_:)</bdi></dd>"))
+        #expect(page.contains("<dt>Short id</dt><dd><bdi>\(shortId)</bdi></dd>"), "\(page)")
         let host = collector.baseURL.absoluteString
         let environment = ["COHORLY_AUTH_TOKEN": Self.secret]
         let listed = try await CLITests.run(["issues", "list", "--host", host], environment: environment)
         #expect(listed.output.contains("Fatal error: boom (in startService(_:))"), "\(listed.output)")
         let shown = try await CLITests.run(["issues", "show", String(id), "--host", host], environment: environment)
-        #expect(shown.output.hasPrefix("Issue \(id): Fatal error: boom (in startService(_:))\n"), "\(shown.output)")
+        #expect(
+            shown.output.hasPrefix("Issue \(id) (\(shortId)): Fatal error: boom (in startService(_:))\n"),
+            "\(shown.output)")
         // The breadcrumb's data, without the recorder's task marks, on the page as in the CLI.
         let row = try #require(try Self.rowIds(collector)["e"])
         let occurrence = try Self.get(collector, "/events/\(row)").body

@@ -59,7 +59,8 @@ import Testing
         let shown = try await CLITests.run(["issues", "show", id, "--host", host])
         #expect(shown.status == 0, "\(shown.error)")
         #expect(
-            shown.output.hasPrefix("Issue \(id): Fatal error: boom (in Shop.pay())\nState: open\n"), "\(shown.output)")
+            shown.output.hasPrefix("Issue \(id) (ISSUE-1): Fatal error: boom (in Shop.pay())\nState: open\nApp: -\n"),
+            "\(shown.output)")
         #expect(shown.output.contains("Occurrences: 2 from 2 user(s)\n"))
         #expect(shown.output.contains("Per release: 1.0.0: 1, 1.1.0: 1\n"))
         #expect(shown.output.contains("Latest occurrence:\nCrash: Fatal error: boom"))
@@ -67,7 +68,9 @@ import Testing
 
         let resolved = try await CLITests.run(["issues", "resolve", id, "--in-release", "1.1.0", "--host", host])
         #expect(resolved.status == 0, "\(resolved.error)")
-        #expect(resolved.output == "Issue \(id): Fatal error: boom (in Shop.pay())\nState: resolved in release 1.1.0\n")
+        #expect(
+            resolved.output
+                == "Issue \(id) (ISSUE-1): Fatal error: boom (in Shop.pay())\nState: resolved in release 1.1.0\n")
         let state = try await CLITests.run(["issues", "list", "--host", host, "--state", "resolved", "--json"])
         #expect(CohorlyValue(json: state.output)?["count"] == 1)
         let muted = try await CLITests.run(["issues", "mute", id, "--occurrences", "3", "--host", host])
@@ -109,5 +112,44 @@ import Testing
         let since = try await CLITests.run(["issues", "list", "--since", "24h", "--host", host])
         #expect(since.status == 0)
         #expect(since.output == "no issues match\n")
+    }
+
+    @Test func listsOneAppSearchesAndShowsAnIssueByItsShortId() async throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let host = collector.baseURL.absoluteString
+        let batch: CohorlyValue = [
+            IssueAppTests.exception("s1", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0", user: "a"),
+            IssueAppTests.exception("t1", app: "Till", function: "Cart.total()", release: "Till@1.0.0", user: "b"),
+            IssueAppTests.exception(
+                "t2", app: "Till", function: "Receipt.print()", release: "Till@1.1.0", user: "b", value: "paper out"),
+        ]
+        #expect(send(collector, "/track", body: batch.jsonString).status == 200)
+
+        let till = try await CLITests.run(["issues", "list", "--host", host, "--app", "Till"])
+        #expect(till.status == 0, "\(till.error)")
+        let rows = till.output.split(separator: "\n").map(String.init)
+        #expect(rows.first?.hasPrefix("ID     SHORT ID       STATE") == true, "\(till.output)")
+        #expect(rows.count == 3 && rows.dropFirst().allSatisfy { $0.contains(" TILL-") }, "\(till.output)")
+
+        let found = try await CLITests.run(["issues", "list", "--host", host, "--query", "paper function:Receipt"])
+        #expect(found.status == 0, "\(found.error)")
+        #expect(found.output.split(separator: "\n").count == 2 && found.output.contains("TILL-2"), "\(found.output)")
+        let json = try await CLITests.run(["issues", "list", "--host", host, "--json", "--query", "release:1.2.0"])
+        let issues = try #require(CohorlyValue(json: json.output)?["issues"]?.arrayValue, "\(json.output)")
+        #expect(issues.map { $0["short_id"] } == ["SHOP-1"])
+
+        let shown = try await CLITests.run(["issues", "show", "till-2", "--host", host])
+        #expect(shown.status == 0, "\(shown.error)")
+        #expect(shown.output.contains("(TILL-2): Fatal error: paper out (in Receipt.print())\n"), "\(shown.output)")
+        #expect(shown.output.contains("\nApp: Till\n"))
+        let unknown = try await CLITests.run(["issues", "show", "TILL-9", "--host", host])
+        #expect(unknown.status == 1)
+        #expect(unknown.error == "cohorly: \(host) answered 404: no issue with short id TILL-9\n", "\(unknown.error)")
+
+        // A query that does not parse: the term named, exit 2, nothing sent.
+        let bad = try await CLITests.run(["issues", "list", "--host", host, "--query", "crash is:closed"])
+        #expect(bad.status == 2)
+        #expect(bad.error.hasPrefix("cohorly: --query: invalid search term 'is:closed': unknown state"), "\(bad.error)")
     }
 }

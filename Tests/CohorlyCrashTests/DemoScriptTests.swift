@@ -72,7 +72,7 @@ struct DemoScriptTests {
         let (process, text) = try await Self.runDemo(["--again"])
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "scripts/demo output:\n\(text)")
         let lines = text.split(separator: "\n").map(String.init)
-        // Both issue lists, each a header (ID STATE LEVEL EVENTS USERS LAST-SEEN RELEASES ISSUE) and its rows.
+        // Both issue lists, each a header (ID SHORT-ID STATE LEVEL EVENTS USERS LAST-SEEN RELEASES ISSUE) and its rows.
         let headers = lines.indices.filter { lines[$0].hasPrefix("ID ") && lines[$0].contains(" STATE ") }
         #expect(headers.count == 2, "\(text)")
         let lists = headers.map { header in
@@ -81,8 +81,8 @@ struct DemoScriptTests {
             }
         }
         guard let first = lists.first, let second = lists.last, lists.count == 2 else { return }
-        #expect(first.count == 6 && first.allSatisfy { $0.count > 6 && $0[3] == "1" }, "\(first)")
-        #expect(second.count == 6 && second.allSatisfy { $0[3] == "2" && $0[4] == "1" }, "\(second)")
+        #expect(first.count == 6 && first.allSatisfy { $0.count > 7 && $0[4] == "1" }, "\(first)")
+        #expect(second.count == 6 && second.allSatisfy { $0[4] == "2" && $0[5] == "1" }, "\(second)")
         #expect(Set(second.map { $0[0] }) == Set(first.map { $0[0] }), "the same issues: \(first) \(second)")
     }
 

@@ -31,7 +31,7 @@ struct IssueTrackerBrowserTests {
         _ = try collector.store.insert(events: [extra], receivedAt: 1_796_000_000_000)
         let ids = try IssueQueries(store: collector.store).occurrenceIds(id: issue, limit: 10, before: nil)
         #expect(ids.count == 4)
-        let base = collector.baseURL.absoluteString
+        let base = collector.webURL.absoluteString
         let culprit =
             "[...document.querySelectorAll('main dl.facts dt')].filter(e => e.textContent == 'Culprit')"
             + ".map(e => e.nextElementSibling.textContent)"
