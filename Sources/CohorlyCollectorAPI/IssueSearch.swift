@@ -195,8 +195,9 @@ package struct IssueSearch: Sendable, Hashable {
         throw IssueSearchError(term: term, reason: expected)
     }
 
-    /// A date (`2026-12-01`, midnight UTC) or an ISO 8601 time; unix ms.
-    static func date(_ text: String) -> Int64? {
+    /// A date (`2026-12-01`, midnight UTC) or an ISO 8601 time (fractional seconds and an offset allowed), from
+    /// 1970 to 9999; unix ms. The one date reader of the search and the CLI's `--since`/`--until`.
+    package static func date(_ text: String) -> Int64? {
         let full = ISO8601DateFormatter()
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

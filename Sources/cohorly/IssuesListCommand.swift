@@ -146,18 +146,7 @@ enum IssueDates {
     /// A date (`2026-12-31`, midnight UTC) or an ISO 8601 date-time (`2026-12-31T18:00:00Z`, an offset allowed);
     /// unix seconds.
     static func date(_ text: String, option: String) throws(UsageError) -> Int64 {
-        let full = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let day = ISO8601DateFormatter()
-        day.formatOptions = [.withFullDate]
-        for formatter in [full, fractional, day] {
-            if let date = formatter.date(from: text), date.timeIntervalSince1970 >= 0,
-                date.timeIntervalSince1970 < 253_402_300_800
-            {
-                return Int64(date.timeIntervalSince1970)
-            }
-        }
+        if let milliseconds = IssueSearch.date(text) { return milliseconds / 1000 }
         throw UsageError(
             reason: "invalid \(option) '\(text)' (expected a date such as 2026-12-31, a time such as "
                 + "2026-12-31T18:00:00Z" + (option == "--since" ? ", or a duration such as 24h or 7d)" : ")"))
