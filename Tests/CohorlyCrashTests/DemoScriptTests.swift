@@ -54,7 +54,8 @@ struct DemoScriptTests {
         let issues = lines.drop { $0 != "== the crashes grouped into issues (cohorly issues list)" }.dropFirst()
             .prefix { !$0.hasPrefix("==") }
         #expect(issues.count == 7, "\(issues)")
-        #expect(issues.dropFirst().allSatisfy { $0.split(separator: " ").dropFirst(3).first == "1" }, "\(issues)")
+        // ID, SHORT ID, STATE, LEVEL, then EVENTS.
+        #expect(issues.dropFirst().allSatisfy { $0.split(separator: " ").dropFirst(4).first == "1" }, "\(issues)")
         #expect(lines.contains("== the collector shows 6 of 6 crashes"))
         // It ends with the web page's login URL, the one `cohorly serve` printed.
         let login = lines.last ?? ""
