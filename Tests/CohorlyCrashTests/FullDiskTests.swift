@@ -141,21 +141,11 @@ struct FullDiskTests {
     func aCrashWhoseReportFoundNoSpaceStillArrives(freeKiB: Int) async throws {
         guard let disk = TinyFileSystem(kib: 1024, label: "lost-\(freeKiB)") else { return }
         defer { disk.unmount() }
-        var configuration = CollectorConfiguration()
-        configuration.tokens = ["demo-token"]
-        let collector = try Collector(configuration: configuration)
-        _ = try collector.start()
-        defer { collector.stop() }
-        let reports = disk.path.appendingPathComponent("crashes")
-        let storage = disk.path.appendingPathComponent("queue")
-        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: false)
-        disk.fill(leaving: freeKiB * 1024)
-        let environment = ["COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "demo-token"]
-        func launch(_ arguments: [String]) async throws -> CrashDemoRun {
-            try await runCrashDemo(
-                arguments + ["--storage", storage.path, "--sender-timeout-ms", "15000"], reportDirectory: reports,
-                withClient: true, environment: environment)
-        }
+        let launches = try SharedDiskLaunches(disk: disk, freeKiB: freeKiB)
+        defer { launches.collector.stop() }
+        let collector = launches.collector
+        let reports = launches.reports
+        func launch(_ arguments: [String]) async throws -> CrashDemoRun { try await launches.launch(arguments) }
         let crash = try await launch(["crash", "null-write"])
         #expect(crash.signal == SIGSEGV)
         // The crashed launch's report, whole, cut short or empty: its name says which launch it was.
@@ -180,5 +170,39 @@ struct FullDiskTests {
         }
         #expect(next.tornFiles.isEmpty && next.reportFiles.isEmpty)
         print("full disk, \(freeKiB) KiB free: \(lost ? "report lost" : "report kept"), event delivered")
+    }
+}
+
+/// A collector and CrashDemo launches whose queue and reports share one nearly full tiny file system, as they do
+/// by default: the set-up of the lost-report test above and of ReserveBeforeQueueTests.
+struct SharedDiskLaunches {
+    let collector: Collector
+    /// The report directory (`crashes/` on the disk); the queue is `queue/` beside it.
+    let reports: URL
+    let storage: URL
+
+    /// Starts the collector, makes the report directory and fills `disk` until `freeKiB` KiB are left.
+    init(disk: TinyFileSystem, freeKiB: Int) throws {
+        var configuration = CollectorConfiguration()
+        configuration.tokens = ["demo-token"]
+        collector = try Collector(configuration: configuration)
+        _ = try collector.start()
+        reports = disk.path.appendingPathComponent("crashes")
+        storage = disk.path.appendingPathComponent("queue")
+        do {
+            try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: false)
+        } catch {
+            collector.stop()
+            throw error
+        }
+        disk.fill(leaving: freeKiB * 1024)
+    }
+
+    /// One CrashDemo launch with the client, its queue and reports on the disk, sending to the collector.
+    func launch(_ arguments: [String]) async throws -> CrashDemoRun {
+        try await runCrashDemo(
+            arguments + ["--storage", storage.path, "--sender-timeout-ms", "15000"], reportDirectory: reports,
+            withClient: true,
+            environment: ["COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "demo-token"])
     }
 }

@@ -18,21 +18,10 @@ struct ReserveBeforeQueueTests {
     func aCrashOnADiskTheQueueSharesKeepsItsHeaderReport(freeKiB: Int) async throws {
         guard let disk = TinyFileSystem(kib: 1024, label: "queue-first-\(freeKiB)") else { return }
         defer { disk.unmount() }
-        var configuration = CollectorConfiguration()
-        configuration.tokens = ["demo-token"]
-        let collector = try Collector(configuration: configuration)
-        _ = try collector.start()
-        defer { collector.stop() }
-        let reports = disk.path.appendingPathComponent("crashes")
-        let storage = disk.path.appendingPathComponent("queue")
-        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: false)
-        disk.fill(leaving: freeKiB * 1024)
-        let environment = ["COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "demo-token"]
-        func launch(_ arguments: [String]) async throws -> CrashDemoRun {
-            try await runCrashDemo(
-                arguments + ["--storage", storage.path, "--sender-timeout-ms", "15000"], reportDirectory: reports,
-                withClient: true, environment: environment)
-        }
+        let launches = try SharedDiskLaunches(disk: disk, freeKiB: freeKiB)
+        defer { launches.collector.stop() }
+        let collector = launches.collector
+        func launch(_ arguments: [String]) async throws -> CrashDemoRun { try await launches.launch(arguments) }
         let crash = try await launch(["crash", "null-write"])
         #expect(crash.signal == SIGSEGV)
         // A report with its header and crashed thread, not an empty `.tmp`.
