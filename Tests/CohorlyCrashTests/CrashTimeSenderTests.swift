@@ -33,7 +33,7 @@ struct CrashTimeSenderTests {
         let crash = try await Self.launch(setup, ["crash", "fatal-error", "--identify", "tool-user"])
         #expect(crash.signal == SIGILL)
         // No other launch: the sender the crash started delivers it.
-        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        #expect(await eventually(timeout: 60) { (try? setup.exceptions().count) == 1 })
         let event = try #require(try setup.exceptions().first)
         #expect(event.distinctId == "tool-user")
         #expect(Self.functions(event).contains { $0.contains("crashFatalError") }, "\(Self.functions(event))")
@@ -84,7 +84,7 @@ struct CrashTimeSenderTests {
 
         let next = try await Self.launch(setup, ["run"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        #expect(await eventually(timeout: 60) { (try? setup.exceptions().count) == 1 })
         #expect(try setup.exceptions().first?.insertId == report.insertId)
     }
 
@@ -100,7 +100,7 @@ struct CrashTimeSenderTests {
 
         let next = try await Self.launch(setup, ["run"], senderAtCrash: false)
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
-        #expect(await eventually { (try? setup.exceptions().count) == 1 })
+        #expect(await eventually(timeout: 60) { (try? setup.exceptions().count) == 1 })
         #expect(try setup.exceptions().first?.insertId == report.insertId)
     }
 
@@ -125,7 +125,7 @@ struct CrashTimeSenderTests {
             ], senderAtCrash: true)
         #expect(crash.signal == SIGSEGV)
         #expect(
-            await eventually {
+            await eventually(timeout: 60) {
                 (try? collector.store.events(matching: EventQuery(event: "$exception", limit: 10)).count) == 1
             })
     }
@@ -148,7 +148,7 @@ struct CrashTimeSenderTests {
             ["crash", "fatal-error", "--storage", setup.storage.path, "--sender-timeout-ms", "15000"],
             reportDirectory: setup.reports, withClient: true, environment: environment, senderAtCrash: true)
         #expect(crash.signal == SIGILL)
-        #expect(await eventually { sessions().contains { $0["status"] == "crashed" } }, "\(sessions())")
+        #expect(await eventually(timeout: 60) { sessions().contains { $0["status"] == "crashed" } }, "\(sessions())")
         #expect(await eventually { DetachedSenders.running(under: setup.root).isEmpty })
         let next = try await runCrashDemo(
             ["run", "--storage", setup.storage.path], reportDirectory: setup.reports, withClient: true,
