@@ -162,8 +162,9 @@ let package = Package(
         .executableTarget(
             name: "PostHogComplianceAdapter", dependencies: ["Cohorly", "CohorlyHTTPServer", "CohorlyCompression"],
             path: "Examples/PostHogComplianceAdapter"),
-        // Waits for the tests that do not hold a thread of the test process's small cooperative pool.
-        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+        // Waits for the tests that do not hold a thread of the test process's small cooperative pool; fixtures
+        // shared by test targets (TwoAppCrashes).
+        .target(name: "TestWaiting", dependencies: ["CohorlyJSON"], path: "Tests/TestWaiting"),
         // The client: its destinations against loopback mocks and the collector, a killed app, the retry contract.
         .testTarget(
             name: "CohorlyTests",

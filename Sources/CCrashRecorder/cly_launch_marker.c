@@ -20,25 +20,22 @@
 
 #include "cly_internal.h"
 #include "cly_launch_marker.h"
+#include "cly_marker.h"
 #include "cly_termination.h"
 
 static char marker_path[CLY_MAX_PATH];
 static atomic_int owner_pid;  // 0: no marker
 static atomic_bool exit_hook_registered;
 
-static void clear_if_owner(void) {
-    int pid = getpid();
-    int expected = pid;
-    // Exactly once: the exit hook and the crash handler may both get here.
-    if (atomic_compare_exchange_strong(&owner_pid, &expected, 0)) unlink(marker_path);
-}
+// Exactly once: the exit hook and the crash handler may both get here.
+static void clear_if_owner(void) { cly_marker_unlink_if_owner(&owner_pid, marker_path); }
 
 static void at_exit(void) { clear_if_owner(); }
 
 int cly_launch_marker_set(const char *path) {
-    if (path == NULL) return EINVAL;
-    size_t length = strlen(path);
-    if (length == 0 || length >= sizeof marker_path) return ENAMETOOLONG;
+    size_t length = 0;
+    int problem = cly_marker_path_check(path, sizeof marker_path, &length);
+    if (problem != 0) return problem;
     atomic_store(&owner_pid, 0);  // the handler stops reading the old path before it is overwritten
     memcpy(marker_path, path, length + 1);
     atomic_store(&owner_pid, (int)getpid());

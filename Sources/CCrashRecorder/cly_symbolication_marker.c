@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cly_internal.h"
+#include "cly_marker.h"
 #include "cly_symbolication_marker.h"
 
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -33,16 +34,15 @@ static bool exit_hook_registered;
 /// after its file exists.
 static void end_launch(void) {
     atomic_store(&ending_pid, (int)getpid());
-    int expected = (int)getpid();
-    if (atomic_compare_exchange_strong(&owner_pid, &expected, 0)) unlink(marker_path);
+    cly_marker_unlink_if_owner(&owner_pid, marker_path);
 }
 
 static void at_exit(void) { end_launch(); }
 
 int cly_symbolication_marker_set(const char *path) {
-    if (path == NULL) return EINVAL;
-    size_t length = strlen(path);
-    if (length == 0 || length >= sizeof marker_path) return ENAMETOOLONG;
+    size_t length = 0;
+    int problem = cly_marker_path_check(path, sizeof marker_path, &length);
+    if (problem != 0) return problem;
     pthread_mutex_lock(&set_lock);
     int owner = atomic_load(&owner_pid);
     if (owner != 0 && owner == (int)getpid()) {

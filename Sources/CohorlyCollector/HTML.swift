@@ -27,6 +27,19 @@ struct HTML: Sendable {
     /// Appends other built markup.
     mutating func append(_ other: HTML) { markup += other.markup }
 
+    /// A list's row opened with its title cell (`<tr><td class="title">`): `title` linked to `href` (the page's own
+    /// path), then `marks` (a short id, a badge; none by default), then `subtitle` muted below. The cell is left
+    /// open for what the page adds to it.
+    mutating func titleCell(href: String, title: String, marks: HTML = HTML(), subtitle: String) {
+        raw("<tr><td class=\"title\"><a href=\"\(href)\">")
+        text(title)
+        raw("</a>")
+        append(marks)
+        raw("<div class=\"muted\">")
+        text(subtitle)
+        raw("</div>")
+    }
+
     /// `<name attributes>escaped text</name>`; `attributes` are the page's own (values through `attribute`).
     /// A `<dl class="facts">` of the rows that have a value (empty and nil ones left out), names as markup and
     /// values escaped.

@@ -19,11 +19,8 @@ extension Router {
         var last: Int64?
         try store.forEachEvent(matching: query) { event in
             let facts = OccurrenceFacts(event)
-            body.raw("<tr><td class=\"title\"><a href=\"/events/\(event.id)\">")
-            body.text(facts.title)
-            body.raw("</a><div class=\"muted\">")
-            body.text(facts.value)
-            body.raw("</div></td><td>")
+            body.titleCell(href: "/events/\(event.id)", title: facts.title, subtitle: facts.value)
+            body.raw("</td><td>")
             body.append(Self.levelBadge(facts.level))
             body.raw("</td><td class=\"wide\">")
             body.text(facts.release ?? "")

@@ -5,9 +5,6 @@ import CohorlySymbols
 /// --no-sugar` does; `--full-names` is the same), `--simplified` the simplified ones (`crash(on:_:)`, as
 /// `swift-demangle --simplified` and the Swift backtracer do). One style holds for every frame of the output.
 package enum NamingFlags {
-    /// The flags, for ``ParsedArguments/parse(_:flags:options:)``.
-    package static let all: Set<String> = ["--no-sugar", "--full-names", "--simplified"]
-
     /// The style the flags ask for, nil when none was given (each command has its default); a usage error when
     /// both a full and the simplified style are asked for.
     package static func style(_ parsed: ParsedArguments) throws(UsageError) -> Demangler.Style? {

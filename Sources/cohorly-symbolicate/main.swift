@@ -10,19 +10,18 @@ import CohorlyCommandLine
 
 func run(_ arguments: [String]) -> ExitStatus {
     if arguments.contains("--help") || arguments.contains("-h") {
-        Console.out(SymbolicateOptions.help)
+        Console.out(SymbolicateOptions.spec.help)
         return .success
     }
     let options: SymbolicateOptions
     do {
         options = try SymbolicateOptions.parse(arguments)
     } catch {
-        return Console.usageError(error.reason, command: "symbolicate")
+        return SymbolicateOptions.spec.usageError(error.reason)
     }
     guard let executable = options.executable else {
-        return Console.usageError(
-            "cohorly-symbolicate takes --exe FILE; a report is read by `cohorly symbolicate REPORT.json`",
-            command: "symbolicate")
+        return SymbolicateOptions.spec.usageError(
+            "cohorly-symbolicate takes --exe FILE; a report is read by `cohorly symbolicate REPORT.json`")
     }
     return options.runExecutable(executable)
 }

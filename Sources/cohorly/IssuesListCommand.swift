@@ -5,61 +5,50 @@ import CohorlySymbols
 import Foundation
 
 /// `cohorly issues list`: the collector's issues (its `$exception` events grouped), last seen first.
-enum IssuesListCommand: Command {
-    static let words = ["issues", "list"]
-    static let summary = "List the issues a collector grouped its crashes into."
-    static let help = """
-        USAGE: cohorly issues list [--app NAME] [--query Q] [--state S] [--level L] [--release R] [--since WHEN]
-                                   [--sort last-seen|occurrences|users] [--limit N] [--host URL]
-                                   [--auth-token-file F] [--json]
-
-        Every crash, handled error, hang and abnormal exit the collector holds belongs to one issue: the same
-        exception type with the same in-app frames (or the same fingerprint the app sent). EVENTS counts its
-        occurrences, USERS their distinct ids; RELEASES the first and the last release it was seen in. Each issue
-        belongs to an app ($app_name, or a Sentry DSN's project) and has a SHORT ID numbered in it (MYAPP-12),
-        which `issues show` takes as well as the ID. `cohorly crashes list` still lists the occurrences one by one.
-
-        OPTIONS:
-          --app NAME        Only issues of app NAME.
-          --query Q         Only issues the search Q finds: words in the title, message or culprit, and
-                            is:open|resolved|muted|regressed, level:, release:, app:, user:, function:,
-                            firstSeen:-24h, lastSeen:-7d (docs/issues.md, "Search").
-          --state S         Only issues in state S: open, resolved, regressed or muted.
-          --level L         Only issues of level L (fatal: what ended the app; error: what it survived).
-          --release R       Only issues seen in release R: 1.2.0, MyApp@1.2.0, or a prefix (MyApp, 1.2).
-          --since WHEN      Only issues seen since WHEN: a date (2026-12-01), a time (2026-12-01T10:00:00Z), or
-                            a duration back from now (90m, 24h, 7d).
-          --sort ORDER      last-seen (default), occurrences or users; the most first.
-          --limit N         At most N issues (default 100).
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.
-        """
+enum IssuesListCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["issues", "list"], summary: "List the issues a collector grouped its crashes into.",
+        about: """
+            Every crash, handled error, hang and abnormal exit the collector holds belongs to one issue: the same
+            exception type with the same in-app frames (or the same fingerprint the app sent). EVENTS counts its
+            occurrences, USERS their distinct ids; RELEASES the first and the last release it was seen in. Each issue
+            belongs to an app ($app_name, or a Sentry DSN's project) and has a SHORT ID numbered in it (MYAPP-12),
+            which `issues show` takes as well as the ID. `cohorly crashes list` still lists the occurrences one by one.
+            """,
+        options: [
+            CommandOption("--app", .word("NAME"), "Only issues of app NAME."),
+            CommandOption(
+                "--query", .word("Q"),
+                "Only issues the search Q finds: words in the title, message or culprit, and"
+                    + " is:open|resolved|muted|regressed, level:, release:, app:, user:, function:, firstSeen:-24h,"
+                    + " lastSeen:-7d (docs/issues.md, \"Search\")."),
+            CommandOption(
+                "--state", .choice("S", ["open", "resolved", "regressed", "muted"]),
+                "Only issues in state S: open, resolved, regressed or muted."),
+            CommandOption(
+                "--level", .word("L"), "Only issues of level L (fatal: what ended the app; error: what it survived)."),
+            CommandOption(
+                "--release", .word("R"), "Only issues seen in release R: 1.2.0, MyApp@1.2.0, or a prefix (MyApp, 1.2)."),
+            CommandOption(
+                "--since", .word("WHEN"),
+                "Only issues seen since WHEN: a date (2026-12-01), a time (2026-12-01T10:00:00Z), or a duration back"
+                    + " from now (90m, 24h, 7d)."),
+            CommandOption(
+                "--sort", .choice("ORDER", ["last-seen", "occurrences", "users"]),
+                "last-seen, occurrences or users; the most first.", default: "last-seen"),
+            CollectorOptions.limit("At most N issues.", default: 100), CollectorOptions.host,
+        ] + CollectorOptions.secret("read") + [CollectorOptions.json],
+        epilogue: "EXIT STATUS: 0 success, 1 the collector could not be reached or refused, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let command = "issues list"
-        let parsed: ParsedArguments
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
         var query: [URLQueryItem] = []
         do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json"],
-                options: [
-                    "--host", "--limit", "--state", "--level", "--release", "--since", "--sort", "--auth-token",
-                    "--auth-token-file", "--app", "--query",
-                ])
-            guard parsed.positionals.isEmpty else {
-                return Console.usageError("unexpected argument '\(parsed.positionals[0])'", command: command)
-            }
-            if let state = try parsed.choice("--state", among: ["open", "resolved", "regressed", "muted"]) {
-                query.append(URLQueryItem(name: "state", value: state))
-            }
-            if let sort = try parsed.choice("--sort", among: ["last-seen", "occurrences", "users"]) {
-                query.append(URLQueryItem(name: "sort", value: sort))
-            }
-            for (option, name) in [("--level", "level"), ("--release", "release"), ("--app", "app")] {
+            // `--state` and `--sort` are choices: the table checked their values.
+            for (option, name) in [
+                ("--state", "state"), ("--sort", "sort"), ("--level", "level"), ("--release", "release"),
+                ("--app", "app"),
+            ] {
                 if let value = parsed.options[option]?.last { query.append(URLQueryItem(name: name, value: value)) }
             }
             if let search = parsed.options["--query"]?.last { query.append(try searchItem(search)) }
@@ -68,10 +57,10 @@ enum IssuesListCommand: Command {
                 query.append(URLQueryItem(name: "since", value: String(seconds)))
             }
         } catch {
-            return Console.usageError(error.reason, command: command)
+            return spec.usageError(error.reason)
         }
         return CollectorRequest.table(
-            parsed, command: command, path: "/api/issues", query: query, key: "issues", empty: "no issues match",
+            parsed, command: spec.name, path: "/api/issues", query: query, key: "issues", empty: "no issues match",
             header: [
                 ("ID", 6), ("SHORT ID", 14), ("STATE", 9), ("LEVEL", 5), ("EVENTS", 7), ("USERS", 6),
                 ("LAST SEEN (UTC)", 20),

@@ -5,44 +5,31 @@ import CohorlySymbols
 import Foundation
 
 /// `cohorly issues show ID`: one issue, its counts per release and its latest occurrence symbolicated.
-enum IssuesShowCommand: Command {
-    static let words = ["issues", "show"]
-    static let summary = "Show one issue: its counts, its states, its latest crash symbolicated."
-    static let help = """
-        USAGE: cohorly issues show ID [--host URL] [--auth-token-file F] [--full-names] [--no-async] [--all-frames]
-                                  [--json]
-
-        The issue's state, first and last seen (crash time, UTC) with their releases, occurrences and users, the
-        occurrences per release, the state changes, then its latest occurrence symbolicated by the collector,
-        printed as `cohorly crashes show` prints a crash. ID is the number `cohorly issues list` shows, or the
-        issue's short id (MYAPP-12).
-
-        OPTIONS:
-          --host URL        The collector (default COHORLY_HOST, else http://127.0.0.1:4000).
-          --auth-token-file F  The collector's read secret, from a file (default COHORLY_AUTH_TOKEN).
-          --full-names      Full names in the stack, as in --json.
-          --no-async        The raw physical stacks, without the `[async]` callers.
-          --all-frames      Every frame (runs of 3 or more frames of other code are otherwise folded).
-          --json            Print the collector's JSON answer.
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 success, 1 no such issue or the collector could not be reached, 2 usage error.
-        """
+enum IssuesShowCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["issues", "show"], summary: "Show one issue: its counts, its states, its latest crash symbolicated.",
+        positionals: IssueID.positional,
+        about: """
+            The issue's state, first and last seen (crash time, UTC) with their releases, occurrences and users, the
+            occurrences per release, the state changes, then its latest occurrence symbolicated by the collector,
+            printed as `cohorly crashes show` prints a crash. ID is the number `cohorly issues list` shows, or the
+            issue's short id (MYAPP-12).
+            """,
+        options: [CollectorOptions.host] + CollectorOptions.secret("read") + [
+            .flag("--full-names", "Full names in the stack, as in --json."),
+            .flag("--simplified", "Simplified names in the stack: the default.", listed: false),
+            .flag("--no-async", "The raw physical stacks, without the `[async]` callers."),
+            .flag("--all-frames", "Every frame (runs of 3 or more frames of other code are otherwise folded)."),
+            CollectorOptions.json,
+        ],
+        epilogue: "EXIT STATUS: 0 success, 1 no such issue or the collector could not be reached, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let command = "issues show"
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(
-                arguments, flags: ["--json", "--full-names", "--simplified", "--no-async", "--all-frames"],
-                options: ["--host", "--auth-token", "--auth-token-file"])
-        } catch {
-            return Console.usageError(error.reason, command: command)
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        guard let first = parsed.positionals.first, let id = IssueID.parse(first) else {
+            return spec.usageError(IssueID.expected(parsed.positionals))
         }
-        guard parsed.positionals.count == 1, let id = IssueID.parse(parsed.positionals[0]) else {
-            return Console.usageError(IssueID.expected(parsed.positionals), command: command)
-        }
-        return CollectorRequest.read(parsed, command: command, path: "/api/issues/\(id)") { text, request in
+        return CollectorRequest.read(parsed, command: spec.name, path: "/api/issues/\(id)") { text, request in
             guard let page = CohorlyValue(json: text), let issue = page["issue"] else {
                 Console.error("cohorly: unexpected answer from \(request.host)")
                 return .failure
@@ -152,6 +139,10 @@ extension IssuesShowCommand {
 /// An issue id on the command line: a positive decimal integer, or a short id (`MYAPP-12`); as the path
 /// component of `/api/issues/<id>`.
 enum IssueID {
+    /// The `ID` positional of the issue commands: exactly one.
+    static let positional = CommandPositionals(
+        "ID", count: 1...1, missing: expected([]), tooMany: expected([]))
+
     static func parse(_ text: String) -> String? {
         if let id = Int64(text), id > 0 { return String(id) }
         return IssueShortId.normalized(text)

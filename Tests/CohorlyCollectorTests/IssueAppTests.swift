@@ -1,46 +1,13 @@
 import Cohorly
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 /// Apps over loopback (docs/issues.md, "Apps"): the app joins the issue key, `GET /api/issues?app=` lists one
 /// app's issues, the release filter takes a bare version, `App@1.2.0` and prefixes, and each issue has a short id
 /// numbered in its app that `GET /api/issues/<short id>` accepts.
 @Suite struct IssueAppTests {
-    /// A `$exception` of `app` (`$app_name`, or nil: none) failing in `function`.
-    static func exception(
-        _ insertId: String, app: String?, function: String, release: String, user: String = "u",
-        time: Int = 1_800_000_000_000, value: String = "boom", level: String = "fatal"
-    ) -> CohorlyValue {
-        var properties: [String: CohorlyValue] = [
-            "distinct_id": .string(user), "$insert_id": .string(insertId), "time": .int(time),
-            "release": .string(release), "$exception_level": .string(level),
-            "$exception_list": [
-                [
-                    "type": "Fatal error", "value": .string(value),
-                    "mechanism": ["type": "swift_fatal", "handled": false],
-                    "stacktrace": [
-                        "type": "raw",
-                        "frames": [
-                            [
-                                "platform": "native", "instruction_addr": "0x5555000010a0",
-                                "image_addr": "0x555500000000", "module": "Shop", "in_app": false,
-                                "function": "Router.dispatch(_:)", "instruction_addr_kind": "return_address",
-                            ],
-                            [
-                                "platform": "native", "instruction_addr": "0x5555000012a0",
-                                "image_addr": "0x555500000000", "module": "Shop", "in_app": true,
-                                "function": .string(function), "instruction_addr_kind": "pc",
-                            ],
-                        ],
-                    ],
-                ]
-            ],
-        ]
-        if let app { properties["$app_name"] = .string(app) }
-        return ["event": "$exception", "properties": .object(properties)]
-    }
-
     static func issues(_ collector: Collector, _ query: String) throws -> [CohorlyValue] {
         let reply = send(collector, "GET", "/api/issues" + query)
         #expect(reply.status == 200, "\(query): \(reply.text)")
@@ -51,11 +18,11 @@ import Testing
         let collector = try startCollector()
         defer { collector.stop() }
         let batch: CohorlyValue = [
-            Self.exception("s1", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0"),
-            Self.exception("s2", app: "Shop", function: "Cart.total()", release: "Shop@1.3.0"),
-            Self.exception("t1", app: "Till", function: "Cart.total()", release: "Till@1.2.0"),
-            Self.exception("s3", app: "Shop", function: "Cart.pay()", release: "Shop@1.2.1"),
-            Self.exception("n1", app: nil, function: "Cart.total()", release: "1.2.0"),
+            TwoAppCrashes.event("s1", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0"),
+            TwoAppCrashes.event("s2", app: "Shop", function: "Cart.total()", release: "Shop@1.3.0"),
+            TwoAppCrashes.event("t1", app: "Till", function: "Cart.total()", release: "Till@1.2.0"),
+            TwoAppCrashes.event("s3", app: "Shop", function: "Cart.pay()", release: "Shop@1.2.1"),
+            TwoAppCrashes.event("n1", app: nil, function: "Cart.total()", release: "1.2.0"),
         ]
         #expect(send(collector, "/track", body: batch.jsonString).status == 200)
         let all = try Self.issues(collector, "?sort=occurrences")

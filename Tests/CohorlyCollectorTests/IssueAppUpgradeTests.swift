@@ -1,5 +1,6 @@
 import CohorlyCollectorAPI
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import CohorlyCollector
@@ -37,7 +38,7 @@ import Testing
         #expect(try queries.issueId(shortId: "till-2") == 3)
         // Keyed once: opened again, nothing moves; a new issue of Shop is SHOP-2 (numbers never given twice).
         #expect(try IssueRegrouping.upgradeKeys(store: store) == 0)
-        let event = IssueAppTests.exception("new", app: "Shop", function: "Cart.pay()", release: "Shop@2.0.0")
+        let event = TwoAppCrashes.event("new", app: "Shop", function: "Cart.pay()", release: "Shop@2.0.0")
         _ = try store.insert(
             events: [
                 CollectorStore.NewEvent(

@@ -1,6 +1,7 @@
 import Cohorly
 import CohorlyCollectorAPI
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import CohorlyCollector
@@ -49,14 +50,14 @@ import Testing
         let now = Int(Date().timeIntervalSince1970 * 1000)
         let day = 86_400_000
         let batch: CohorlyValue = [
-            IssueAppTests.exception(
+            TwoAppCrashes.event(
                 "a", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0", user: "alice", time: now - 2 * day,
                 value: "Index out of range"),
-            IssueAppTests.exception(
+            TwoAppCrashes.event(
                 "b", app: "Shop", function: "Checkout.pay(_:)", release: "Shop@1.3.0", user: "bob",
                 time: now - 3600_000,
                 value: "Unexpectedly found nil", level: "error"),
-            IssueAppTests.exception(
+            TwoAppCrashes.event(
                 "c", app: "Till", function: "Receipt.print()", release: "Till@2.0.0", user: "alice",
                 time: now - 10 * day, value: "100% of 50_percent"),
         ]

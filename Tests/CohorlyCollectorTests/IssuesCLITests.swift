@@ -1,6 +1,7 @@
 import Cohorly
 import CohorlyCollector
 import Foundation
+import TestWaiting
 import Testing
 
 /// `cohorly issues list|show|resolve|reopen|mute` as a real process against a loopback collector.
@@ -119,9 +120,9 @@ import Testing
         defer { collector.stop() }
         let host = collector.baseURL.absoluteString
         let batch: CohorlyValue = [
-            IssueAppTests.exception("s1", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0", user: "a"),
-            IssueAppTests.exception("t1", app: "Till", function: "Cart.total()", release: "Till@1.0.0", user: "b"),
-            IssueAppTests.exception(
+            TwoAppCrashes.event("s1", app: "Shop", function: "Cart.total()", release: "Shop@1.2.0", user: "a"),
+            TwoAppCrashes.event("t1", app: "Till", function: "Cart.total()", release: "Till@1.0.0", user: "b"),
+            TwoAppCrashes.event(
                 "t2", app: "Till", function: "Receipt.print()", release: "Till@1.1.0", user: "b", value: "paper out"),
         ]
         #expect(send(collector, "/track", body: batch.jsonString).status == 200)

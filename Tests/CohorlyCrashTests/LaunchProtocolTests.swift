@@ -38,6 +38,21 @@ import Testing
             return try #require(try crash.reports().first).insertId.lowercased()
         }
 
+        /// A crash (null-write) whose crash-time sender's request the destination (`.hold`) holds: returns once
+        /// `sender`'s request arrived, with the crash's `$insert_id` as the destination received it.
+        func crashHeldMidDelivery(_ sender: String) async throws -> String {
+            let crash = try await launch(["crash", "null-write"], senderAtCrash: true)
+            #expect(crash.signal == SIGSEGV)
+            try await waitUntil("\(sender) request reached the destination", seconds: 60) { destination.held == 1 }
+            return try #require(destination.insertIds.first)
+        }
+
+        /// Two crashes arrived, each taken once, and nothing is left to send them again.
+        var twoCrashesTakenOnceAndSettled: Bool {
+            destination.insertIds.count == 2 && destination.insertIds.allSatisfy { destination.accepted($0) == 1 }
+                && settled
+        }
+
         /// The crash reports left in the report directory.
         var reportsLeft: [CrashReportStore.ReportFile] { CrashReportStore(directory: reports).pendingReports() }
 
@@ -99,12 +114,7 @@ import Testing
     @Test func aSenderKilledMidDeliveryLeavesTheCrashToTheNextLaunch() async throws {
         let install = try Install(.hold)
         defer { install.finish() }
-        let crash = try await install.launch(["crash", "null-write"], senderAtCrash: true)
-        #expect(crash.signal == SIGSEGV)
-        try await waitUntil("the crash-time sender's request reached the destination", seconds: 60) {
-            install.destination.held == 1
-        }
-        let insertId = try #require(install.destination.insertIds.first)
+        let insertId = try await install.crashHeldMidDelivery("the crash-time sender's")
         #expect(DetachedSenders.stop(under: install.root))
         install.destination.release(status: 503)  // its client is dead: the destination never took it
 
@@ -120,12 +130,7 @@ import Testing
     @Test func aLockLeftByAKilledSenderDoesNotBlockTheNextCrashsSender() async throws {
         let install = try Install(.hold)
         defer { install.finish() }
-        let first = try await install.launch(["crash", "null-write"], senderAtCrash: true)
-        #expect(first.signal == SIGSEGV)
-        try await waitUntil("the first crash's sender's request reached the destination", seconds: 60) {
-            install.destination.held == 1
-        }
-        let firstId = try #require(install.destination.insertIds.first)
+        let firstId = try await install.crashHeldMidDelivery("the first crash's sender's")
         let sender = try #require(DetachedSenders.running(under: install.root).first)
         #expect(DetachedSenders.has(sender, open: install.storage.appendingPathComponent("queue.lock").path))
         #expect(DetachedSenders.stop(under: install.root))
@@ -133,12 +138,7 @@ import Testing
 
         let second = try await install.launch(["crash", "fatal-error"], senderAtCrash: true)
         #expect(second.signal == SIGILL)
-        #expect(
-            await eventually(timeout: 60) {
-                install.destination.insertIds.count == 2
-                    && install.destination.insertIds.allSatisfy { install.destination.accepted($0) == 1 }
-                    && install.settled
-            })
+        #expect(await eventually(timeout: 60) { install.twoCrashesTakenOnceAndSettled })
         let secondId = try #require(install.destination.insertIds.subtracting([firstId]).first)
         #expect(install.destination.accepted(firstId) == 1)
         #expect(install.destination.received(secondId) == 1)
@@ -153,12 +153,7 @@ import Testing
     @Test func aSecondCrashsSenderWaitsForTheFirstSendersTurn() async throws {
         let install = try Install(.hold)
         defer { install.finish() }
-        let first = try await install.launch(["crash", "null-write"], senderAtCrash: true)
-        #expect(first.signal == SIGSEGV)
-        try await waitUntil("the first crash's sender's request reached the destination", seconds: 60) {
-            install.destination.held == 1
-        }
-        let firstId = try #require(install.destination.insertIds.first)
+        let firstId = try await install.crashHeldMidDelivery("the first crash's sender's")
         let firstSender = try #require(DetachedSenders.running(under: install.root).first)
         #expect(install.reportsLeft.isEmpty)  // the first sender turned its report into an event
 
@@ -175,12 +170,7 @@ import Testing
         #expect(install.destination.insertIds == [firstId])
 
         install.destination.release(status: 200)
-        #expect(
-            await eventually(timeout: 60) {
-                install.destination.insertIds.count == 2
-                    && install.destination.insertIds.allSatisfy { install.destination.accepted($0) == 1 }
-                    && install.settled
-            })
+        #expect(await eventually(timeout: 60) { install.twoCrashesTakenOnceAndSettled })
         let secondId = try #require(install.destination.insertIds.subtracting([firstId]).first)
         #expect(install.destination.received(firstId) == 1)
         #expect(install.destination.received(secondId) == 1)

@@ -1,5 +1,6 @@
 import Cohorly
 import Foundation
+import TestWaiting
 import Testing
 
 @testable import CohorlyCollector
@@ -11,26 +12,8 @@ import Testing
 struct WebIssueSearchBrowserTests {
     /// A `$exception` event of `app` failing in `function` with `value`.
     static func exception(_ insertId: String, app: String, function: String, value: String) -> CollectorStore.NewEvent {
-        let properties: CohorlyValue = [
-            "distinct_id": "u", "$insert_id": .string(insertId), "time": 1_800_000_000_000, "$app_name": .string(app),
-            "release": .string(app + "@1.0.0"), "$exception_level": "fatal",
-            "$exception_list": [
-                [
-                    "type": "Fatal error", "value": .string(value),
-                    "mechanism": ["type": "swift_fatal", "handled": false],
-                    "stacktrace": [
-                        "type": "raw",
-                        "frames": [
-                            [
-                                "platform": "native", "instruction_addr": "0x5555000012a0",
-                                "image_addr": "0x555500000000", "module": "Shop", "in_app": true,
-                                "function": .string(function), "instruction_addr_kind": "pc",
-                            ]
-                        ],
-                    ],
-                ]
-            ],
-        ]
+        let properties = TwoAppCrashes.properties(
+            insertId, app: app, function: function, release: app + "@1.0.0", value: value)
         return CollectorStore.NewEvent(
             token: "t", event: "$exception", distinctId: "u", time: 1_800_000_000_000, insertId: insertId,
             propertiesJSON: properties.jsonString)

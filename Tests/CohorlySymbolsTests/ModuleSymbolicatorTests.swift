@@ -42,24 +42,10 @@ import Testing
             #expect(symbolicator.debugFile.path == unstripped + ".debug")
         }
         #expect(symbolicator.hasDWARF)
-        var inlined = 0
-        var mismatches: [String] = []
-        for (address, reference) in zip(addresses, expected) {
-            let ours = symbolicator.symbolicate(address).frames.map {
-                Reference.Frame(
-                    function: $0.rawFunction ?? "", file: $0.file ?? "", line: $0.line, column: $0.column)
-            }
-            if reference.count > 1 { inlined += 1 }
-            if ours != reference && !Self.tolerated(ours, reference) {
-                mismatches.append("0x\(String(address, radix: 16)): ours \(ours) llvm \(reference)")
-            }
-        }
-        let summary =
-            "\(name): \(mismatches.count) of \(addresses.count) differ: "
-            + mismatches.prefix(4).joined(separator: "; ")
-        #expect(mismatches.count == 0, "\(summary)")
+        let agreement = ReferenceAgreement(symbolicator, addresses, expected)
+        #expect(agreement.mismatches.count == 0, "\(name): \(agreement.summary)")
         // The fixtures are built so that inlining happens: the comparison covers inline chains.
-        #expect(inlined > 0)
+        #expect(agreement.inlined > 0)
     }
 
     /// Two known differences where llvm-symbolizer knows less than the file says:

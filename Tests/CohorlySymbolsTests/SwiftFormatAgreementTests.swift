@@ -56,21 +56,8 @@ import Testing
             }
         #expect(symbolicator.hasDWARF)  // DWARF's lines and inline chains, read directly or from the cache made of them
         #expect(symbolicator.usesSymbolCache == (cache != nil))
-        var inlined = 0
-        var mismatches: [String] = []
-        for (address, reference) in zip(addresses, expected) {
-            let ours = symbolicator.symbolicate(address).frames.map {
-                Reference.Frame(
-                    function: $0.rawFunction ?? "", file: $0.file ?? "", line: $0.line, column: $0.column)
-            }
-            if reference.count > 1 { inlined += 1 }
-            if ours != reference && !ModuleSymbolicatorTests.tolerated(ours, reference) {
-                mismatches.append("0x\(String(address, radix: 16)): ours \(ours) llvm \(reference)")
-            }
-        }
-        #expect(
-            mismatches.isEmpty,
-            "\(mismatches.count) of \(addresses.count) differ: \(mismatches.prefix(4).joined(separator: "; "))")
-        #expect(inlined >= minimumInlined)
+        let agreement = ReferenceAgreement(symbolicator, addresses, expected)
+        #expect(agreement.mismatches.isEmpty, "\(agreement.summary)")
+        #expect(agreement.inlined >= minimumInlined)
     }
 }

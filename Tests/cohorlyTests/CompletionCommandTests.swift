@@ -33,6 +33,26 @@ import Testing
         #expect(try Self.offers(["co"], script: script) == ["completion"])
     }
 
+    /// `symbolicate` and the issue commands complete from their tables: options, a choice's values, files.
+    @Test func theScriptCompletesSymbolicateAndTheIssueCommands() throws {
+        let script = try CLI.run(["completion", "bash"]).stdout
+        #expect(try Self.offers(["symbolicate", "--no-"], script: script) == ["--no-async", "--no-sugar"])
+        #expect(try Self.offers(["symbolicate", "--c"], script: script) == ["--cache"])
+        #expect(try Self.offers(["issues", "list", "--s"], script: script) == ["--since", "--sort", "--state"])
+        #expect(
+            try Self.offers(["issues", "list", "--state", ""], script: script) == [
+                "muted", "open", "regressed", "resolved",
+            ])
+        #expect(
+            try Self.offers(["issues", "list", "--sort", ""], script: script) == ["last-seen", "occurrences", "users"])
+        #expect(
+            try Self.offers(["issues", "show", "--a"], script: script) == [
+                "--all-frames", "--auth-token", "--auth-token-file",
+            ])
+        #expect(try Self.offers(["issues", "mute", "--"], script: script).contains("--occurrences"))
+        #expect(try Self.offers(["issues", "resolve", "--i"], script: script) == ["--in-release"])
+    }
+
     @Test func anotherShellIsAUsageError() throws {
         let result = try CLI.run(["completion", "zsh"])
         #expect(result.status == 2)
@@ -45,6 +65,16 @@ import Testing
         (["crashes", "list"], ["--level LEVEL", "--limit N", "(default 100)", "--auth-token-file F"]),
         (["flags", "set"], ["USAGE: cohorly flags set KEY [--rollout PCT]", "[--variant NAME:PCT]…"]),
         (["debug-files", "find"], ["USAGE: cohorly debug-files find ID… [--path DIR]… [--json]"]),
+        (
+            ["symbolicate"],
+            [
+                "USAGE: cohorly symbolicate REPORT.json|EVENTS.json|ADDR… [--exe FILE] [--cache CACHE]",
+                "[--debug-dir DIR]…",
+            ]
+        ),
+        (["issues", "list"], ["[--state S]", "--sort ORDER", "(default last-seen)", "(default 100)"]),
+        (["issues", "show"], ["USAGE: cohorly issues show ID [--host URL] [--auth-token-file F]", "--all-frames"]),
+        (["issues", "mute"], ["USAGE: cohorly issues mute ID [--until DATE] [--occurrences N]"]),
     ])
     func helpListsTheTable(_ words: [String], _ expected: [String]) throws {
         let result = try CLI.run(words + ["--help"])
