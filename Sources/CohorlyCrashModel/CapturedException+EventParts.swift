@@ -98,14 +98,14 @@ struct ExceptionEventParts {
         var name: CohorlyValue?
     }
 
-    /// `$exception_list[0]`'s members but its stack trace (nil: no such object).
+    /// The first exception's members but its stack trace (nil: no such object).
     var exception: [String: CohorlyValue]?
-    /// `$exception_list[0].stacktrace`.
+    /// The first exception's `stacktrace`.
     var exceptionStack = Stack()
     var threads: [WireThread] = []
     /// The `$debug_images` elements.
     var images: [CohorlyValue] = []
-    /// Whether `$exception_list` is an array (what makes the event a crash).
+    /// Whether ``CapturedException/exceptionListProperty`` is an array (what makes the event a crash).
     var listed = false
     /// Every other member: `$exception…` ones as scalars, the rest whole (kept as the event's properties).
     var members: [String: CohorlyValue] = [:]
@@ -114,11 +114,12 @@ struct ExceptionEventParts {
 extension ExceptionEventParts {
     /// The parts of a parsed properties object.
     init(properties: CohorlyValue) {
-        let exception = properties["$exception_list"]?.arrayValue?.first
-        listed = properties["$exception_list"]?.arrayValue != nil
+        let list = properties[CapturedException.exceptionListProperty]?.arrayValue
+        let exception = list?.first
+        listed = list != nil
         self.exception = exception?.objectValue
         exceptionStack = Stack(exception?["stacktrace"])
-        threads = (properties["$exception_threads"]?.arrayValue ?? []).map { other in
+        threads = (properties[CapturedException.threadsProperty]?.arrayValue ?? []).map { other in
             WireThread(
                 crashed: other["crashed"] == .bool(true), catchSite: other["catch_site"] == .bool(true),
                 stack: Stack(other["stacktrace"]), tid: other["thread_id"], name: other["name"])

@@ -9,7 +9,7 @@ extension CapturedException {
     /// The crash in an `$exception` event's properties: the one reading of the event shape, used by the collector
     /// (`cohorly crashes show`) and by `cohorly symbolicate EVENT.json`.
     ///
-    /// Reads PostHog's native shape (docs/posthog.md "What goes on the wire"): `$exception_list[0]` with `type`,
+    /// Reads PostHog's native shape (docs/posthog.md "What goes on the wire"): the first of ``exceptionListProperty`` with `type`,
     /// `value`,
     /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`, the frame's
     /// kind under ``frameKindKey``; `inline: true` frames repeat their physical frame's address and are folded
@@ -32,13 +32,13 @@ extension CapturedException {
         let facts = Self.facts(exception, properties: properties)
         self.init(
             description: CrashReason.describe(facts), facts: facts,
-            level: properties["$exception_level"]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
+            level: properties[Self.levelProperty]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
         )
         synthetic = mechanism?["synthetic"] == .bool(true)
         mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
         threads = [
             Self.thread(
-                parts.exceptionStack, tid: exception?["thread_id"], name: properties["$exception_thread_name"],
+                parts.exceptionStack, tid: exception?["thread_id"], name: properties[Self.threadNameProperty],
                 crashed: true)
         ]
         // A producer may list the crashed thread again among all threads.

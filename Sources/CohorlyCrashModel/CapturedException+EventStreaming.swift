@@ -14,7 +14,7 @@ extension CapturedException {
     }
 
     /// Reads the next value: an event (`{"event", "uuid", "properties", …}`) or its bare properties; nil (the
-    /// value consumed) for anything but an `$exception` event with an `$exception_list` array.
+    /// value consumed) for anything but an `$exception` event with an exception list (``CapturedException/exceptionListProperty``) array.
     package static func readEvent(_ reader: inout JSONReader) throws(JSONReadError) -> ReadEvent? {
         guard try reader.peek() == .object else {
             try reader.skipValue()
@@ -62,7 +62,7 @@ extension ExceptionEventParts {
         try reader.readObject { reader, key throws(JSONReadError) in
             let kind = try reader.peek()
             switch key {
-            case "$exception_list":
+            case CapturedException.exceptionListProperty:
                 parts.exception = nil
                 parts.exceptionStack = Stack()
                 parts.listed = kind == .array
@@ -81,7 +81,7 @@ extension ExceptionEventParts {
                     }
                     parts.exception = exception
                 }
-            case "$exception_threads":
+            case CapturedException.threadsProperty:
                 parts.threads = []
                 guard kind == .array else { return try reader.skipValue() }
                 try reader.readArray { reader throws(JSONReadError) in
