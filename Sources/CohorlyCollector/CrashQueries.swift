@@ -40,15 +40,16 @@ struct CrashQueries: Sendable {
     /// One line of `GET /api/crashes`.
     static func summary(_ event: StoredEvent, _ reasons: CrashReasons) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let exception = properties[CapturedException.exceptionListProperty]?.arrayValue?.first
+        let crash = event.crash ?? input(from: properties)
+        let exception = crash.firstListedException
         return [
             "insert_id": event.insertId.map(JSONValue.string) ?? .null,
             "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
             "release": properties["release"] ?? .null,
             "level": properties[CapturedException.levelProperty] ?? .null,
-            "mechanism": exception?["mechanism"]?["type"] ?? .null,
-            "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
-            "reason": .string(reasons.reason(event.crash ?? input(from: properties))),
+            "mechanism": exception?.mechanismType ?? .null,
+            "type": exception?.type ?? .null, "value": exception?.value ?? .null,
+            "reason": .string(reasons.reason(crash)),
             "thread_name": properties[CapturedException.threadNameProperty] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]

@@ -196,11 +196,11 @@ struct OccurrenceFacts {
 
     init(_ event: StoredEvent) {
         properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let exception = properties[CapturedException.exceptionListProperty]?.arrayValue?.first
-        title = exception?["type"]?.stringValue ?? properties["$exception_type"]?.stringValue ?? event.event
-        value = exception?["value"]?.stringValue ?? properties["$exception_message"]?.stringValue ?? ""
+        let exception = event.crash?.firstListedException
+        title = exception?.type?.stringValue ?? properties["$exception_type"]?.stringValue ?? event.event
+        value = exception?.value?.stringValue ?? properties["$exception_message"]?.stringValue ?? ""
         level = properties[CapturedException.levelProperty]?.stringValue
-        mechanism = exception?["mechanism"]?["type"]?.stringValue
+        mechanism = exception?.mechanismType?.stringValue
         release = properties["release"]?.stringValue
     }
 }

@@ -107,6 +107,8 @@ struct ExceptionEventParts {
     var images: [CohorlyValue] = []
     /// Whether ``CapturedException/exceptionListProperty`` is an array (what makes the event a crash).
     var listed = false
+    /// Each entry of that array as it arrived (``CapturedException/ListedException``).
+    var listedExceptions: [CapturedException.ListedException] = []
     /// Every other member: `$exception…` ones as scalars, the rest whole (kept as the event's properties).
     var members: [String: CohorlyValue] = [:]
 }
@@ -117,6 +119,7 @@ extension ExceptionEventParts {
         let list = properties[CapturedException.exceptionListProperty]?.arrayValue
         let exception = list?.first
         listed = list != nil
+        listedExceptions = list?.map(CapturedException.ListedException.init(entry:)) ?? []
         self.exception = exception?.objectValue
         exceptionStack = Stack(exception?["stacktrace"])
         threads = (properties[CapturedException.threadsProperty]?.arrayValue ?? []).map { other in

@@ -53,6 +53,7 @@ extension CapturedException {
         insertId = properties["$insert_id"]?.stringValue ?? ""
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
+        exceptionList = parts.listed ? .listed(parts.listedExceptions) : .missing
         self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
     }
 

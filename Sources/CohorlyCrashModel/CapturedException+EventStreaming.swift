@@ -65,21 +65,27 @@ extension ExceptionEventParts {
             case CapturedException.exceptionListProperty:
                 parts.exception = nil
                 parts.exceptionStack = Stack()
+                parts.listedExceptions = []
                 parts.listed = kind == .array
                 guard kind == .array else { return try reader.skipValue() }
-                var first = true
                 try reader.readArray { reader throws(JSONReadError) in
-                    defer { first = false }
-                    guard first, try reader.peek() == .object else { return try reader.skipValue() }
+                    // The first exception whole but its frames' unused members; of the others what the list says.
+                    let first = parts.listedExceptions.isEmpty
+                    guard try reader.peek() == .object else {
+                        try reader.skipValue()
+                        return parts.listedExceptions.append(CapturedException.ListedException(entry: .null))
+                    }
                     var exception: [String: CohorlyValue] = [:]
                     try reader.readObject { reader, key throws(JSONReadError) in
                         switch key {
-                        case "stacktrace": parts.exceptionStack = try stack(&reader)
-                        case "mechanism": exception[key] = try reader.readValue()
-                        default: exception[key] = try reader.readScalar()
+                        case "stacktrace" where first: parts.exceptionStack = try stack(&reader)
+                        case "mechanism", "type", "value": exception[key] = try reader.readValue()
+                        case _ where first: exception[key] = try reader.readScalar()
+                        default: try reader.skipValue()
                         }
                     }
-                    parts.exception = exception
+                    parts.listedExceptions.append(CapturedException.ListedException(entry: .object(exception)))
+                    if first { parts.exception = exception }
                 }
             case CapturedException.threadsProperty:
                 parts.threads = []

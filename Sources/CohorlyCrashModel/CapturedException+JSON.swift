@@ -22,6 +22,7 @@ extension CapturedException {
         if let issueName = description.issueName { members["issue_name"] = .string(issueName) }
         if let arch { members["arch"] = .string(arch) }
         if let executable { members["executable"] = .string(executable) }
+        members.merge(exceptionListJSON) { _, listed in listed }
         return .object(members)
     }
 
@@ -49,6 +50,7 @@ extension CapturedException {
         executable = value["executable"]?.stringValue
         complete = value["complete"] != .bool(false)
         hasStack = value["has_stack"] != .bool(false)
+        exceptionList = Self.exceptionList(json: value)
     }
 
     private static func json(_ thread: Thread) -> CohorlyValue {
