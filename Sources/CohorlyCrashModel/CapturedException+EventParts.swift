@@ -7,11 +7,12 @@ struct ExceptionEventParts {
     /// of reading the frame (events hold thousands of frames; the collector groups every one it stores).
     enum FrameMember {
         case instructionAddr, kind, inApp, inline, imageAddr, module, function, filename, lineno, colno, symbol
-        case rawFunction
+        case rawFunction, lang
 
         /// The member `key` names; nil for one no reader uses.
         init?(_ key: String) {
             switch key.utf8.count {
+            case 4 where key == "lang": self = .lang
             case 5 where key == "colno": self = .colno
             case 6:
                 switch key {
@@ -59,6 +60,7 @@ struct ExceptionEventParts {
             var column: CohorlyValue?
             var raw: CohorlyValue?
             var full: CohorlyValue?
+            var language: CohorlyValue?
             for (key, value) in members {
                 switch FrameMember(key) {
                 case .instructionAddr: pc = CapturedException.wireAddress(value)
@@ -73,13 +75,14 @@ struct ExceptionEventParts {
                 case .colno: column = value
                 case .symbol: raw = value
                 case .rawFunction: full = value
+                case .lang: language = value
                 case nil: continue
                 }
             }
             guard allSymbols || inApp || inlined else { return }
             symbol = CapturedException.symbol(
                 function: function, fullFunction: full, file: file, line: line, column: column, raw: raw,
-                inlined: inlined)
+                inlined: inlined, language: language)
         }
     }
 
@@ -109,7 +112,7 @@ struct ExceptionEventParts {
     var listed = false
     /// Each entry of that array as it arrived (``CapturedException/ListedException``).
     var listedExceptions: [CapturedException.ListedException] = []
-    /// Every other member: `$exception…` ones as scalars, the rest whole (kept as the event's properties).
+    /// Every other member, whole (those the model has no field for kept as the event's properties).
     var members: [String: CohorlyValue] = [:]
 }
 

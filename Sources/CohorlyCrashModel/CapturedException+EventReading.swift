@@ -54,8 +54,17 @@ extension CapturedException {
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
         exceptionList = parts.listed ? .listed(parts.listedExceptions) : .missing
-        self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
+        // Every member no field holds stays a property — the breadcrumbs and the fingerprint as sent, the
+        // crash-time `$exception_…` facts (pid, hang, abnormal exit…) — so the event read back renders as it arrived.
+        self.properties = parts.members.filter { !Self.fieldProperties.contains($0.key) }
     }
+
+    /// The event's members the reader holds in fields of the model (rendered back from them by
+    /// ``eventProperties``), left out of ``properties``.
+    static let fieldProperties: Set<String> = [
+        exceptionListProperty, threadsProperty, "$debug_images", levelProperty, "$exception_type",
+        "$exception_message", threadNameProperty, "$exception_executable", "$exception_report_complete",
+    ]
 
     /// What the reason is decided from: the first exception's type, value and mechanism (its signal), and
     /// `$issue_name` of `properties`.
@@ -135,7 +144,7 @@ extension CapturedException {
     /// network: a line or column outside 0…2³¹ is read as unknown.
     static func symbol(
         function given: CohorlyValue?, fullFunction: CohorlyValue? = nil, file: CohorlyValue?, line: CohorlyValue?,
-        column: CohorlyValue?, raw: CohorlyValue?, inlined: Bool
+        column: CohorlyValue?, raw: CohorlyValue?, inlined: Bool, language: CohorlyValue? = nil
     ) -> FrameSymbol? {
         let full = fullFunction?.stringValue
         let function = full ?? given?.stringValue
@@ -143,9 +152,12 @@ extension CapturedException {
         guard function != nil || file != nil else { return nil }
         let line = line?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         let column = column?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
-        return FrameSymbol(
+        var symbol = FrameSymbol(
             function: function, rawFunction: raw?.stringValue, file: file, line: line, column: column,
             inlined: inlined, shortFunction: full == nil ? nil : given?.stringValue)
+        // A `lang` the name and file do not tell (a C++ frame's: its `_Z…` name is not sent) is kept.
+        if let named = language?.stringValue, named != LaidOutFrame.language(of: symbol) { symbol.language = named }
+        return symbol
     }
 
     /// A `0x…` hex string (PostHog's form of every address); nil for anything else.

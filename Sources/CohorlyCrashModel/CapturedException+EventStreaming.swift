@@ -117,8 +117,8 @@ extension ExceptionEventParts {
                     parts.images.append(try shallow(&reader))
                 }
             default:
-                // Kept as the event's properties (whole), or read by the crash (scalars).
-                parts.members[key] = key.hasPrefix("$exception") ? try reader.readScalar() : try reader.readValue()
+                // Kept as the event's properties, or read by the crash.
+                parts.members[key] = try reader.readValue()
             }
         }
         return parts

@@ -61,4 +61,25 @@ import Testing
                 "\(String(describing: list))")
         }
     }
+
+    /// The crash-time facts, breadcrumbs and fingerprint an event sent are the model's own properties: stored
+    /// with the model, nothing of them beside it, and read back as they arrived.
+    @Test func crashTimeFactsAndBreadcrumbsAreStoredInTheModel() throws {
+        var properties = try #require(Self.event("e1", Self.chained)["properties"]?.objectValue)
+        let kept: [String: JSONValue] = [
+            "$exception_pid": 4242, "$exception_fingerprint": ["checkout", "pay"],
+            "$exception_breadcrumbs": [
+                [
+                    "timestamp": "2026-12-01T10:00:00.500Z", "type": "http", "level": "warning", "category": "net",
+                    "message": "GET /pay", "data": ["status": 500],
+                ]
+            ],
+        ]
+        properties.merge(kept) { _, new in new }
+        let event = JSONValue.object(properties)
+        let columns = StoredCrash.columns(CapturedException(exceptionEvent: event), properties: event)
+        let besides = try #require(JSONValue(json: columns.properties)?.objectValue)
+        for key in kept.keys { #expect(besides[key] == nil, "\(key) kept beside the model") }
+        #expect(StoredCrash.properties(crash: columns.crash, properties: columns.properties) == event)
+    }
 }
