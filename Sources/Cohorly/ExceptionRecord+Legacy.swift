@@ -20,7 +20,7 @@ extension ExceptionRecord {
         var event = properties
         event["$insert_id"] = .string(insertId)
         event["time"] = .int(time)
-        event["$exception_level"] = .string(level)
+        event[CapturedException.levelProperty] = .string(level)
         var entry: Properties = [
             "type": .string(type), "value": .string(text), "mechanism": first["mechanism"] ?? .null,
         ]
@@ -28,8 +28,8 @@ extension ExceptionRecord {
         if let frames = first["frames"]?.arrayValue {
             entry["stacktrace"] = Self.legacyStacktrace(frames, asyncStop: first["asyncStop"])
         }
-        event["$exception_list"] = [.object(entry)]
-        event["$exception_threads"] = value["threads"]?.arrayValue.map { threads in
+        event[CapturedException.exceptionListProperty] = [.object(entry)]
+        event[CapturedException.threadsProperty] = value["threads"]?.arrayValue.map { threads in
             .array(
                 threads.map { thread in
                     [

@@ -26,7 +26,7 @@ public struct StoredEvent: Sendable, Hashable {
     /// The crash of an `$exception` event: its stored model, else (a row an earlier collector stored, not
     /// converted) its properties read as PostHog's shape; nil for any other event.
     var crash: CapturedException? {
-        if let crash = crashJSON.flatMap(StoredCrash.crash) { return crash }
+        if let crashJSON, let crash = StoredCrash.crash(crashJSON, propertiesJSON: propertiesJSON) { return crash }
         guard event == CapturedException.eventName else { return nil }
         return CapturedException(exceptionEvent: JSONValue(json: propertiesJSON) ?? .object([:]))
     }

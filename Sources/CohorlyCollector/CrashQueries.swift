@@ -30,7 +30,7 @@ struct CrashQueries: Sendable {
             if filtered {
                 let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
                 if let flag, !flag.matches(properties) { return true }
-                if let level, properties["$exception_level"]?.stringValue != level { return true }
+                if let level, properties[CapturedException.levelProperty]?.stringValue != level { return true }
             }
             return page.add(Self.summary(event, reasons), id: event.id) && page.count < limit
         }
@@ -40,16 +40,17 @@ struct CrashQueries: Sendable {
     /// One line of `GET /api/crashes`.
     static func summary(_ event: StoredEvent, _ reasons: CrashReasons) -> JSONValue {
         let properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let exception = properties["$exception_list"]?.arrayValue?.first
+        let crash = event.crash ?? input(from: properties)
+        let exception = crash.firstListedException
         return [
             "insert_id": event.insertId.map(JSONValue.string) ?? .null,
             "time": .int(Int(event.time)), "distinct_id": .string(event.distinctId),
             "release": properties["release"] ?? .null,
-            "level": properties["$exception_level"] ?? .null,
-            "mechanism": exception?["mechanism"]?["type"] ?? .null,
-            "type": exception?["type"] ?? .null, "value": exception?["value"] ?? .null,
-            "reason": .string(reasons.reason(event.crash ?? input(from: properties))),
-            "thread_name": properties["$exception_thread_name"] ?? .null,
+            "level": properties[CapturedException.levelProperty] ?? .null,
+            "mechanism": exception?.mechanismType ?? .null,
+            "type": exception?.type ?? .null, "value": exception?.value ?? .null,
+            "reason": .string(reasons.reason(crash)),
+            "thread_name": properties[CapturedException.threadNameProperty] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]
     }
@@ -115,7 +116,7 @@ struct CrashQueries: Sendable {
             "release": properties["release"] ?? .null, "dist": properties["dist"] ?? .null,
             "os": properties["$os_distribution"] ?? properties["$os"] ?? .null,
             "os_version": properties["$os_version"] ?? .null, "arch": properties["$arch"] ?? .null,
-            "crash": encoded, "breadcrumbs": properties["$exception_breadcrumbs"] ?? .null,
+            "crash": encoded, "breadcrumbs": properties[CapturedException.breadcrumbsProperty] ?? .null,
             "received_at": .int(Int(event.receivedAt)),
         ]
     }

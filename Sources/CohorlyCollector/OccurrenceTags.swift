@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySQLite
 
 /// What an issue's breakdowns count besides the release and the user (which its occurrence rows hold): the
@@ -30,7 +31,7 @@ struct OccurrenceTags: Sendable, Equatable {
         let os = [text("$os_distribution") ?? text("$os"), text("$os_version")].compactMap { $0 }
         self.os = os.isEmpty ? nil : String(os.joined(separator: " ").prefix(Self.maximumLength))
         host = text("$hostname")
-        thread = text("$exception_thread_name")
+        thread = text(CapturedException.threadNameProperty)
     }
 
     /// Characters a tag keeps (an event's values are the sender's choice).

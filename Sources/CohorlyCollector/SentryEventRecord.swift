@@ -8,7 +8,7 @@ import Foundation
 /// destination sends the crash's `$insert_id` as the event id, so a crash that arrives over two wires with the
 /// same project token (the DSN's key) is stored once.
 ///
-/// What maps to what: `level` → `$exception_level`; `exception.values` (oldest first) → `$exception_list`, the
+/// What maps to what: `level` → `$exception_level`; `exception.values` (oldest first) → the exception list, the
 /// last (the one raised) first, each with its `mechanism` as sent; `stacktrace.frames` (oldest first, also taken
 /// from the crashed thread when the exception has none) keep their fields, `package` becoming `module`, and a
 /// frame marked `inline: true`, or repeating the previous frame's address under another function name, is an
@@ -46,12 +46,12 @@ enum SentryEventRecord {
         let name: String
         if let exceptions = values(event["exception"]), !exceptions.isEmpty {
             name = "$exception"
-            properties["$exception_level"] = .string(level)
+            properties[CapturedException.levelProperty] = .string(level)
             addException(exceptions, threads: values(event["threads"]) ?? [], to: &properties)
             properties["$debug_images"] = event["debug_meta"]?["images"]
             properties["$exception_fingerprint"] = fingerprint(event["fingerprint"])
             if let crumbs = values(event["breadcrumbs"]) {
-                properties["$exception_breadcrumbs"] = .array(crumbs.map(breadcrumb))
+                properties[CapturedException.breadcrumbsProperty] = .array(crumbs.map(breadcrumb))
             }
         } else {
             name = "$message"
@@ -80,7 +80,7 @@ enum SentryEventRecord {
         let crashed = threads.first { thread in
             threadId.map { thread["id"].map(idText) == idText($0) } ?? (thread["crashed"] == .bool(true))
         }
-        properties["$exception_list"] = .array(
+        properties[CapturedException.exceptionListProperty] = .array(
             exceptions.reversed().enumerated().map { index, exception in
                 var entry: [String: JSONValue] = [
                     "type": exception["type"] ?? .null, "value": exception["value"] ?? .null,
@@ -93,13 +93,13 @@ enum SentryEventRecord {
                 if let stacktrace { entry["stacktrace"] = Self.stacktrace(stacktrace) }
                 return .object(entry.filter { $0.value != .null })
             })
-        properties["$exception_thread_name"] = crashed?["name"]
+        properties[CapturedException.threadNameProperty] = crashed?["name"]
         let others = threads.filter { thread in
             guard let crashed else { return thread["crashed"] != .bool(true) }
             return thread["id"].map(idText) != crashed["id"].map(idText)
         }
         guard !others.isEmpty else { return }
-        properties["$exception_threads"] = .array(
+        properties[CapturedException.threadsProperty] = .array(
             others.map { thread in
                 var entry: [String: JSONValue] = ["name": thread["name"] ?? .null, "crashed": .bool(false)]
                 if let id = thread["id"].flatMap(threadNumber) { entry["thread_id"] = .int(id) }

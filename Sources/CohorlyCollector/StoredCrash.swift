@@ -41,6 +41,20 @@ enum StoredCrash {
         JSONValue(json: column).flatMap(crash(value:))
     }
 
+    /// The crash of a `crash` column whose event's properties (as read back, ``properties(crash:properties:)``)
+    /// are `propertiesJSON`. The model the collector stores is always read from an event, so it holds the event's
+    /// exception list (``CapturedException/exceptionList``); a column written before the model kept the list
+    /// has none, and gets it from the properties (where the list was kept whole when it was not the model's
+    /// rendering).
+    static func crash(_ column: String, propertiesJSON: String) -> CapturedException? {
+        guard var crash = crash(column) else { return nil }
+        if crash.exceptionList == .rendered {
+            crash.exceptionList = CapturedException.exceptionList(
+                ofEvent: JSONValue(json: propertiesJSON) ?? .object([:]))
+        }
+        return crash
+    }
+
     private static func crash(value: JSONValue) -> CapturedException? {
         guard value["version"]?.intValue == version, let model = value["exception"],
             var crash = CapturedException(jsonValue: model)

@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import Foundation
 
 /// `GET /issues/<id>`: one issue — its state, culprit and counts, charts of its occurrences per day and per
@@ -44,7 +45,7 @@ extension Router {
             body.text(crash.reason)
             body.raw("</p>")
             body.append(Self.stacks(crash))
-            body.append(Self.breadcrumbs(facts.properties["$exception_breadcrumbs"]?.arrayValue ?? []))
+            body.append(Self.breadcrumbs(facts.properties[CapturedException.breadcrumbsProperty]?.arrayValue ?? []))
             body.append(Self.factList(facts, event: latest))
         }
         // One more than a page: whether there are older ones.

@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySymbols
 import Foundation
 
@@ -53,7 +54,7 @@ extension Router {
         body.append(try occurrenceNavigation(event, issue: issue))
         body.append(Self.factList(facts, event: event))
         body.append(Self.stacks(crash))
-        body.append(Self.breadcrumbs(facts.properties["$exception_breadcrumbs"]?.arrayValue ?? []))
+        body.append(Self.breadcrumbs(facts.properties[CapturedException.breadcrumbsProperty]?.arrayValue ?? []))
         return WebPage.response(200, WebPage.document(title: facts.title, body))
     }
 
@@ -83,7 +84,7 @@ extension Router {
             ("Crashed at", WebPage.time(milliseconds: event.time)),
             ("Received", WebPage.time(milliseconds: event.receivedAt)),
             ("Release", facts.release), ("Dist", p["dist"]?.stringValue), ("User", event.distinctId),
-            ("Thread", p["$exception_thread_name"]?.stringValue), ("Insert id", event.insertId),
+            ("Thread", p[CapturedException.threadNameProperty]?.stringValue), ("Insert id", event.insertId),
             ("App", p["$app_name"]?.stringValue),
             (
                 "OS",
@@ -192,11 +193,11 @@ struct OccurrenceFacts {
 
     init(_ event: StoredEvent) {
         properties = JSONValue(json: event.propertiesJSON) ?? .object([:])
-        let exception = properties["$exception_list"]?.arrayValue?.first
-        title = exception?["type"]?.stringValue ?? properties["$exception_type"]?.stringValue ?? event.event
-        value = exception?["value"]?.stringValue ?? properties["$exception_message"]?.stringValue ?? ""
-        level = properties["$exception_level"]?.stringValue
-        mechanism = exception?["mechanism"]?["type"]?.stringValue
+        let exception = event.crash?.firstListedException
+        title = exception?.type?.stringValue ?? properties["$exception_type"]?.stringValue ?? event.event
+        value = exception?.value?.stringValue ?? properties["$exception_message"]?.stringValue ?? ""
+        level = properties[CapturedException.levelProperty]?.stringValue
+        mechanism = exception?.mechanismType?.stringValue
         release = properties["release"]?.stringValue
     }
 }

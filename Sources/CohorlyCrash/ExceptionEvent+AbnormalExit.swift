@@ -1,9 +1,9 @@
 import Cohorly
 
 extension ExceptionEvent {
-    /// The `$exception_list` type of an OOM kill.
+    /// The exception type of an OOM kill.
     static let oomKillType = "OOMKill"
-    /// The `$exception_list` type of any other abnormal exit.
+    /// The exception type of any other abnormal exit.
     static let abnormalExitType = "AbnormalExit"
 
     /// The event for a launch that ended abnormally (``AbnormalExits``): level `fatal`, mechanism

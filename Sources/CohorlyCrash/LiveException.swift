@@ -9,9 +9,9 @@ import Foundation
 /// the event at once.
 ///
 /// The subject thread (the one that caught the error, or the hung one) is the ``CrashReport/Thread/crashed``
-/// one and goes into `$exception_list`; the other threads go into `$exception_threads`, trimmed to fit.
+/// one and goes into the event's exception list; the other threads go into `$exception_threads`, trimmed to fit.
 public struct LiveException: Sendable {
-    /// How the exception was caught: the `mechanism` of its `$exception_list` entry.
+    /// How the exception was caught: the `mechanism` of its entry in the event's exception list.
     public struct Mechanism: Sendable, Equatable {
         /// `generic` for a handled error, `hang` for a hang.
         public var type: String
@@ -86,7 +86,7 @@ public struct LiveException: Sendable {
     /// The index in ``threads`` of the subject thread.
     var subjectIndex: Int? { threads.firstIndex(where: \.crashed) ?? (threads.isEmpty ? nil : 0) }
 
-    /// The event: level, type, value and mechanism, the subject thread in `$exception_list`, the others in
+    /// The event: level, type, value and mechanism, the subject thread in the exception list, the others in
     /// `$exception_threads` as far as ``ExceptionEventOptions/maxEventBytes`` allows, `$debug_images` for the
     /// frames. `symbols` follow ``threads`` (``symbolicate(with:options:)``); without them every frame is raw.
     public func event(symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default)

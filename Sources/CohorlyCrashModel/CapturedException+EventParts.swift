@@ -7,11 +7,12 @@ struct ExceptionEventParts {
     /// of reading the frame (events hold thousands of frames; the collector groups every one it stores).
     enum FrameMember {
         case instructionAddr, kind, inApp, inline, imageAddr, module, function, filename, lineno, colno, symbol
-        case rawFunction
+        case rawFunction, lang
 
         /// The member `key` names; nil for one no reader uses.
         init?(_ key: String) {
             switch key.utf8.count {
+            case 4 where key == "lang": self = .lang
             case 5 where key == "colno": self = .colno
             case 6:
                 switch key {
@@ -59,6 +60,7 @@ struct ExceptionEventParts {
             var column: CohorlyValue?
             var raw: CohorlyValue?
             var full: CohorlyValue?
+            var language: CohorlyValue?
             for (key, value) in members {
                 switch FrameMember(key) {
                 case .instructionAddr: pc = CapturedException.wireAddress(value)
@@ -73,13 +75,14 @@ struct ExceptionEventParts {
                 case .colno: column = value
                 case .symbol: raw = value
                 case .rawFunction: full = value
+                case .lang: language = value
                 case nil: continue
                 }
             }
             guard allSymbols || inApp || inlined else { return }
             symbol = CapturedException.symbol(
                 function: function, fullFunction: full, file: file, line: line, column: column, raw: raw,
-                inlined: inlined)
+                inlined: inlined, language: language)
         }
     }
 
@@ -98,27 +101,31 @@ struct ExceptionEventParts {
         var name: CohorlyValue?
     }
 
-    /// `$exception_list[0]`'s members but its stack trace (nil: no such object).
+    /// The first exception's members but its stack trace (nil: no such object).
     var exception: [String: CohorlyValue]?
-    /// `$exception_list[0].stacktrace`.
+    /// The first exception's `stacktrace`.
     var exceptionStack = Stack()
     var threads: [WireThread] = []
     /// The `$debug_images` elements.
     var images: [CohorlyValue] = []
-    /// Whether `$exception_list` is an array (what makes the event a crash).
+    /// Whether ``CapturedException/exceptionListProperty`` is an array (what makes the event a crash).
     var listed = false
-    /// Every other member: `$exception…` ones as scalars, the rest whole (kept as the event's properties).
+    /// Each entry of that array as it arrived (``CapturedException/ListedException``).
+    var listedExceptions: [CapturedException.ListedException] = []
+    /// Every other member, whole (those the model has no field for kept as the event's properties).
     var members: [String: CohorlyValue] = [:]
 }
 
 extension ExceptionEventParts {
     /// The parts of a parsed properties object.
     init(properties: CohorlyValue) {
-        let exception = properties["$exception_list"]?.arrayValue?.first
-        listed = properties["$exception_list"]?.arrayValue != nil
+        let list = properties[CapturedException.exceptionListProperty]?.arrayValue
+        let exception = list?.first
+        listed = list != nil
+        listedExceptions = list?.map(CapturedException.ListedException.init(entry:)) ?? []
         self.exception = exception?.objectValue
         exceptionStack = Stack(exception?["stacktrace"])
-        threads = (properties["$exception_threads"]?.arrayValue ?? []).map { other in
+        threads = (properties[CapturedException.threadsProperty]?.arrayValue ?? []).map { other in
             WireThread(
                 crashed: other["crashed"] == .bool(true), catchSite: other["catch_site"] == .bool(true),
                 stack: Stack(other["stacktrace"]), tid: other["thread_id"], name: other["name"])

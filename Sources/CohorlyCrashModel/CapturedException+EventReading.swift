@@ -9,7 +9,7 @@ extension CapturedException {
     /// The crash in an `$exception` event's properties: the one reading of the event shape, used by the collector
     /// (`cohorly crashes show`) and by `cohorly symbolicate EVENT.json`.
     ///
-    /// Reads PostHog's native shape (docs/posthog.md "What goes on the wire"): `$exception_list[0]` with `type`,
+    /// Reads PostHog's native shape (docs/posthog.md "What goes on the wire"): the first of ``exceptionListProperty`` with `type`,
     /// `value`,
     /// `mechanism` and `stacktrace.frames` oldest first (`instruction_addr`, `image_addr`, `module`, the frame's
     /// kind under ``frameKindKey``; `inline: true` frames repeat their physical frame's address and are folded
@@ -32,13 +32,13 @@ extension CapturedException {
         let facts = Self.facts(exception, properties: properties)
         self.init(
             description: CrashReason.describe(facts), facts: facts,
-            level: properties["$exception_level"]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
+            level: properties[Self.levelProperty]?.stringValue ?? "fatal", handled: mechanism?["handled"] == .bool(true)
         )
         synthetic = mechanism?["synthetic"] == .bool(true)
         mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
         threads = [
             Self.thread(
-                parts.exceptionStack, tid: exception?["thread_id"], name: properties["$exception_thread_name"],
+                parts.exceptionStack, tid: exception?["thread_id"], name: properties[Self.threadNameProperty],
                 crashed: true)
         ]
         // A producer may list the crashed thread again among all threads.
@@ -53,8 +53,18 @@ extension CapturedException {
         insertId = properties["$insert_id"]?.stringValue ?? ""
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
-        self.properties = parts.members.filter { !$0.key.hasPrefix("$exception") && $0.key != "$debug_images" }
+        exceptionList = parts.listed ? .listed(parts.listedExceptions) : .missing
+        // Every member no field holds stays a property — the breadcrumbs and the fingerprint as sent, the
+        // crash-time `$exception_…` facts (pid, hang, abnormal exit…) — so the event read back renders as it arrived.
+        self.properties = parts.members.filter { !Self.fieldProperties.contains($0.key) }
     }
+
+    /// The event's members the reader holds in fields of the model (rendered back from them by
+    /// ``eventProperties``), left out of ``properties``.
+    static let fieldProperties: Set<String> = [
+        exceptionListProperty, threadsProperty, "$debug_images", levelProperty, "$exception_type",
+        "$exception_message", threadNameProperty, "$exception_executable", "$exception_report_complete",
+    ]
 
     /// What the reason is decided from: the first exception's type, value and mechanism (its signal), and
     /// `$issue_name` of `properties`.
@@ -134,7 +144,7 @@ extension CapturedException {
     /// network: a line or column outside 0…2³¹ is read as unknown.
     static func symbol(
         function given: CohorlyValue?, fullFunction: CohorlyValue? = nil, file: CohorlyValue?, line: CohorlyValue?,
-        column: CohorlyValue?, raw: CohorlyValue?, inlined: Bool
+        column: CohorlyValue?, raw: CohorlyValue?, inlined: Bool, language: CohorlyValue? = nil
     ) -> FrameSymbol? {
         let full = fullFunction?.stringValue
         let function = full ?? given?.stringValue
@@ -142,9 +152,12 @@ extension CapturedException {
         guard function != nil || file != nil else { return nil }
         let line = line?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
         let column = column?.intValue.flatMap { (0...Int(Int32.max)).contains($0) ? $0 : nil } ?? 0
-        return FrameSymbol(
+        var symbol = FrameSymbol(
             function: function, rawFunction: raw?.stringValue, file: file, line: line, column: column,
             inlined: inlined, shortFunction: full == nil ? nil : given?.stringValue)
+        // A `lang` the name and file do not tell (a C++ frame's: its `_Z…` name is not sent) is kept.
+        if let named = language?.stringValue, named != LaidOutFrame.language(of: symbol) { symbol.language = named }
+        return symbol
     }
 
     /// A `0x…` hex string (PostHog's form of every address); nil for anything else.

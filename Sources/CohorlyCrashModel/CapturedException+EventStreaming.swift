@@ -14,7 +14,7 @@ extension CapturedException {
     }
 
     /// Reads the next value: an event (`{"event", "uuid", "properties", …}`) or its bare properties; nil (the
-    /// value consumed) for anything but an `$exception` event with an `$exception_list` array.
+    /// value consumed) for anything but an `$exception` event with an exception list (``CapturedException/exceptionListProperty``) array.
     package static func readEvent(_ reader: inout JSONReader) throws(JSONReadError) -> ReadEvent? {
         guard try reader.peek() == .object else {
             try reader.skipValue()
@@ -62,26 +62,32 @@ extension ExceptionEventParts {
         try reader.readObject { reader, key throws(JSONReadError) in
             let kind = try reader.peek()
             switch key {
-            case "$exception_list":
+            case CapturedException.exceptionListProperty:
                 parts.exception = nil
                 parts.exceptionStack = Stack()
+                parts.listedExceptions = []
                 parts.listed = kind == .array
                 guard kind == .array else { return try reader.skipValue() }
-                var first = true
                 try reader.readArray { reader throws(JSONReadError) in
-                    defer { first = false }
-                    guard first, try reader.peek() == .object else { return try reader.skipValue() }
+                    // The first exception whole but its frames' unused members; of the others what the list says.
+                    let first = parts.listedExceptions.isEmpty
+                    guard try reader.peek() == .object else {
+                        try reader.skipValue()
+                        return parts.listedExceptions.append(CapturedException.ListedException(entry: .null))
+                    }
                     var exception: [String: CohorlyValue] = [:]
                     try reader.readObject { reader, key throws(JSONReadError) in
                         switch key {
-                        case "stacktrace": parts.exceptionStack = try stack(&reader)
-                        case "mechanism": exception[key] = try reader.readValue()
-                        default: exception[key] = try reader.readScalar()
+                        case "stacktrace" where first: parts.exceptionStack = try stack(&reader)
+                        case "mechanism", "type", "value": exception[key] = try reader.readValue()
+                        case _ where first: exception[key] = try reader.readScalar()
+                        default: try reader.skipValue()
                         }
                     }
-                    parts.exception = exception
+                    parts.listedExceptions.append(CapturedException.ListedException(entry: .object(exception)))
+                    if first { parts.exception = exception }
                 }
-            case "$exception_threads":
+            case CapturedException.threadsProperty:
                 parts.threads = []
                 guard kind == .array else { return try reader.skipValue() }
                 try reader.readArray { reader throws(JSONReadError) in
@@ -111,8 +117,8 @@ extension ExceptionEventParts {
                     parts.images.append(try shallow(&reader))
                 }
             default:
-                // Kept as the event's properties (whole), or read by the crash (scalars).
-                parts.members[key] = key.hasPrefix("$exception") ? try reader.readScalar() : try reader.readValue()
+                // Kept as the event's properties, or read by the crash.
+                parts.members[key] = try reader.readValue()
             }
         }
         return parts

@@ -6,6 +6,16 @@ extension CapturedException {
     public static let eventName = "$exception"
     /// The event property holding the breadcrumbs.
     public static let breadcrumbsProperty = "$exception_breadcrumbs"
+    /// The event property holding the exceptions (the one raised first), each with its type, value, mechanism
+    /// and the stack trace of its thread: what makes an event a crash. The one spelling of the key in the
+    /// package: every reader and writer of the event names it by this constant.
+    public static let exceptionListProperty = "$exception_list"
+    /// The event property holding the other threads (the subject thread's stack is the first exception's).
+    public static let threadsProperty = "$exception_threads"
+    /// The event property holding the level (`fatal`, `error`…).
+    public static let levelProperty = "$exception_level"
+    /// The event property holding the subject thread's name.
+    public static let threadNameProperty = "$exception_thread_name"
 
     /// ``properties`` with the facts every wire carries as properties: `$exception_executable`,
     /// `$exception_report_complete` (false for a salvaged report), `$exception_thread_name` and
@@ -15,7 +25,7 @@ extension CapturedException {
         if let executable { properties["$exception_executable"] = .string(executable) }
         if !complete { properties["$exception_report_complete"] = false }
         if hasStack, let name = crashedThread?.name, !name.isEmpty {
-            properties["$exception_thread_name"] = .string(name)
+            properties[Self.threadNameProperty] = .string(name)
         }
         if hasBreadcrumbs, breadcrumbsDropped > 0 {
             properties["$exception_breadcrumbs_dropped"] = .int(breadcrumbsDropped)
@@ -28,7 +38,7 @@ extension CapturedException {
 
     /// The `$exception` event's properties: ``wireProperties``, then `$exception_breadcrumbs`, `time`,
     /// `$insert_id`, `$exception_level`, `$exception_type`, `$exception_message`, `$issue_name` (255
-    /// characters), `$exception_list` (type cut to 255 characters, value to 10,000, as PostHog keeps them), and,
+    /// characters), ``exceptionListProperty`` (type cut to 255 characters, value to 10,000, as PostHog keeps them), and,
     /// with a stack, `$exception_threads` (when there are other threads, or some were dropped) and
     /// `$debug_images` (the images the frames reference that have a build id: PostHog rejects an image without
     /// a `debug_id`).
@@ -39,7 +49,7 @@ extension CapturedException {
         }
         properties["time"] = .int(Int(clamping: timestampMs))
         properties["$insert_id"] = .string(insertId)
-        properties["$exception_level"] = .string(level)
+        properties[Self.levelProperty] = .string(level)
         properties["$exception_type"] = .string(description.type)
         properties["$exception_message"] = .string(description.value)
         if let issueName = description.issueName { properties["$issue_name"] = .string(String(issueName.prefix(255))) }
@@ -48,18 +58,18 @@ extension CapturedException {
             "value": .string(String(description.value.prefix(10_000))), "mechanism": mechanismValue,
         ]
         guard hasStack else {
-            properties["$exception_list"] = [.object(entry)]
+            properties[Self.exceptionListProperty] = [.object(entry)]
             return properties
         }
         let subject = crashedThread
         let subjectFrames = subject.map(laidOutFrames(of:)) ?? []
         entry["thread_id"] = .int(Int(subject?.tid ?? 0))
         entry["stacktrace"] = Self.stacktraceValue(subjectFrames, asyncStop: subject?.async?.stop)
-        properties["$exception_list"] = [.object(entry)]
+        properties[Self.exceptionListProperty] = [.object(entry)]
         let others = otherThreads
         let otherFrames = others.map(laidOutFrames(of:))
         if !others.isEmpty || properties["$exception_threads_dropped"] != nil {
-            properties["$exception_threads"] = .array(
+            properties[Self.threadsProperty] = .array(
                 zip(others, otherFrames).map { thread, frames in Self.threadValue(thread, frames: frames) })
         }
         let images = debugImages(referencedBy: subjectFrames + otherFrames.flatMap { $0 })
@@ -67,7 +77,7 @@ extension CapturedException {
         return properties
     }
 
-    /// The `mechanism` of the `$exception_list` entry.
+    /// The `mechanism` of the exception list's entry.
     var mechanismValue: CohorlyValue {
         var mechanism: Properties = [
             "type": .string(description.mechanism), "handled": .bool(handled), "synthetic": .bool(synthetic),

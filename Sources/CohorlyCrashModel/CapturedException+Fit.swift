@@ -17,7 +17,7 @@ extension CapturedException {
         var baseProperties = bare.eventProperties
         let allFrames = (crashedThread.map(laidOutFrames(of:)) ?? []) + groups.flatMap { $0.flatMap { $0 } }
         baseProperties["$debug_images"] = .array(debugImages(referencedBy: allFrames).map { imageValue($0) })
-        baseProperties["$exception_threads"] = []
+        baseProperties[Self.threadsProperty] = []
         let base = Self.size(.object(baseProperties)) + Self.eventSizeMargin + 32
         let groupSizes = groups.map { thread in
             thread.map { group in group.reduce(0) { $0 + Self.size(Self.frameValue($1)) + 1 } }

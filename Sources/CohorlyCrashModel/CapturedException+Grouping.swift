@@ -73,7 +73,7 @@ extension CapturedException {
     /// so a collector storing thousands of events a second does not build the whole model of each.
     /// ``groupingFrames(symbols:)`` of the model read in full gives the same frames.
     public static func groupingView(exceptionEvent properties: CohorlyValue) -> GroupingView {
-        let exception = properties["$exception_list"]?.arrayValue?.first
+        let exception = properties[exceptionListProperty]?.arrayValue?.first
         let facts = Self.facts(exception, properties: properties)
         // The frames of the first exception only, symbols only where they can name an in-app frame.
         let frames = (exception?["stacktrace"]?["frames"]?.arrayValue ?? []).map {
@@ -129,7 +129,7 @@ extension CapturedException {
             }
         }
         return GroupingView(
-            description: CrashReason.describe(facts), level: properties["$exception_level"]?.stringValue ?? "fatal",
+            description: CrashReason.describe(facts), level: properties[levelProperty]?.stringValue ?? "fatal",
             frames: inApp)
     }
 

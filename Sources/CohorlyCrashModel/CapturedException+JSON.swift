@@ -22,6 +22,7 @@ extension CapturedException {
         if let issueName = description.issueName { members["issue_name"] = .string(issueName) }
         if let arch { members["arch"] = .string(arch) }
         if let executable { members["executable"] = .string(executable) }
+        members.merge(exceptionListJSON) { _, listed in listed }
         return .object(members)
     }
 
@@ -49,6 +50,7 @@ extension CapturedException {
         executable = value["executable"]?.stringValue
         complete = value["complete"] != .bool(false)
         hasStack = value["has_stack"] != .bool(false)
+        exceptionList = Self.exceptionList(json: value)
     }
 
     private static func json(_ thread: Thread) -> CohorlyValue {
@@ -108,6 +110,7 @@ extension CapturedException {
         if let file = symbol.file { members["file"] = .string(file) }
         if let offset = symbol.symbolOffset { members["symbol_offset"] = Address(offset).json }
         if let short = symbol.shortFunction { members["short_function"] = .string(short) }
+        if let language = symbol.language { members["language"] = .string(language) }
         return .object(members)
     }
 
@@ -118,7 +121,7 @@ extension CapturedException {
             file: value["file"]?.stringValue, line: value["line"]?.intValue ?? 0,
             column: value["column"]?.intValue ?? 0, inlined: value["inlined"] == .bool(true),
             symbolOffset: Address(json: value["symbol_offset"])?.value,
-            shortFunction: value["short_function"]?.stringValue)
+            shortFunction: value["short_function"]?.stringValue, language: value["language"]?.stringValue)
     }
 
     private static func json(_ image: Image) -> CohorlyValue {

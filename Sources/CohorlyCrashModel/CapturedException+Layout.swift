@@ -36,14 +36,20 @@ extension CapturedException {
             !(symbol.file ?? "").isEmpty && symbol.line > 0
         }
 
-        /// `swift`, `cpp` or `c`, from the mangling of the name or the source file's extension; nil if unsure.
+        /// `swift`, `cpp` or `c`: the one an event named (``FrameSymbol/language``), else from the mangling of the
+        /// name or the source file's extension; nil if unsure.
         public var language: String? {
             guard let symbol else { return nil }
+            return symbol.language ?? Self.language(of: symbol)
+        }
+
+        /// The language told from `symbol`'s mangled name or its source file's extension; nil if unsure.
+        static func language(of symbol: FrameSymbol) -> String? {
             let raw = symbol.rawFunction ?? ""
             if SwiftMangling.isMangled(raw) { return "swift" }
             if raw.hasPrefix("_Z") { return "cpp" }
             if CrashReason.runtimeFailure(symbol.function) != nil { return "swift" }
-            guard hasSourceLocation, let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
+            guard hasLine(symbol), let file = symbol.file, let dot = file.lastIndex(of: ".") else { return nil }
             switch file[file.index(after: dot)...] {
             case "swift": return "swift"
             case "cpp", "cc", "cxx", "hpp", "hh", "hxx": return "cpp"

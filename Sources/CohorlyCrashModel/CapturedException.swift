@@ -40,6 +40,9 @@ public struct CapturedException: Sendable, Equatable {
     /// False when nothing could record a stack (an abnormal exit: killed, OOM, power loss): the event then has
     /// no stack trace at all.
     public var hasStack: Bool
+    /// What the event it was read from listed as its exceptions, as sent (``ExceptionList/rendered``: made on
+    /// the device, its list is its rendering).
+    public var exceptionList: ExceptionList
 
     /// An exception with the given reason and threads; everything else empty.
     public init(description: CrashDescription, facts: CrashReason.Facts, level: String, handled: Bool) {
@@ -58,6 +61,7 @@ public struct CapturedException: Sendable, Equatable {
         insertId = ""
         complete = true
         hasStack = true
+        exceptionList = .rendered
     }
 
     /// One thread: physical frames innermost first, and the awaiting callers after the anchor.

@@ -20,12 +20,18 @@ public struct FrameSymbol: Codable, Sendable, Equatable {
     /// `(2) suspend resume partial function for App.startService(Swift.String) async -> Swift.String`; nil when
     /// not made (``function`` then stands).
     public var shortFunction: String?
+    /// The function's language (`swift`, `cpp`, `c`) as an event named it (a frame's `lang`), kept when the name
+    /// it was told from did not come with it (a C++ frame's `_Z…` name is not sent); nil: told from the name or
+    /// the file (``CapturedException/LaidOutFrame/language``). The crash model's JSON keeps it; `Codable` (the
+    /// symbolicated crash the collector's API answers with) leaves it out.
+    public var language: String?
 
     /// A symbol.
     public init(
         function: String?, rawFunction: String? = nil, file: String?, line: Int, column: Int, inlined: Bool,
-        symbolOffset: UInt64? = nil, shortFunction: String? = nil
+        symbolOffset: UInt64? = nil, shortFunction: String? = nil, language: String? = nil
     ) {
+        self.language = language
         self.function = function
         self.rawFunction = rawFunction
         self.file = file

@@ -4,7 +4,7 @@ import CohorlySymbols
 
 /// What `cohorly symbolicate FILE` was given, told apart by its JSON: a crash report (an object with `format`),
 /// one `$exception` event (an object with `event` and `properties`, or the bare properties with
-/// `$exception_list`), or a list of events (an array, or a wrapper holding one under `events` — as
+/// the exception list, `CapturedException.exceptionListProperty`), or a list of events (an array, or a wrapper holding one under `events` — as
 /// `cohorly events list --json` prints — or `results` — as PostHog's events API answers). Every crash becomes
 /// the same ``CapturedException``, so a report and an event are symbolicated and printed by one path. Both are
 /// read straight from the bytes into the crash (no JSON tree of the file): one pass over the top level finds the
