@@ -113,7 +113,7 @@ extension Router {
             html.raw("<h2>Stack</h2><p class=\"muted\">")
             html.text(threadTitle(crashed, capture: crash.isCapture))
             html.raw("</p>")
-            html.append(WebStack.frames(crashed, executable: crash.executable))
+            html.append(WebStack.frames(crashed, executable: crash.exception.executable))
         }
         let others = crash.threads.filter { !$0.crashed }
         if !others.isEmpty { html.raw("<h2>Other threads (\(others.count))</h2>") }
@@ -121,7 +121,7 @@ extension Router {
             html.raw("<details><summary>")
             html.text(threadTitle(thread, capture: crash.isCapture))
             html.raw("</summary>")
-            html.append(WebStack.frames(thread, executable: crash.executable))
+            html.append(WebStack.frames(thread, executable: crash.exception.executable))
             html.raw("</details>")
         }
         let missing = crash.unsymbolicatedModules.map(\.path) + (crash.modulesWithoutDebugInfo ?? []).map(\.path)
@@ -134,7 +134,7 @@ extension Router {
     }
 
     /// `Thread 12 “name” (crashed)`; `(captured)` for a hang or a handled error (`capture`), as `crashes show`.
-    static func threadTitle(_ thread: SymbolicatedCrash.Thread, capture: Bool) -> String {
+    static func threadTitle(_ thread: CapturedException.Thread, capture: Bool) -> String {
         var title = "Thread \(thread.tid.map(String.init) ?? "?")"
         if let name = thread.name, !name.isEmpty { title += " \u{201C}\(name)\u{201D}" }
         return thread.crashed ? title + (capture ? " (captured)" : " (crashed)") : title

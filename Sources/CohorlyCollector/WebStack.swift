@@ -1,3 +1,4 @@
+import CohorlyCrashModel
 import CohorlySymbols
 
 /// A symbolicated thread as HTML, in the order `crashes show` prints it: innermost first, each address's inlined
@@ -8,7 +9,7 @@ import CohorlySymbols
 enum WebStack {
     /// The frames of `thread` as an `<ol class="frames">`; in-app frames are highlighted (without an answer:
     /// the frames of `executable`).
-    static func frames(_ thread: SymbolicatedCrash.Thread, executable: String?) -> HTML {
+    static func frames(_ thread: CapturedException.Thread, executable: String?) -> HTML {
         var html = HTML()
         guard !thread.frames.isEmpty else {
             html.raw("<p class=\"muted\">No frames: the thread did not answer.</p>")
@@ -21,22 +22,20 @@ enum WebStack {
             if hidden < physical.count { physical = physical.dropFirst(hidden) }
         }
         html.raw("<ol class=\"frames stack\">")
-        if let asyncFrames = thread.asyncFrames, !asyncFrames.isEmpty, let anchor = thread.asyncAnchor,
-            physical.contains(where: { $0.index == anchor })
-        {
-            let above = physical.prefix { $0.index <= anchor }
+        if let chain = thread.async, !chain.frames.isEmpty, physical.indices.contains(chain.anchor) {
+            let above = physical[...chain.anchor]
             html.append(rows(above, app: app))
-            var number = anchor + 1
-            for frame in asyncFrames {
+            var number = chain.anchor + 1
+            for frame in chain.frames {
                 html.append(rows(of: frame, number: number, kind: "async", app: app))
                 number += 1
             }
-            if let stop = thread.asyncStop, stop != "task_root" {
+            if chain.stop != .taskRoot {
                 html.raw("<li class=\"muted\">")
-                html.text("The async callers end here: \(SymbolicatedCrash.stopDescription(stop)).")
+                html.text("The async callers end here: \(SymbolicatedCrash.stopDescription(chain.stop.rawValue)).")
                 html.raw("</li>")
             }
-            let below = physical.dropFirst(above.count)
+            let below = physical[above.endIndex...]
             if !below.isEmpty {
                 html.raw("<li><details><summary>\(below.count) executor frame\(below.count == 1 ? "" : "s")")
                 html.raw("</summary><ol class=\"frames\">")
@@ -54,14 +53,14 @@ enum WebStack {
     /// Physical frames, runs of one repeated address folded after their first frame, runs of
     /// ``foldedRun`` or more frames that are not in-app (a server framework's router and middleware, thunks)
     /// folded into a `<details>` — never the innermost frame, where the thread stopped.
-    private static func rows(_ frames: ArraySlice<SymbolicatedCrash.Frame>, app: String?, folding: Bool = true)
+    private static func rows(_ frames: ArraySlice<CapturedException.StackFrame>, app: String?, folding: Bool = true)
         -> HTML
     {
         var html = HTML()
         var index = frames.startIndex
         while index < frames.endIndex {
             let frame = frames[index]
-            let notApp = folding ? frames[index...].prefix { $0.inApp == false }.count : 0
+            let notApp = folding ? frames[index...].prefix { $0.inAppAnswer == false }.count : 0
             if folding && notApp >= foldedRun && index != frames.startIndex {
                 html.raw("<li><details><summary>\(notApp) frames not in the app</summary><ol class=\"frames\">")
                 html.append(rows(frames[index..<(index + notApp)], app: app, folding: false))
@@ -69,11 +68,11 @@ enum WebStack {
                 index += notApp
                 continue
             }
-            html.append(rows(of: frame, number: frame.index, kind: nil, app: app))
+            html.append(rows(of: frame, number: index, kind: nil, app: app))
             var next = index + 1
-            while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }
+            while next < frames.endIndex && frames[next].frame.address == frame.frame.address { next += 1 }
             if next - index > 2 {
-                html.raw("<li class=\"muted\">… \(next - index - 1) more frames like #\(frame.index)</li>")
+                html.raw("<li class=\"muted\">… \(next - index - 1) more frames like #\(index)</li>")
                 index = next
             } else {
                 index += 1
@@ -86,18 +85,20 @@ enum WebStack {
     static let foldedRun = 3
 
     /// One address: its inlined calls (innermost first), then the function they are in, numbered `number`.
-    private static func rows(of frame: SymbolicatedCrash.Frame, number: Int, kind: String?, app: String?) -> HTML {
+    private static func rows(of frame: CapturedException.StackFrame, number: Int, kind: String?, app: String?)
+        -> HTML
+    {
         var html = HTML()
-        let module = frame.module.map(basename)
+        let module = frame.lookup?.imagePath.map(basename)
         // The event's in-app answer (AppCode); a symbolicator that did not say: the executable's frames.
-        let inApp = frame.inApp ?? (module != nil && module == app)
+        let inApp = frame.inAppAnswer ?? (module != nil && module == app)
         let classes = inApp ? " class=\"app\"" : ""
-        let address = "#\(number) \(frame.instructionAddr) \(module ?? "???")"
+        let address = "#\(number) \(frame.frame.address) \(module ?? "???")"
         guard let physical = frame.symbols.last else {
             html.raw("<li\(classes)>")
             if let kind { html.raw("<span class=\"kind\">\(kind)</span>") }
             html.raw("<span class=\"fn\">??</span> <span class=\"addr\">")
-            html.text(address + (frame.fileAddress.map { " + \($0)" } ?? ""))
+            html.text(address + (frame.lookup?.fileAddress.map { " + \(Address($0))" } ?? ""))
             html.raw("</span></li>")
             return html
         }
@@ -116,7 +117,7 @@ enum WebStack {
     }
 
     /// `name + offset at file:line:col` (no place without a line), every part escaped.
-    private static func describe(_ symbol: SymbolicatedCrash.Symbol) -> HTML {
+    private static func describe(_ symbol: FrameSymbol) -> HTML {
         var html = HTML(raw: "<span class=\"fn\">")
         let name = Demangler.name(function: symbol.function, rawFunction: symbol.rawFunction, style: .simplified)
         html.text((name ?? "??") + (symbol.symbolOffset.map { " + \($0)" } ?? ""))

@@ -129,6 +129,9 @@ public struct CapturedException: Sendable, Equatable {
         public var inApp: Bool
         /// Source-level frames found for it (innermost first, the physical function last; empty: raw).
         public var symbols: [FrameSymbol]
+        /// What symbolication found for it beside its symbols (its image, the file address looked up); nil until
+        /// a symbolicator (`CrashSymbolicator` in CohorlySymbols) answered.
+        public var lookup: FrameLookup? = nil
 
         /// A frame.
         public init(_ frame: Frame, inApp: Bool = false, symbols: [FrameSymbol] = []) {

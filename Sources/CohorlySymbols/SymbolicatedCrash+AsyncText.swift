@@ -1,13 +1,18 @@
+import CohorlyCrashModel
+
 extension SymbolicatedCrash {
     /// A thread whose async callers are known, as the Swift runtime's backtracer shows one (with file:line:col):
     /// the physical frames down to the anchor, then the awaiting callers tagged `[async]` (numbered on), then one
     /// line for the executor's frames below the anchor (`swift_job_run`, libdispatch, `start_thread`).
     static func asyncLines(
-        _ thread: Thread, physical: ArraySlice<Frame>, anchor: Int, asyncFrames: [Frame], _ options: TextOptions
+        _ thread: CapturedException.Thread, physical: ArraySlice<StackFrame>, chain: CapturedException.AsyncStack,
+        _ options: TextOptions
     ) -> [String] {
         var lines: [String] = []
-        let above = physical.prefix { $0.index <= anchor }
-        for frame in above { lines += Self.lines(of: frame, options) }
+        let anchor = chain.anchor
+        let asyncFrames = chain.frames
+        let above = physical[..<min(anchor + 1, physical.endIndex)]
+        for index in above.indices { lines += Self.lines(of: above[index], options, number: index) }
         var number = anchor + 1
         var position = 0
         while position < asyncFrames.count {
@@ -25,10 +30,10 @@ extension SymbolicatedCrash {
             number += 1
             position += 1
         }
-        if let stop = thread.asyncStop, stop != "task_root" {
-            lines.append("    … the async callers end here: \(Self.stopDescription(stop))")
+        if chain.stop != .taskRoot {
+            lines.append("    … the async callers end here: \(Self.stopDescription(chain.stop.rawValue))")
         }
-        let below = physical.dropFirst(above.count)
+        let below = physical[above.endIndex...]
         if !below.isEmpty {
             let names = below.compactMap { frame -> String? in
                 guard let symbol = frame.symbols.last else { return nil }
@@ -36,7 +41,7 @@ extension SymbolicatedCrash {
             }
             var line = "    … \(below.count) executor frame" + (below.count == 1 ? "" : "s")
             if !names.isEmpty { line += ": " + TerminalText.escaped(Self.uniqueInOrder(names).joined(separator: ", ")) }
-            line += " (#\(below.first?.index ?? 0)–#\(below.last?.index ?? 0) of the physical stack;"
+            line += " (#\(below.startIndex)–#\(below.endIndex - 1) of the physical stack;"
             line += " --no-async shows them)"
             lines.append(line)
         }

@@ -1,6 +1,9 @@
 import CohorlyCrashModel
 
 extension SymbolicatedCrash {
+    /// A frame of the crash model, its symbols and lookup filled in.
+    typealias StackFrame = CapturedException.StackFrame
+
     /// How ``text(header:options:)`` prints a crash.
     public struct TextOptions: Sendable {
         /// How function names are printed, the same for every frame (default ``Demangler/Style/simplified``, as
@@ -34,22 +37,22 @@ extension SymbolicatedCrash {
 
     /// The length of the run of frames that are not the app's code starting at `start` of `frames`, when the text
     /// folds it (at least ``foldedRun``, not a thread's first frame, folding on); else 0.
-    static func otherCodeRun(_ frames: [Frame], at start: Int, isFirst: Bool, _ options: TextOptions) -> Int {
-        guard options.foldsOtherCode, !isFirst, frames[start].inApp == false else { return 0 }
+    static func otherCodeRun(_ frames: [StackFrame], at start: Int, isFirst: Bool, _ options: TextOptions) -> Int {
+        guard options.foldsOtherCode, !isFirst, frames[start].inAppAnswer == false else { return 0 }
         var end = start
-        while end < frames.count && frames[end].inApp == false { end += 1 }
+        while end < frames.count && frames[end].inAppAnswer == false { end += 1 }
         return end - start >= foldedRun ? end - start : 0
     }
 
     /// The one line a folded run of other code becomes: how many, their numbers, and their modules (the Swift
     /// module of each function, else its image's file name).
-    static func otherCodeLine(_ run: ArraySlice<Frame>, first: Int, last: Int) -> String {
+    static func otherCodeLine(_ run: ArraySlice<StackFrame>, first: Int, last: Int) -> String {
         var modules: [String] = []
         for frame in run {
             var module = "???"
             if let swiftModule = frame.symbols.last?.rawFunction.flatMap(SwiftMangling.module(of:)) {
                 module = swiftModule
-            } else if let path = frame.module {
+            } else if let path = frame.lookup?.imagePath {
                 module = path.split(separator: "/").last.map(String.init) ?? path
             }
             if !modules.contains(module) { modules.append(module) }
@@ -61,14 +64,14 @@ extension SymbolicatedCrash {
     /// Functions of the crash recorder itself (the C++ terminate hook and the report writer): frames at the
     /// top of the crashed thread that name one of them are hidden from the text, as the Swift backtracer hides
     /// its own frames. JSON output keeps them.
-    package static func isRecorderFrame(_ frame: Frame) -> Bool {
+    package static func isRecorderFrame(_ frame: CapturedException.StackFrame) -> Bool {
         frame.symbols.last?.namesCrashRecorder ?? false
     }
 
     /// Whether this was captured while the app lived on, not a crash: a hang (whether or not the process died
     /// in it, the hung thread did not crash) or a handled error. Its text says `Captured:` and `Thread N
     /// captured`, where a crash says `Crash:` and `Thread N crashed`.
-    public var isCapture: Bool { mechanism == "hang" || handled == true }
+    public var isCapture: Bool { mechanism == "hang" || exception.handled }
 
     /// The crash printed like a Swift backtrace: reason first, then each thread, `#N 0xADDR module function at
     /// file:line:col`, inlined frames indented under their frame, and lines naming the modules left raw or
@@ -78,14 +81,14 @@ extension SymbolicatedCrash {
     public func text(header: [String] = [], options: TextOptions = TextOptions()) -> String {
         var lines: [String] = ["\(isCapture ? "Captured" : "Crash"): \(TerminalText.escaped(reason))"]
         lines += header.map(TerminalText.escaped)
-        if let signal {
-            var text =
-                "Signal: \(TerminalText.escaped(signal.name ?? "?")) (\(signal.number ?? 0)), code \(signal.code ?? 0)"
-            if let address = signal.address { text += ", address \(TerminalText.escaped(address))" }
-            lines.append(text)
+        if let signal = exception.facts.signal {
+            let name = signal.name.isEmpty ? "?" : signal.name
+            lines.append(
+                "Signal: \(TerminalText.escaped(name)) (\(signal.number)), code \(signal.code), address \(signal.address)"
+            )
         }
-        if let executable { lines.append("Executable: \(TerminalText.escaped(executable))") }
-        if !complete { lines.append("Note: the report is incomplete (salvaged from a torn file).") }
+        if let executable = exception.executable { lines.append("Executable: \(TerminalText.escaped(executable))") }
+        if !exception.complete { lines.append("Note: the report is incomplete (salvaged from a torn file).") }
         // An abnormal exit (SIGKILL, OOM kill, power loss) has no stack: nothing ran in the process as it died.
         let abnormalExit = mechanism == "abnormal_exit"
         if abnormalExit { lines.append("No stack: the process was killed (or lost power); nothing could record it.") }
@@ -102,10 +105,10 @@ extension SymbolicatedCrash {
                 hidden = frames.prefix(while: Self.isRecorderFrame).count
                 if hidden < frames.count { frames = frames.dropFirst(hidden) } else { hidden = 0 }
             }
-            if options.showsAsyncCallers, let asyncFrames = thread.asyncFrames, !asyncFrames.isEmpty,
-                let anchor = thread.asyncAnchor, anchor >= hidden, anchor < thread.frames.count
+            if options.showsAsyncCallers, let chain = thread.async, !chain.frames.isEmpty, chain.anchor >= hidden,
+                chain.anchor < thread.frames.count
             {
-                lines += Self.asyncLines(thread, physical: frames, anchor: anchor, asyncFrames: asyncFrames, options)
+                lines += Self.asyncLines(thread, physical: frames, chain: chain, options)
                 continue
             }
             lines += Self.lines(of: frames, options)
@@ -117,7 +120,7 @@ extension SymbolicatedCrash {
 
     /// Frames, with runs of one repeated frame (deep recursion) folded into one line after their first frame, and
     /// runs of other code (``TextOptions/foldsOtherCode``) into one line.
-    private static func lines(of frames: ArraySlice<Frame>, _ options: TextOptions) -> [String] {
+    private static func lines(of frames: ArraySlice<StackFrame>, _ options: TextOptions) -> [String] {
         var lines: [String] = []
         let all = Array(frames)
         var index = frames.startIndex
@@ -126,17 +129,15 @@ extension SymbolicatedCrash {
             let run = otherCodeRun(all, at: index - frames.startIndex, isFirst: index == frames.startIndex, options)
             if run > 0 {
                 let folded = frames[index..<(index + run)]
-                lines.append(otherCodeLine(folded, first: frame.index, last: frames[index + run - 1].index))
+                lines.append(otherCodeLine(folded, first: index, last: index + run - 1))
                 index += run
                 continue
             }
-            lines += Self.lines(of: frame, options)
+            lines += Self.lines(of: frame, options, number: index)
             var next = index + 1
-            while next < frames.endIndex && frames[next].instructionAddr == frame.instructionAddr { next += 1 }
+            while next < frames.endIndex && frames[next].frame.address == frame.frame.address { next += 1 }
             if next - index > 2 {
-                lines.append(
-                    "    … \(next - index - 1) more frames like #\(frame.index) (#\(frame.index + 1)–#\(frames[next - 1].index))"
-                )
+                lines.append("    … \(next - index - 1) more frames like #\(index) (#\(index + 1)–#\(next - 1))")
                 index = next
             } else {
                 index += 1
@@ -163,17 +164,16 @@ extension SymbolicatedCrash {
         return lines.isEmpty ? [] : [""] + lines
     }
 
-    static func lines(of frame: Frame, _ options: TextOptions, number index: Int? = nil, tag: String = "")
-        -> [String]
-    {
-        let number = "#\(index ?? frame.index)"
+    static func lines(of frame: StackFrame, _ options: TextOptions, number index: Int, tag: String = "") -> [String] {
+        let number = "#\(index)"
         let padded = number + String(repeating: " ", count: max(1, 4 - number.count))
-        let digits = String(frame.instructionAddr.dropFirst(2))
+        let digits = String(frame.frame.address.value, radix: 16)
         let address = "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-        let module = frame.module.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "???"
+        let path = frame.lookup?.imagePath
+        let module = path.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "???"
         let head = "\(padded)\(address) \(tag)\(TerminalText.escaped(module))"
         guard let physical = frame.symbols.last else {
-            if let offset = frame.fileAddress { return ["\(head) + \(offset)"] }
+            if let offset = frame.lookup?.fileAddress { return ["\(head) + \(Address(offset))"] }
             return [head]
         }
         var lines = ["\(head) \(describe(physical, options))"]

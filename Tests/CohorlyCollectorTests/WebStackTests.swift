@@ -8,11 +8,13 @@ import Testing
 /// A stack on the web page reads the frames' in-app answer (the event's `in_app`): in-app frames highlighted, a
 /// server framework's run of frames that are not in-app folded, never the frame where the thread stopped.
 @Suite struct WebStackTests {
-    static func frame(_ index: Int, _ function: String, inApp: Bool?) -> SymbolicatedCrash.Frame {
-        SymbolicatedCrash.Frame(
-            index: index, instructionAddr: "0x\(String(0x1000 + index * 16, radix: 16))", module: "/srv/Server",
-            imageAddr: "0x1000", fileAddress: nil, kind: index == 0 ? "pc" : "return_address",
-            symbols: [FrameSymbol(function: function, file: nil, line: 0, column: 0, inlined: false)], inApp: inApp)
+    static func frame(_ index: Int, _ function: String, inApp: Bool?) -> CapturedException.StackFrame {
+        var frame = CapturedException.StackFrame(
+            Frame(UInt64(0x1000 + index * 16), kind: index == 0 ? .pc : .returnAddress),
+            symbols: [FrameSymbol(function: function, file: nil, line: 0, column: 0, inlined: false)])
+        frame.lookup = FrameLookup(imagePath: "/srv/Server", imageBase: 0x1000, fileAddress: nil)
+        frame.inAppAnswer = inApp
+        return frame
     }
 
     @Test func frameworkRunsAreFoldedAndAppFramesHighlighted() {
@@ -25,7 +27,7 @@ import Testing
             Self.frame(5, "Shop.main()", inApp: true),
             Self.frame(6, "_start", inApp: false),
         ]
-        let thread = SymbolicatedCrash.Thread(tid: 1, name: nil, crashed: true, truncated: false, frames: frames)
+        let thread = CapturedException.Thread(tid: 1, name: nil, crashed: true, truncated: false, frames: frames)
         let html = WebStack.frames(thread, executable: "/srv/Server").markup
         // The executable holds every frame; only the in-app ones are highlighted.
         #expect(html.components(separatedBy: "<li class=\"app\">").count - 1 == 2, "\(html)")
@@ -37,9 +39,9 @@ import Testing
         #expect(!folded.contains("_assertionFailure") && !folded.contains("_start"), "\(html)")
         #expect(folded.contains("Framework.Router.dispatch()"), "\(html)")
         // Without an answer (an older symbolicator): the executable's frames, nothing folded.
-        let unknown = frames.map { Self.frame($0.index, $0.symbols[0].function ?? "", inApp: nil) }
+        let unknown = frames.enumerated().map { Self.frame($0, $1.symbols[0].function ?? "", inApp: nil) }
         let plain = WebStack.frames(
-            SymbolicatedCrash.Thread(tid: 1, name: nil, crashed: true, truncated: false, frames: unknown),
+            CapturedException.Thread(tid: 1, name: nil, crashed: true, truncated: false, frames: unknown),
             executable: "/srv/Server"
         ).markup
         #expect(plain.components(separatedBy: "<li class=\"app\">").count - 1 == 7, "\(plain)")

@@ -100,11 +100,7 @@ import Testing
         #expect(rawKey.fingerprint == key.fingerprint)
         let shown = CrashSymbolicator.symbolicate(raw, locator: locator)
         let thread = try #require(shown.threads.first { $0.crashed })
-        var shownFrames = thread.frames
-        if let anchor = thread.asyncAnchor, let asyncFrames = thread.asyncFrames, anchor < thread.frames.count {
-            shownFrames = Array(thread.frames[...anchor]) + asyncFrames + thread.frames[(anchor + 1)...]
-        }
-        #expect(shownFrames.map { $0.inApp ?? true } == frames.map(\.inApp), "\(listing)")
+        #expect(thread.logicalFrames.map { $0.inAppAnswer ?? true } == frames.map(\.inApp), "\(listing)")
     }
 }
 

@@ -61,11 +61,11 @@ import Testing
         let lines = text.output.split(separator: "\n").map(String.init)
         let thread = try #require(local.threads.first { $0.crashed })
         var lineless = 0
-        for frame in thread.frames {
-            guard let module = frame.module, let address = frame.fileAddress, let symbol = frame.symbols.last,
-                let line = lines.first(where: { $0.hasPrefix("#\(frame.index) ") })
+        for (index, frame) in thread.frames.enumerated() {
+            guard let module = frame.lookup?.imagePath, let address = frame.lookup?.fileAddress.map(Address.init),
+                let symbol = frame.symbols.last, let line = lines.first(where: { $0.hasPrefix("#\(index) ") })
             else { continue }
-            let reference = try await Self.reference(module, address)
+            let reference = try await Self.reference(module, address.description)
             if reference.line > 0 {
                 #expect(
                     line.hasSuffix(" at \(reference.file):\(reference.line)")
@@ -95,10 +95,10 @@ import Testing
             Self.cli, ["crashes", "show", insertId, "--host", host, "--json"])
         let answer = try #require(CohorlyValue(json: shownJSON.output)?["crash"]?.jsonString)
         let shown = try JSONDecoder().decode(SymbolicatedCrash.self, from: Data(answer.utf8))
-        let frames = shown.threads.flatMap { $0.frames + ($0.asyncFrames ?? []) }
+        let frames = shown.threads.flatMap { $0.frames + ($0.async?.frames ?? []) }
         let symbols = frames.flatMap(\.symbols)
         // The device resolved libswiftCore's frames and sent their mangled names; the collector the app's.
-        let core = frames.filter { $0.module?.hasSuffix("/libswiftCore.so") == true }.flatMap(\.symbols)
+        let core = frames.filter { $0.lookup?.imagePath?.hasSuffix("/libswiftCore.so") == true }.flatMap(\.symbols)
         #expect(!core.isEmpty && core.allSatisfy { $0.rawFunction.map(Demangler.isSwiftMangled) == true })
         #expect(symbols.contains { $0.function?.hasPrefix("CrashDemo.crashFatalError()") == true })
         let mangled = Array(Set(symbols.compactMap(\.rawFunction).filter(Demangler.isSwiftMangled))).sorted()

@@ -1,4 +1,5 @@
 import CohorlyCollector
+import CohorlyCrashModel
 import CohorlySymbols
 import Foundation
 import TestWaiting
@@ -132,8 +133,8 @@ struct SymbolicatedCrashTests {
         let crashes = try JSONDecoder().decode([SymbolicatedCrash].self, from: Data(local.output.utf8))
         #expect(crashes.count == 1)
         #expect(crashes.first?.reason == answer.crash.reason)
-        func appFrames(_ crash: SymbolicatedCrash?) -> [SymbolicatedCrash.Frame] {
-            crash?.threads.first { $0.crashed }?.frames.filter { $0.module == binary.path } ?? []
+        func appFrames(_ crash: SymbolicatedCrash?) -> [CapturedException.StackFrame] {
+            crash?.threads.first { $0.crashed }?.frames.filter { $0.lookup?.imagePath == binary.path } ?? []
         }
         #expect(appFrames(crashes.first).count > 1)
         #expect(appFrames(crashes.first) == appFrames(answer.crash))

@@ -59,7 +59,7 @@ import Testing
             ("$s7NIOCore7ChannelV4readyyF", "NIOCore.Channel.read()"),
         ])
         let inApp = [false, true, false, false, false, true, false, false]
-        for index in inApp.indices { crash.threads[0].frames[index].inApp = inApp[index] }
+        for index in inApp.indices { crash.threads[0].frames[index].inAppAnswer = inApp[index] }
         let text = crash.text()
         #expect(text.contains("#0  0x0000000000001000 shop Router.crash()"), "the first frame never folds: \(text)")
         #expect(
@@ -72,7 +72,7 @@ import Testing
         let all = crash.text(options: .init(foldsOtherCode: false))
         #expect(all.contains("Middleware.run()") && !all.contains("frames of other code"))
         // Frames nobody decided (in_app absent) never fold.
-        for index in inApp.indices { crash.threads[0].frames[index].inApp = nil }
+        for index in inApp.indices { crash.threads[0].frames[index].inAppAnswer = nil }
         #expect(!crash.text().contains("frames of other code"))
     }
 
