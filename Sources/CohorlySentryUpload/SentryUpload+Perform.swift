@@ -1,5 +1,6 @@
 import CohorlyCompression
 import CohorlySymbols
+import CohorlyUpload
 import Foundation
 
 extension SentryUpload {
@@ -15,7 +16,7 @@ extension SentryUpload {
     /// `pollDelay` seconds, doubled up to 5 s).
     static func perform(_ api: SentryChunkAPI, paths: [String], maxWait: Double, pollDelay: Double) -> UploadRun {
         var run = UploadRun()
-        let surveyed = DebugFileUploader.survey(paths)
+        let surveyed = DebugFileSurvey.survey(paths)
         let options: SentryChunkAPI.Options
         do {
             options = try api.options()
