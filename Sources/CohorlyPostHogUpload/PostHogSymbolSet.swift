@@ -73,6 +73,7 @@ package struct PostHogSymbolSet {
     /// ZIP64 records are needed.
     package static func zip(path: String) throws(UploadFailure) -> [UInt8] {
         func failure(_ reason: String) -> UploadFailure { .init(description: "\(path): \(reason)") }
+        let tooLarge = "larger than 1 GiB: upload its separate debug file (objcopy --only-keep-debug) instead"
         let deflater: ZlibStream
         let file: RegularFile
         do {
@@ -81,7 +82,7 @@ package struct PostHogSymbolSet {
         } catch {
             throw .init(description: "\(error)")
         }
-        guard file.size <= largestInput else { throw failure("larger than 1 GiB") }
+        guard file.size <= largestInput else { throw failure(tooLarge) }
         var data: [UInt8] = []
         var crc: UInt32 = 0
         var size: Int64 = 0
@@ -90,7 +91,7 @@ package struct PostHogSymbolSet {
             try file.forEachChunk { piece in
                 size += Int64(piece.count)
                 guard size <= largestInput else {
-                    problem = "larger than 1 GiB"
+                    problem = tooLarge
                     return false
                 }
                 crc = CRC32.update(crc, piece)

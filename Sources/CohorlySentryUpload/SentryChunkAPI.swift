@@ -65,7 +65,9 @@ package struct SentryChunkAPI {
     package func options() throws(Failure) -> Options {
         let answer = try call("GET", "/api/0/organizations/\(org)/chunk-upload/", nil, what: "chunk-upload")
         guard let value = CohorlyValue(bytes: answer), let address = value["url"]?.stringValue else {
-            throw Failure(status: nil, description: "\(url): unexpected answer to chunk-upload (no url)")
+            throw Failure(
+                status: nil,
+                description: "\(url): unexpected answer to chunk-upload (no url): is --url (SENTRY_URL) a Sentry?")
         }
         if let algorithm = value["hashAlgorithm"]?.stringValue, algorithm != "sha1" {
             throw Failure(status: nil, description: "\(url): chunk-upload wants \(algorithm) checksums, not sha1")
@@ -73,10 +75,15 @@ package struct SentryChunkAPI {
         let accepted = value["accept"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard accepted.contains("debug_files") else {
             throw Failure(
-                status: nil, description: "\(url): this server does not take debug files by chunk upload")
+                status: nil,
+                description: "\(url): this server does not take debug files by chunk upload (a Sentry too old for it?)")
         }
         guard let chunkURL = resolve(address) else {
-            throw Failure(status: nil, description: "\(url): chunk-upload names an upload URL on another host")
+            throw Failure(
+                status: nil,
+                description:
+                    "\(url): chunk-upload names an upload URL on another host, where the token is not sent; give"
+                    + " that Sentry's own address as --url (SENTRY_URL)")
         }
         let chunkSize = value["chunkSize"]?.intValue ?? 0
         guard (1...Self.largestChunk).contains(chunkSize) else {
@@ -138,7 +145,7 @@ package struct SentryChunkAPI {
         -> [UInt8]
     {
         guard let target = URL(string: base + path) else {
-            throw Failure(status: nil, description: "invalid url \(url)")
+            throw Failure(status: nil, description: "invalid url \(url) (use an http:// or https:// URL)")
         }
         var headers = [("Authorization", "Bearer \(token)")]
         if body != nil { headers.append(("Content-Type", "application/json")) }

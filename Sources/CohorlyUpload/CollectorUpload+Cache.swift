@@ -22,7 +22,8 @@ extension CollectorUpload {
             bytes = try SymbolCacheWriter.make(
                 codeFile: path, locator: DebugFileLocator(searchPaths: [], debugRoots: [], debuginfod: nil))
         } catch {
-            throw UploadFailure(description: "symbol cache not made: \(error)")
+            throw UploadFailure(
+                description: "symbol cache not made: \(error); the collector makes it when the debug file arrives")
         }
         let folder = directory + "/" + buildId
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
