@@ -51,6 +51,7 @@ extension CollectorUpload {
             for index in Set(items.map(\.file)) where run.files[index].status != .failed {
                 run.files[index].status = .wouldUpload
             }
+            run.warnings = Self.warnings(run.files)
             return run
         }
         let lacking: [Item]
@@ -62,6 +63,7 @@ extension CollectorUpload {
                 run.files[index].status = .failed
                 run.files[index].reason = "not uploaded (the check failed)"
             }
+            run.warnings = Self.warnings(run.files)
             return run
         }
         func key(_ item: Item) -> String {
@@ -99,6 +101,15 @@ extension CollectorUpload {
             run.files[index].status = .failed
             run.files[index].reason = reasons.joined(separator: "; ")
         }
+        run.warnings = Self.warnings(run.files)
         return run
+    }
+
+    /// A binary without DWARF whose debug file is not in the run either (``DebugFileSurvey/noDebugInfoWarning``),
+    /// unless it failed: `PATH: the warning`.
+    static func warnings(_ files: [DebugFileResult]) -> [String] {
+        files.filter { $0.status != .failed && $0.reason == DebugFileSurvey.noDebugInfoWarning }.map {
+            "\($0.path): \(DebugFileSurvey.noDebugInfoWarning)"
+        }
     }
 }

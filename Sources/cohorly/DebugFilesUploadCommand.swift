@@ -103,24 +103,64 @@ enum DebugFilesUploadCommand: DeclaredCommand {
     /// The options only `--to posthog` takes.
     static let postHogOptions = ["--api-key-file", "--api-key", "--project-id"]
 
+    /// A destination made from the options, and how its run is printed.
+    private struct Chosen {
+        var destination: any DebugFileUploadDestination
+        /// Shown while files stream (our collector only).
+        var progressLine: ProgressLine?
+        /// Whether a failed file is named when the whole run stopped (no for our collector, whose files all fail
+        /// with the check that stopped it).
+        var namesFailuresAfterFatal = true
+        /// Every file listed and the exit status from the files alone, without the summed-up `.o` files or the
+        /// empty-PATH check (Sentry's listing, as sentry-cli's).
+        var plainListing = false
+    }
+
     static func run(_ arguments: [String]) -> ExitStatus {
         guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        let made: Result<Chosen, UsageError>
         switch parsed.options["--to"]?.last {
-        case nil, "cohorly": return toCollector(parsed)
+        case nil, "cohorly": made = toCollector(parsed)
         case "posthog":
             guard !parsed.flags.contains("--dry-run") else {
                 return spec.usageError("--dry-run works with our collector only, not --to posthog")
             }
-            return toPostHog(parsed)
+            made = toPostHog(parsed)
         case "sentry":
             guard !parsed.flags.contains("--dry-run") else {
                 return spec.usageError("--dry-run works with our collector only, not --to sentry")
             }
-            return toSentry(parsed)
+            made = toSentry(parsed)
         case let other?:
             return spec.usageError("unknown --to \(other) (expected cohorly, posthog or sentry)")
         }
+        let chosen: Chosen
+        switch made {
+        case .failure(let error): return spec.usageError(error.reason)
+        case .success(let value): chosen = value
+        }
+        let run = chosen.destination.upload(parsed.positionals)
+        chosen.progressLine?.clear()
+        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
+        for file in run.files where file.status == .failed && (run.fatal == nil || chosen.namesFailuresAfterFatal) {
+            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
+        }
+        for warning in run.warnings { Console.error("cohorly: warning: \(warning)") }
+        let json = parsed.flags.contains("--json")
+        guard chosen.plainListing else {
+            return run.finish(paths: parsed.positionals, json: json, allowEmpty: parsed.flags.contains("--allow-empty"))
+        }
+        if json {
+            Console.out(JSON.render(run.json))
+        } else {
+            for file in run.files { Console.out(run.line(file)) }
+            Console.out(run.summary)
+        }
+        return run.succeeded ? .success : .failure
     }
+
+    /// A usage error of a destination's options.
+    private static func refuse(_ reason: String) -> Result<Chosen, UsageError> { .failure(UsageError(reason: reason)) }
 
     /// `COHORLY_RETRY_DELAY_MS` in seconds: the first wait before a retry (tests make it short).
     private static func retryDelay(_ environment: [String: String]) -> Double? {
@@ -129,24 +169,24 @@ enum DebugFilesUploadCommand: DeclaredCommand {
 
     // MARK: - Our collector
 
-    private static func toCollector(_ parsed: ParsedArguments) -> ExitStatus {
+    private static func toCollector(_ parsed: ParsedArguments) -> Result<Chosen, UsageError> {
         if let option = sentryOptions.first(where: { parsed.options[$0] != nil }) {
-            return spec.usageError("\(option) works with --to sentry only")
+            return refuse("\(option) works with --to sentry only")
         }
         if let option = postHogOptions.sorted().first(where: { parsed.options[$0] != nil }) {
-            return spec.usageError("\(option) works with --to posthog only")
+            return refuse("\(option) works with --to posthog only")
         }
         let environment = ProcessInfo.processInfo.environment
-        guard !parsed.positionals.isEmpty else { return spec.usageError("missing PATH") }
+        guard !parsed.positionals.isEmpty else { return refuse("missing PATH") }
         let dryRun = parsed.flags.contains("--dry-run")
         guard let release = parsed.value("--release", orEnvironment: "COHORLY_RELEASE") ?? (dryRun ? "" : nil) else {
-            return spec.usageError("missing --release (or COHORLY_RELEASE)")
+            return refuse("missing --release (or COHORLY_RELEASE)")
         }
         let (host, source) = CollectorAddress.resolve(option: parsed.options["--host"]?.last, environment: environment)
-        if let problem = CollectorAddress.problem(host, source: source) { return spec.usageError(problem) }
+        if let problem = CollectorAddress.problem(host, source: source) { return refuse(problem) }
         let secret: String?
         switch SecretOption.resolve(parsed) {
-        case .failure(let error): return spec.usageError(error.reason)
+        case .failure(let error): return refuse(error.reason)
         case .success(let value): secret = value
         }
         var upload = CollectorUpload(host: host, release: release, authToken: secret)
@@ -157,78 +197,59 @@ enum DebugFilesUploadCommand: DeclaredCommand {
         let progressLine = ProgressLine(enabled: isatty(STDERR_FILENO) != 0)
         upload.progress = { path, done, total in progressLine.show(path: path, done: done, total: total) }
 
-        let run = upload.upload(parsed.positionals)
-        progressLine.clear()
-        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
-        for file in run.files where file.status == .failed && run.fatal == nil {
-            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
-        }
-        for file in run.files where file.status != .failed && file.reason == DebugFileSurvey.noDebugInfoWarning {
-            Console.error("cohorly: warning: \(file.path): \(DebugFileSurvey.noDebugInfoWarning)")
-        }
-        return run.finish(
-            paths: parsed.positionals, json: parsed.flags.contains("--json"),
-            allowEmpty: parsed.flags.contains("--allow-empty"))
+        return .success(Chosen(destination: upload, progressLine: progressLine, namesFailuresAfterFatal: false))
     }
 
     // MARK: - PostHog
 
-    private static func toPostHog(_ parsed: ParsedArguments) -> ExitStatus {
+    private static func toPostHog(_ parsed: ParsedArguments) -> Result<Chosen, UsageError> {
         let environment = ProcessInfo.processInfo.environment
-        guard !parsed.positionals.isEmpty else { return spec.usageError("missing PATH") }
+        guard !parsed.positionals.isEmpty else { return refuse("missing PATH") }
         let host = parsed.value("--host", orEnvironment: "POSTHOG_CLI_HOST") ?? PostHogUpload.defaultHost
         guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            return spec.usageError("invalid --host \(host)")
+            return refuse("invalid --host \(host)")
         }
         guard let projectId = parsed.value("--project-id", orEnvironment: "POSTHOG_CLI_PROJECT_ID") else {
-            return spec.usageError("missing --project-id (or POSTHOG_CLI_PROJECT_ID)")
+            return refuse("missing --project-id (or POSTHOG_CLI_PROJECT_ID)")
         }
         guard !projectId.isEmpty, projectId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
-        else { return spec.usageError("invalid --project-id \(projectId)") }
+        else { return refuse("invalid --project-id \(projectId)") }
         let apiKey: String
         switch SecretOption.postHog.resolve(parsed) {
         case .success(let key?): apiKey = key
         case .success(nil):
-            return spec.usageError("missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)")
-        case .failure(let error): return spec.usageError(error.reason)
+            return refuse("missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)")
+        case .failure(let error): return refuse(error.reason)
         }
         if let secret = SecretOption.collector.options.first(where: { parsed.options[$0] != nil }) {
-            return spec.usageError(
+            return refuse(
                 "\(secret) is the collector's secret; PostHog's key comes from POSTHOG_CLI_API_KEY or --api-key-file")
         }
         var api = PostHogSymbolSetAPI(host: host, projectId: projectId, apiKey: apiKey)
         api.force = parsed.flags.contains("--force")
         if let delay = retryDelay(environment) { api.retryDelay = delay }
 
-        let run = PostHogUpload(api: api).upload(parsed.positionals)
-        for warning in run.warnings { Console.error("cohorly: warning: \(warning)") }
-        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
-        for file in run.files where file.status == .failed {
-            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
-        }
-        return run.finish(
-            paths: parsed.positionals, json: parsed.flags.contains("--json"),
-            allowEmpty: parsed.flags.contains("--allow-empty"))
+        return .success(Chosen(destination: PostHogUpload(api: api)))
     }
 
     // MARK: - Sentry
 
-    private static func toSentry(_ parsed: ParsedArguments) -> ExitStatus {
+    private static func toSentry(_ parsed: ParsedArguments) -> Result<Chosen, UsageError> {
         let environment = ProcessInfo.processInfo.environment
-        guard !parsed.positionals.isEmpty else { return spec.usageError("missing PATH") }
+        guard !parsed.positionals.isEmpty else { return refuse("missing PATH") }
         if parsed.options["--auth-token"] != nil {
-            return spec.usageError(
+            return refuse(
                 "--auth-token would show Sentry's token to `ps`: use SENTRY_AUTH_TOKEN or --auth-token-file")
         }
         for other in ["--host", "--project-id", "--api-key", "--api-key-file", "--release"]
         where parsed.options[other] != nil {
-            return spec.usageError("\(other) does not apply to --to sentry (use --url, --org, --project)")
+            return refuse("\(other) does not apply to --to sentry (use --url, --org, --project)")
         }
-        if parsed.flags.contains("--force") { return spec.usageError("--force does not apply to --to sentry") }
+        if parsed.flags.contains("--force") { return refuse("--force does not apply to --to sentry") }
         let url = parsed.value("--url", orEnvironment: "SENTRY_URL") ?? SentryUpload.defaultURL
         guard let parsedURL = URL(string: url), parsedURL.scheme == "http" || parsedURL.scheme == "https",
             parsedURL.host != nil
-        else { return spec.usageError("invalid --url \(url)") }
+        else { return refuse("invalid --url \(url)") }
         func slug(_ name: String, _ variable: String) -> Result<String, UsageError> {
             guard let value = parsed.value(name, orEnvironment: variable) else {
                 return .failure(UsageError(reason: "missing \(name) (or \(variable))"))
@@ -242,19 +263,19 @@ enum DebugFilesUploadCommand: DeclaredCommand {
         let project: String
         switch (slug("--org", "SENTRY_ORG"), slug("--project", "SENTRY_PROJECT")) {
         case (.success(let o), .success(let p)): (org, project) = (o, p)
-        case (.failure(let error), _), (_, .failure(let error)): return spec.usageError(error.reason)
+        case (.failure(let error), _), (_, .failure(let error)): return refuse(error.reason)
         }
         let token: String
         switch SecretOption.sentry.resolve(parsed) {
         case .success(let value?): token = value
         case .success(nil):
-            return spec.usageError("missing Sentry's auth token (SENTRY_AUTH_TOKEN or --auth-token-file)")
-        case .failure(let error): return spec.usageError(error.reason)
+            return refuse("missing Sentry's auth token (SENTRY_AUTH_TOKEN or --auth-token-file)")
+        case .failure(let error): return refuse(error.reason)
         }
         var upload = SentryUpload(api: SentryChunkAPI(url: url, org: org, project: project, token: token))
         if let text = parsed.options["--max-wait"]?.last {
             guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
-                return spec.usageError("invalid --max-wait \(text) (seconds, 0 to 86400)")
+                return refuse("invalid --max-wait \(text) (seconds, 0 to 86400)")
             }
             upload.maxWait = seconds
         }
@@ -263,18 +284,7 @@ enum DebugFilesUploadCommand: DeclaredCommand {
             upload.pollDelay = delay
         }
 
-        let run = upload.upload(parsed.positionals)
-        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
-        for file in run.files where file.status == .failed {
-            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
-        }
-        if parsed.flags.contains("--json") {
-            Console.out(JSON.render(run.json))
-        } else {
-            for file in run.files { Console.out(run.line(file)) }
-            Console.out(run.summary)
-        }
-        return run.succeeded ? .success : .failure
+        return .success(Chosen(destination: upload, plainListing: true))
     }
 }
 

@@ -20,6 +20,17 @@ import Testing
         #expect(missing.first?.result.reason == "no such file or directory")
     }
 
+    @Test func aBinaryWithoutDWARFWhoseDebugFileIsNotInTheRunIsAWarning() throws {
+        let fixture = try UploadFixture.get()
+        var upload = CollectorUpload(host: "http://127.0.0.1:9", release: "", authToken: nil)
+        upload.dryRun = true
+        let alone = upload.upload([fixture.stripped])
+        #expect(alone.files.map(\.status) == [.wouldUpload])
+        #expect(alone.warnings == [fixture.stripped + ": " + DebugFileSurvey.noDebugInfoWarning])
+        // With its debug file in the same run, the build has DWARF: no warning.
+        #expect(upload.upload([fixture.stripped, fixture.debug]).warnings.isEmpty)
+    }
+
     @Test func theCheckNamesWhatIsMissingUntilItIsUploaded() throws {
         let fixture = try UploadFixture.get()
         let collector = try UploadFixture.collector(secret: Self.secret)

@@ -10,6 +10,8 @@ struct UploadFixture: Sendable {
     var full: String { directory + "/prog" }
     /// The separate debug file.
     var debug: String { directory + "/prog.debug" }
+    /// The program stripped (symbols and DWARF gone, its build id kept).
+    var stripped: String { directory + "/prog.stripped" }
     /// The GNU build id (lowercase hex), read with `readelf -n`.
     let buildId: String
 
@@ -35,6 +37,7 @@ struct UploadFixture: Sendable {
         let full = directory + "/prog"
         try run("/opt/swift/usr/bin/clang", ["-O1", "-g", "-Wl,--build-id", source, "-o", full])
         try run("/usr/bin/objcopy", ["--only-keep-debug", full, full + ".debug"])
+        try run("/usr/bin/strip", ["-o", full + ".stripped", full])
         let notes = try run("/usr/bin/readelf", ["-n", full])
         guard let line = notes.split(separator: "\n").first(where: { $0.contains("Build ID:") }),
             let id = line.split(separator: " ").last
