@@ -195,6 +195,9 @@ let package = Package(
             path: "Examples/PostHogComplianceAdapter"),
         // Waits for the tests that do not hold a thread of the test process's small cooperative pool.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+        // A small C program built with DWARF, stripped and split as a release pipeline does: the debug files the
+        // collector's and the upload libraries' tests upload.
+        .target(name: "DebugFileFixtures", path: "Tests/DebugFileFixtures"),
         // The client: its destinations against loopback mocks and the collector, a killed app, the retry contract.
         .testTarget(
             name: "CohorlyTests",
@@ -207,7 +210,7 @@ let package = Package(
             name: "CohorlyCollectorTests",
             dependencies: [
                 "CohorlyCollector", "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
-                "TestWaiting",
+                "TestWaiting", "DebugFileFixtures",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
@@ -238,7 +241,9 @@ let package = Package(
         // independent tools (Python's hashlib and zipfile, the zstd program).
         .testTarget(
             name: "CohorlyUploadTests",
-            dependencies: ["CohorlyUpload", "CohorlySentryUpload", "CohorlyPostHogUpload", "CohorlyCollector"]),
+            dependencies: [
+                "CohorlyUpload", "CohorlySentryUpload", "CohorlyPostHogUpload", "CohorlyCollector", "DebugFileFixtures",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import CohorlyCollector
 import CohorlyUpload
+import DebugFileFixtures
 import Foundation
 import Testing
 
@@ -10,18 +11,18 @@ import Testing
     static let secret = "collector-upload-secret"
 
     @Test func theSurveyGivesABinaryWithDWARFBothKindsAndItsDebugFileOne() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let surveyed = DebugFileSurvey.survey([fixture.full, fixture.debug])
         #expect(surveyed.map(\.result.path) == [fixture.full, fixture.debug])
         #expect(surveyed.map(\.result.kinds) == [[.executable, .debuginfo], [.debuginfo]])
         #expect(surveyed.map(\.result.buildId) == [fixture.buildId, fixture.buildId])
-        let missing = DebugFileSurvey.survey([fixture.directory + "/none"])
+        let missing = DebugFileSurvey.survey([SplitProgram.scratch("none") + "/none"])
         #expect(missing.map(\.result.status) == [.failed])
         #expect(missing.first?.result.reason == "no such file or directory")
     }
 
     @Test func aBinaryWithoutDWARFWhoseDebugFileIsNotInTheRunIsAWarning() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         var upload = CollectorUpload(host: "http://127.0.0.1:9", release: "", authToken: nil)
         upload.dryRun = true
         let alone = upload.upload([fixture.stripped])
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func theCheckNamesWhatIsMissingUntilItIsUploaded() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let collector = try UploadFixture.collector(secret: Self.secret)
         defer { collector.stop() }
         var upload = CollectorUpload(host: collector.baseURL.absoluteString, release: "r@1", authToken: Self.secret)
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func aWrongSecretIsRefusedAndNothingIsStored() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let collector = try UploadFixture.collector(secret: Self.secret)
         defer { collector.stop() }
         let run = CollectorUpload(

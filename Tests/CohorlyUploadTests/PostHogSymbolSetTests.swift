@@ -1,4 +1,5 @@
 import CohorlyPostHogUpload
+import DebugFileFixtures
 import Foundation
 import Testing
 
@@ -8,19 +9,17 @@ import Testing
 /// PostHogUploadTests, against a mock of PostHog.)
 @Suite struct PostHogSymbolSetTests {
     @Test func aSetIsTheFileZippedZstdCompressedBehindPostHogsHeader() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let set = try PostHogSymbolSet.pack(path: fixture.debug)
         let header = Array("posthog_error_tracking".utf8)
         #expect(Array(set.bytes.prefix(header.count)) == header)
         // u32le version 2, u32le type 6 (ElfDebugInfo), u8 compression 1 (zstd).
         #expect(Array(set.bytes[header.count..<header.count + 9]) == [2, 0, 0, 0, 6, 0, 0, 0, 1])
 
-        let directory = fixture.directory + "/set-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = SplitProgram.scratch("symbol-set")
         try Data(set.bytes[(header.count + 9)...]).write(to: URL(fileURLWithPath: directory + "/set.zst"))
         try Data(set.bytes).write(to: URL(fileURLWithPath: directory + "/set"))
-        try UploadFixture.run("/usr/bin/zstd", ["-q", "-d", directory + "/set.zst", "-o", directory + "/set.zip"])
+        try SplitProgram.run("/usr/bin/zstd", ["-q", "-d", directory + "/set.zst", "-o", directory + "/set.zip"])
         let answer = try UploadFixture.python(
             """
             import hashlib, sys, zipfile
@@ -34,7 +33,7 @@ import Testing
     }
 
     @Test func aFileThatCannotBeReadIsNamedInTheError() throws {
-        let path = NSTemporaryDirectory() + "cohorly-no-such-\(getpid()).debug"
+        let path = SplitProgram.scratch("missing") + "/prog.debug"
         do {
             _ = try PostHogSymbolSet.pack(path: path)
             Issue.record("a missing file was packed")

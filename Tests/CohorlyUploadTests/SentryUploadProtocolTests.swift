@@ -1,6 +1,7 @@
 import CohorlyCollector
 import CohorlySentryUpload
 import CohorlyUpload
+import DebugFileFixtures
 import Foundation
 import Testing
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func theChunkPlanIsTheSHA1OfEachPieceAndOfTheWhole() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let chunkSize = 1000
         let file = try SentryDebugFile(path: fixture.debug, debugId: "id", chunkSize: chunkSize)
         let expected = try UploadFixture.python(
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func aDebugFileIsAssembledByTheCollectorThenFoundPresent() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let collector = try UploadFixture.collector(secret: Self.secret)
         defer { collector.stop() }
         var upload = SentryUpload(api: Self.api(collector))
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func aRefusedTokenStopsTheRunWithoutShowingIt() throws {
-        let fixture = try UploadFixture.get()
+        let fixture = try SplitProgram.get()
         let collector = try UploadFixture.collector(secret: Self.secret)
         defer { collector.stop() }
         let token = "not-the-secret-0123456789"
