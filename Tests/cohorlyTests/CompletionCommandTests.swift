@@ -31,6 +31,11 @@ import Testing
         #expect(try Self.offers(["serve", "--web"], script: script) == ["--web-actions"])
         #expect(try Self.offers(["debug-files", "find", "--p"], script: script) == ["--path"])
         #expect(try Self.offers(["co"], script: script) == ["completion"])
+        #expect(try Self.offers(["debug-files", "upload", "--m"], script: script) == ["--max-wait"])
+        #expect(
+            try Self.offers(["debug-files", "upload", "--a"], script: script) == [
+                "--allow-empty", "--api-key", "--api-key-file", "--auth-token", "--auth-token-file",
+            ])
     }
 
     @Test func anotherShellIsAUsageError() throws {
@@ -45,6 +50,10 @@ import Testing
         (["crashes", "list"], ["--level LEVEL", "--limit N", "(default 100)", "--auth-token-file F"]),
         (["flags", "set"], ["USAGE: cohorly flags set KEY [--rollout PCT]", "[--variant NAME:PCT]…"]),
         (["debug-files", "find"], ["USAGE: cohorly debug-files find ID… [--path DIR]… [--json]"]),
+        (
+            ["debug-files", "upload"],
+            ["USAGE: cohorly debug-files upload PATH… [--release R]", "--to DEST", "(default COHORLY_RELEASE)"]
+        ),
     ])
     func helpListsTheTable(_ words: [String], _ expected: [String]) throws {
         let result = try CLI.run(words + ["--help"])
