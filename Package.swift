@@ -131,14 +131,45 @@ let package = Package(
         // (LD_DEBUG=statistics: 1.6-2.0 → 3.0 M).
         .target(name: "CZstd", dependencies: ["CLibraryLoader"]),
         .target(name: "CCrypto", dependencies: ["CLibraryLoader"]),
+        // The CLI's client of the collector's API: the secret's handshake (the server proves it holds it; each
+        // request carries an HMAC bound to its Host) and the collector's address with the messages that say how to
+        // fix it.
+        .target(
+            name: "CohorlyCollectorClient", dependencies: ["CohorlyCollectorAPI", "CohorlyHTTPClient", "CohorlyJSON"]),
+        // `debug-files upload`, whatever the destination: the seam (`DebugFileUploadDestination`), the survey of the
+        // paths (ELF files, their kinds), the run's results, the streaming deflated PUT, and our collector's upload.
+        .target(
+            name: "CohorlyUpload",
+            dependencies: [
+                "CohorlyCollectorClient", "CohorlyCollectorAPI", "CohorlyHTTPClient", "CohorlyCompression",
+                "CohorlyDigests", "CohorlyJSON", "CohorlySymbols", "CCurl",
+            ]),
+        // Sentry's debug-file upload (`--to sentry`): the chunk-upload API, files hashed in chunks, assembling and
+        // polling, as sentry-cli does.
+        .target(
+            name: "CohorlySentryUpload",
+            dependencies: [
+                "CohorlyUpload", "CohorlyHTTPClient", "CohorlyCompression", "CohorlyDigests", "CohorlyJSON",
+                "CohorlySymbols",
+            ]),
+        // PostHog's debug-file upload (`--to posthog`): symbol sets (ZIP, zstd, PostHog's header) through the
+        // symbol-set API.
+        .target(
+            name: "CohorlyPostHogUpload",
+            dependencies: [
+                "CohorlyUpload", "CohorlyHTTPClient", "CohorlyCompression", "CohorlyDigests", "CohorlyJSON",
+                "CohorlySymbols",
+                "CZstd",
+            ]),
         // The CLI: parsing and printing on top of the libraries; CohorlyCollector only for `cohorly serve`. It
         // depends on `cohorly-symbolicate` only so that building `cohorly` builds it too (it is not linked):
         // `symbolicate --exe` execs it when it sits beside.
         .executableTarget(
             name: "cohorly",
             dependencies: [
-                "CohorlyCollector", "CohorlyCollectorAPI", "CohorlyHTTPClient", "CohorlyCompression", "CohorlyDigests",
-                "CohorlyJSON", "CohorlySymbols", "CohorlyCrashModel", "CohorlyCommandLine", "CCurl", "CZstd",
+                "CohorlyCollector", "CohorlyCollectorAPI", "CohorlyCollectorClient", "CohorlyHTTPClient",
+                "CohorlyCompression", "CohorlyDigests", "CohorlyJSON", "CohorlySymbols", "CohorlyCrashModel",
+                "CohorlyCommandLine", "CohorlyUpload", "CohorlySentryUpload", "CohorlyPostHogUpload",
                 "cohorly-symbolicate",
             ]),
         // Argument parsing, console output and `symbolicate --exe`, without Foundation (imports: CohorlySymbols and
@@ -165,6 +196,9 @@ let package = Package(
         // Waits for the tests that do not hold a thread of the test process's small cooperative pool; fixtures
         // shared by test targets (TwoAppCrashes).
         .target(name: "TestWaiting", dependencies: ["CohorlyJSON"], path: "Tests/TestWaiting"),
+        // A small C program built with DWARF, stripped and split as a release pipeline does: the debug files the
+        // collector's and the upload libraries' tests upload.
+        .target(name: "DebugFileFixtures", path: "Tests/DebugFileFixtures"),
         // The client: its destinations against loopback mocks and the collector, a killed app, the retry contract.
         .testTarget(
             name: "CohorlyTests",
@@ -177,7 +211,7 @@ let package = Package(
             name: "CohorlyCollectorTests",
             dependencies: [
                 "CohorlyCollector", "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
-                "TestWaiting",
+                "TestWaiting", "DebugFileFixtures",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
@@ -203,6 +237,14 @@ let package = Package(
         .testTarget(name: "CohorlyCompressionTests", dependencies: ["CohorlyCompression"]),
         .testTarget(name: "CohorlySQLiteTests", dependencies: ["CohorlySQLite"]),
         .testTarget(name: "CohorlyCollectorAPITests", dependencies: ["CohorlyCollectorAPI", "CohorlyJSON"]),
+        // The debug-file upload libraries in process: the survey, our collector's check and upload and Sentry's
+        // chunk upload against the collector over loopback, Sentry's chunk plan and PostHog's symbol set against
+        // independent tools (Python's hashlib and zipfile, the zstd program).
+        .testTarget(
+            name: "CohorlyUploadTests",
+            dependencies: [
+                "CohorlyUpload", "CohorlySentryUpload", "CohorlyPostHogUpload", "CohorlyCollector", "DebugFileFixtures",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

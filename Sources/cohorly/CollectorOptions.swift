@@ -1,3 +1,4 @@
+import CohorlyCollectorClient
 import CohorlyCommandLine
 
 /// The options of every command that talks to a collector, declared once for their tables.

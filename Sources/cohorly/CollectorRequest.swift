@@ -1,4 +1,5 @@
 import CohorlyCollectorAPI
+import CohorlyCollectorClient
 import CohorlyCommandLine
 import CohorlyHTTPClient
 import CohorlyJSON

@@ -21,6 +21,9 @@ struct SecretOption {
         file: "--flag-secret-file", value: "--flag-secret", variable: "COHORLY_FLAG_SECRET")
     /// PostHog's personal API key: `--api-key-file`, `--api-key`, `POSTHOG_CLI_API_KEY`.
     static let postHog = SecretOption(file: "--api-key-file", value: "--api-key", variable: "POSTHOG_CLI_API_KEY")
+    /// Sentry's auth token: `--auth-token-file`, else `SENTRY_AUTH_TOKEN` (`debug-files upload --to sentry` refuses
+    /// `--auth-token` itself: the token would show in `ps`).
+    static let sentry = SecretOption(file: "--auth-token-file", value: "--auth-token", variable: "SENTRY_AUTH_TOKEN")
 
     /// The options that carry the collector secret.
     static var options: Set<String> { collector.options }

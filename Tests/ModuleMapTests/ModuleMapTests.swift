@@ -17,9 +17,9 @@ import Testing
         "CohorlyJSON": 1, "CohorlyFiles": 1, "CohorlyCompression": 1, "CohorlyDigests": 1, "CohorlyHTTPClient": 1,
         "CohorlySQLite": 2, "CohorlyCrashModel": 2, "CohorlyHTTPServer": 2, "CohorlyCollectorAPI": 2,
         "CohorlyLaunch": 2,
-        "CohorlySymbols": 3,
-        "Cohorly": 4, "CohorlyCommandLine": 4,
-        "CohorlyCrash": 5, "CohorlyCollector": 5,
+        "CohorlySymbols": 3, "CohorlyCollectorClient": 3,
+        "Cohorly": 4, "CohorlyCommandLine": 4, "CohorlyUpload": 4,
+        "CohorlyCrash": 5, "CohorlyCollector": 5, "CohorlySentryUpload": 5, "CohorlyPostHogUpload": 5,
     ]
     /// The small pieces below the client, the collector and the CLI.
     static let small = [

@@ -31,6 +31,11 @@ import Testing
         #expect(try Self.offers(["serve", "--web"], script: script) == ["--web-actions"])
         #expect(try Self.offers(["debug-files", "find", "--p"], script: script) == ["--path"])
         #expect(try Self.offers(["co"], script: script) == ["completion"])
+        #expect(try Self.offers(["debug-files", "upload", "--m"], script: script) == ["--max-wait"])
+        #expect(
+            try Self.offers(["debug-files", "upload", "--a"], script: script) == [
+                "--allow-empty", "--api-key", "--api-key-file", "--auth-token", "--auth-token-file",
+            ])
     }
 
     /// `symbolicate` and the issue commands complete from their tables: options, a choice's values, files.
@@ -75,6 +80,10 @@ import Testing
         (["issues", "list"], ["[--state S]", "--sort ORDER", "(default last-seen)", "(default 100)"]),
         (["issues", "show"], ["USAGE: cohorly issues show ID [--host URL] [--auth-token-file F]", "--all-frames"]),
         (["issues", "mute"], ["USAGE: cohorly issues mute ID [--until DATE] [--occurrences N]"]),
+        (
+            ["debug-files", "upload"],
+            ["USAGE: cohorly debug-files upload PATH… [--release R]", "--to DEST", "(default COHORLY_RELEASE)"]
+        ),
     ])
     func helpListsTheTable(_ words: [String], _ expected: [String]) throws {
         let result = try CLI.run(words + ["--help"])

@@ -1,5 +1,6 @@
 import CohorlyCompression
 import CohorlySymbols
+import CohorlyUpload
 import Foundation
 
 extension SentryUpload {
@@ -15,7 +16,7 @@ extension SentryUpload {
     /// `pollDelay` seconds, doubled up to 5 s).
     static func perform(_ api: SentryChunkAPI, paths: [String], maxWait: Double, pollDelay: Double) -> UploadRun {
         var run = UploadRun()
-        let surveyed = DebugFileUploader.survey(paths)
+        let surveyed = DebugFileSurvey.survey(paths)
         let options: SentryChunkAPI.Options
         do {
             options = try api.options()
@@ -40,7 +41,9 @@ extension SentryUpload {
                 result.size = file.size
                 guard file.size <= options.maxFileSize else {
                     result.status = .failed
-                    result.reason = "\(file.size) bytes, over the server's maxFileSize of \(options.maxFileSize)"
+                    result.reason =
+                        "\(file.size) bytes, over the server's maxFileSize of \(options.maxFileSize): upload its"
+                        + " separate debug file (objcopy --only-keep-debug), or raise the server's limit"
                     continue
                 }
                 if let other = byChecksum[file.checksum] {
@@ -158,7 +161,10 @@ extension SentryUpload {
                 case "error":
                     fail([entry], "Sentry could not process it: \(TerminalText.fromServer(state?.detail ?? "error"))")
                 case "not_found" where !first && !(state?.missingChunks.isEmpty ?? true):
-                    fail([entry], "the server still lacks \(state?.missingChunks.count ?? 0) chunks after the upload")
+                    fail(
+                        [entry],
+                        "the server still lacks \(state?.missingChunks.count ?? 0) chunks after the upload; upload again"
+                    )
                 case nil:
                     fail([entry], "the assemble answer does not name it")
                 default:

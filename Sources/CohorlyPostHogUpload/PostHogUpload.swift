@@ -1,57 +1,25 @@
-import CohorlyCommandLine
 import CohorlySymbols
+import CohorlyUpload
 import Foundation
 
-/// `cohorly debug-files upload PATH… --to posthog`: the files our own upload would take (``DebugFileUploader``'s
-/// survey: the same walk, checks and skip rules) that carry DWARF, packed as PostHog symbol sets
+/// PostHog error tracking as a `debug-files upload` destination: the files our own upload would take
+/// (``DebugFileSurvey``: the same walk, checks and skip rules) that carry DWARF, packed as PostHog symbol sets
 /// (``PostHogSymbolSet``) and sent through the symbol-set API (``PostHogSymbolSetAPI``), ten per batch as
-/// posthog-cli does. Printed and summed up like the upload to a collector (``UploadRun``).
-enum PostHogUpload {
+/// posthog-cli does. A file with split DWARF is skipped with a warning (``UploadRun/warnings``).
+package struct PostHogUpload: DebugFileUploadDestination {
     /// Sets per `bulk_start_upload` (posthog-cli's batch size).
     static let batchSize = 10
-    static let defaultHost = "https://us.posthog.com"
+    /// PostHog's US cloud, used when no other host is given.
+    package static let defaultHost = "https://us.posthog.com"
 
-    /// Runs with the already-parsed arguments of `debug-files upload`.
-    static func run(_ parsed: ParsedArguments) -> ExitStatus {
-        let command = "debug-files upload"
-        let environment = ProcessInfo.processInfo.environment
-        guard !parsed.positionals.isEmpty else { return Console.usageError("missing PATH", command: command) }
-        let host = parsed.value("--host", orEnvironment: "POSTHOG_CLI_HOST") ?? defaultHost
-        guard let url = URL(string: host), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            return Console.usageError("invalid --host \(host)", command: command)
-        }
-        guard let projectId = parsed.value("--project-id", orEnvironment: "POSTHOG_CLI_PROJECT_ID") else {
-            return Console.usageError("missing --project-id (or POSTHOG_CLI_PROJECT_ID)", command: command)
-        }
-        guard !projectId.isEmpty, projectId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
-        else { return Console.usageError("invalid --project-id \(projectId)", command: command) }
-        let apiKey: String
-        switch SecretOption.postHog.resolve(parsed) {
-        case .success(let key?): apiKey = key
-        case .success(nil):
-            return Console.usageError(
-                "missing the personal API key (POSTHOG_CLI_API_KEY or --api-key-file)", command: command)
-        case .failure(let error): return Console.usageError(error.reason, command: command)
-        }
-        if let secret = SecretOption.collector.options.first(where: { parsed.options[$0] != nil }) {
-            return Console.usageError(
-                "\(secret) is the collector's secret; PostHog's key comes from POSTHOG_CLI_API_KEY or --api-key-file",
-                command: command)
-        }
-        var api = PostHogSymbolSetAPI(host: host, projectId: projectId, apiKey: apiKey)
-        api.force = parsed.flags.contains("--force")
-        if let delay = environment["COHORLY_RETRY_DELAY_MS"].flatMap(Double.init), delay >= 0 {
-            api.retryDelay = delay / 1000
-        }
-        let run = perform(api, paths: parsed.positionals) { Console.error("cohorly: warning: \($0)") }
-        if let fatal = run.fatal { Console.error("cohorly: \(fatal)") }
-        for file in run.files where file.status == .failed {
-            Console.error("cohorly: \(file.path): \(file.reason ?? "failed")")
-        }
-        return run.finish(
-            paths: parsed.positionals, json: parsed.flags.contains("--json"),
-            allowEmpty: parsed.flags.contains("--allow-empty"))
-    }
+    /// The host, project, key and retries.
+    package let api: PostHogSymbolSetAPI
+
+    /// An upload through `api`.
+    package init(api: PostHogSymbolSetAPI) { self.api = api }
+
+    /// Survey, choose, pack, upload in batches.
+    package func upload(_ paths: [String]) -> UploadRun { Self.perform(api, paths: paths) }
 
     /// One file that will be packed: its place in the run and its debug id.
     private struct Candidate {
@@ -61,18 +29,18 @@ enum PostHogUpload {
         var size: Int64
     }
 
-    /// Survey, choose, pack, upload in batches; `warn` receives the warnings (split DWARF).
-    static func perform(_ api: PostHogSymbolSetAPI, paths: [String], warn: (String) -> Void) -> UploadRun {
+    /// Survey, choose, pack, upload in batches; the warnings (split DWARF) go to the run's.
+    static func perform(_ api: PostHogSymbolSetAPI, paths: [String]) -> UploadRun {
         var run = UploadRun()
         var byDebugId: [String: Candidate] = [:]
         var order: [String] = []
-        for surveyed in DebugFileUploader.survey(paths) {
+        for surveyed in DebugFileSurvey.survey(paths) {
             var result = surveyed.result
             defer { run.files.append(result) }
             guard let info = surveyed.info else { continue }
             if info.hasSplitDwarf || result.path.hasSuffix(".dwo") || result.path.hasSuffix(".dwp") {
                 result.reason = "split DWARF (.dwo/.dwp): PostHog reads only DWARF held in the file itself"
-                warn("\(result.path): split DWARF is not supported by PostHog; skipped")
+                run.warnings.append("\(result.path): split DWARF is not supported by PostHog; skipped")
                 continue
             }
             guard !result.kinds.isEmpty, let debugId = info.debugId else { continue }

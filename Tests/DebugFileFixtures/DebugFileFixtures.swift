@@ -2,29 +2,30 @@ import Foundation
 
 /// A small C program compiled with `-g` once per test process, then split as a release pipeline does:
 /// `objcopy --only-keep-debug`, `strip`, `objcopy --add-gnu-debuglink`. Everything lives in one scratch
-/// directory per process (removed by the OS's temp cleanup; names carry the pid).
-struct SplitProgram: Sendable {
+/// directory per process (removed by the OS's temp cleanup; names carry the pid). Shared by the test targets
+/// that upload debug files (CohorlyCollectorTests, CohorlyUploadTests).
+package struct SplitProgram: Sendable {
     /// The directory holding the files.
-    let directory: String
+    package let directory: String
     /// The program as linked, with DWARF and symbols.
-    var full: String { directory + "/prog" }
+    package var full: String { directory + "/prog" }
     /// The stripped program with a `.gnu_debuglink` to `prog.debug`.
-    var stripped: String { directory + "/prog.stripped" }
+    package var stripped: String { directory + "/prog.stripped" }
     /// The separate debug file.
-    var debug: String { directory + "/prog.debug" }
+    package var debug: String { directory + "/prog.debug" }
     /// The GNU build id (lowercase hex), read with `readelf -n`.
-    let buildId: String
+    package let buildId: String
 
-    static let shared: Result<SplitProgram, FixtureError> = Result { try build() }.mapError {
+    package static let shared: Result<SplitProgram, FixtureError> = Result { try build() }.mapError {
         $0 as? FixtureError ?? FixtureError(reason: "\($0)")
     }
 
-    static func get() throws -> SplitProgram { try shared.get() }
+    package static func get() throws -> SplitProgram { try shared.get() }
 
     /// A fresh scratch directory for one test, under `<tmp>/cohorly-debugfile-tests-<pid>` (removed when the test
     /// process exits). Directories of earlier test processes that are no longer running (killed before they
     /// could) are removed on first use.
-    static func scratch(_ name: String) -> String {
+    package static func scratch(_ name: String) -> String {
         let path = root + "/" + name + "-" + UUID().uuidString.prefix(8)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -61,7 +62,9 @@ struct SplitProgram: Sendable {
 
     /// Runs a tool; returns its stdout; throws when it exits non-zero.
     @discardableResult
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> String {
+    package static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> String
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -80,12 +83,15 @@ struct SplitProgram: Sendable {
 }
 
 /// A fixture could not be built.
-struct FixtureError: Error, CustomStringConvertible {
-    let reason: String
-    var description: String { reason }
+package struct FixtureError: Error, CustomStringConvertible {
+    package let reason: String
+    package var description: String { reason }
+
+    /// A fixture that could not be built, and why.
+    package init(reason: String) { self.reason = reason }
 }
 
 /// Bytes of a file (test files are small).
-func contents(_ path: String) -> [UInt8] {
+package func contents(_ path: String) -> [UInt8] {
     FileManager.default.contents(atPath: path).map { [UInt8]($0) } ?? []
 }

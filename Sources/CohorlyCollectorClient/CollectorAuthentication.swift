@@ -7,20 +7,27 @@ import Foundation
 /// HMAC of it bound to the `Host` it is sent to, and before the first one the server must prove it holds the secret
 /// (`GET /api/auth/challenge`): anything else listening on the collector's address (a neighbour who bound it
 /// first) gets neither the secret nor a request body.
-struct CollectorAuthentication {
+package struct CollectorAuthentication {
     /// The collector's base URL (`--host`).
-    let url: URL
-    let secret: String
+    package let url: URL
+    /// The collector's secret (never sent).
+    package let secret: String
+
+    /// Authentication with `secret` for the collector at `url`.
+    package init(url: URL, secret: String) {
+        self.url = url
+        self.secret = secret
+    }
 
     /// The `Host` header sent (and covered by the MAC): the URL's host, with its port when it names one.
-    var host: String {
+    package var host: String {
         let name = url.host ?? ""
         let bracketed = name.contains(":") && !name.hasPrefix("[") ? "[\(name)]" : name
         return url.port.map { "\(bracketed):\($0)" } ?? bracketed
     }
 
     /// `Host` and `Authorization` for one `method` request.
-    func headers(method: String) -> [(String, String)] {
+    package func headers(method: String) -> [(String, String)] {
         let time = Int64(Date().timeIntervalSince1970)
         // libcrypto missing: no credential, and the collector answers 401 (the digest failure is said by hashing).
         let authorization =
@@ -29,7 +36,7 @@ struct CollectorAuthentication {
     }
 
     /// What went wrong asking the server to prove itself.
-    enum Refusal: Error {
+    package enum Refusal: Error {
         /// The server answered this status (a 401: the secret is not the collector's) with this body.
         case status(Int, [UInt8])
         /// It answered, but without the proof: not our collector.
@@ -39,7 +46,7 @@ struct CollectorAuthentication {
     }
 
     /// Asks the server at `url` to prove it holds the secret.
-    func verify() -> Refusal? {
+    package func verify() -> Refusal? {
         let nonce = CollectorCredential.newNonce()
         let base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
         guard let target = URL(string: base + CollectorCredential.challengePath + "?nonce=" + nonce) else {
@@ -67,7 +74,7 @@ struct CollectorAuthentication {
     }
 
     /// The message for a server that did not prove itself.
-    static func unprovenMessage(_ host: String, _ detail: String) -> String {
+    package static func unprovenMessage(_ host: String, _ detail: String) -> String {
         "\(host) did not prove it holds the collector's secret (\(detail)), so nothing was sent to it. Another"
             + " program may be listening on that address (any local user can take a free port): check that"
             + " `cohorly serve` runs there with this secret, and give its URL with --host or COHORLY_HOST."

@@ -9,47 +9,60 @@ import Foundation
 /// 5xx, waiting `retryDelay`, then twice as long each time (`sleep` is injectable for tests). Other answers are
 /// errors shown with PostHog's `code` and `detail`. The personal API key goes only to `host`, as
 /// `Authorization: Bearer`, never into a message.
-struct PostHogSymbolSetAPI {
+package struct PostHogSymbolSetAPI {
     /// `https://us.posthog.com` or a self-hosted instance (no trailing slash needed).
-    let host: String
+    package let host: String
     /// The project (or environment) id in `/api/projects/<id>/…`.
-    let projectId: String
+    package let projectId: String
     /// The personal API key (`phx_…`).
-    let apiKey: String
+    package let apiKey: String
     /// Replace a symbol set PostHog holds under the same debug id with other content (`force`). Default false:
     /// such a set is refused with 400 `content_hash_mismatch`.
-    var force = false
+    package var force = false
     /// Retries after the first attempt. Default 3.
-    var retries = 3
+    package var retries = 3
     /// The first wait between attempts, in seconds, doubled for each later one. Default 0.5.
-    var retryDelay = 0.5
+    package var retryDelay = 0.5
     /// How a wait is done.
-    var sleep: @Sendable (Double) -> Void = { seconds in usleep(UInt32(min(seconds, 30) * 1_000_000)) }
+    package var sleep: @Sendable (Double) -> Void = { seconds in usleep(UInt32(min(seconds, 30) * 1_000_000)) }
+
+    /// The API of the PostHog at `host` for project `projectId`, with a personal API key.
+    package init(host: String, projectId: String, apiKey: String) {
+        self.host = host
+        self.projectId = projectId
+        self.apiKey = apiKey
+    }
 
     /// One symbol set to announce: its debug id (PostHog's `chunk_id`) and content hash.
-    struct Announced {
-        var chunkId: String
-        var contentHash: String
+    package struct Announced {
+        package var chunkId: String
+        package var contentHash: String
+
+        /// A set to announce.
+        package init(chunkId: String, contentHash: String) {
+            self.chunkId = chunkId
+            self.contentHash = contentHash
+        }
     }
 
     /// Where PostHog wants the bytes of one symbol set: a presigned S3 POST, and the set's id for the finish.
-    struct Started {
-        var symbolSetId: String
-        var url: URL
+    package struct Started {
+        package var symbolSetId: String
+        package var url: URL
         /// The form fields to send before the file, sorted by name.
-        var fields: [(String, String)]
+        package var fields: [(String, String)]
     }
 
     /// A failed call: the HTTP status (nil for a connection error), PostHog's `code` and the reason.
-    struct Failure: Error, CustomStringConvertible {
-        var status: Int?
-        var code: String?
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var status: Int?
+        package var code: String?
+        package var description: String
     }
 
     /// `POST …/bulk_start_upload`: the sets PostHog wants, by chunk id. A set absent from the answer is already
     /// there with the same content.
-    func start(_ sets: [Announced]) throws(Failure) -> [String: Started] {
+    package func start(_ sets: [Announced]) throws(Failure) -> [String: Started] {
         let list: [CohorlyValue] = sets.map {
             ["chunk_id": .string($0.chunkId), "release_id": .null, "content_hash": .string($0.contentHash)]
         }
@@ -77,7 +90,7 @@ struct PostHogSymbolSetAPI {
 
     /// The presigned POST: a multipart form with every field as a text part, then the part `file` (file name
     /// `file`) holding `bytes`. Sent without the API key (the URL is the storage's, not PostHog's).
-    func upload(_ bytes: [UInt8], to started: Started) throws(Failure) {
+    package func upload(_ bytes: [UInt8], to started: Started) throws(Failure) {
         let form = MultipartForm(fields: started.fields, file: bytes)
         let request = TransportRequest(
             url: started.url, headers: [("Content-Type", form.contentType)], body: form.body, timeout: 600,
@@ -86,7 +99,7 @@ struct PostHogSymbolSetAPI {
     }
 
     /// `POST …/bulk_finish_upload` with the uploaded sets' content hashes by symbol set id.
-    func finish(_ contentHashes: [String: String]) throws(Failure) {
+    package func finish(_ contentHashes: [String: String]) throws(Failure) {
         let body: CohorlyValue = ["content_hashes": .object(contentHashes.mapValues { .string($0) })]
         _ = try call("bulk_finish_upload", body)
     }
@@ -130,7 +143,7 @@ struct PostHogSymbolSetAPI {
 
     /// PostHog's error (`{type, code, detail, attr}`): its code and detail; else the body's start (server text:
     /// escaped and clipped, ``TerminalText/fromServer(_:)``).
-    static func reason(_ body: [UInt8]) -> (code: String?, detail: String) {
+    package static func reason(_ body: [UInt8]) -> (code: String?, detail: String) {
         if let error = CohorlyValue(bytes: body), let detail = error["detail"]?.stringValue {
             return (error["code"]?.stringValue.map(TerminalText.fromServer), TerminalText.fromServer(detail))
         }
@@ -139,13 +152,17 @@ struct PostHogSymbolSetAPI {
 }
 
 /// A `multipart/form-data` body (RFC 7578): text fields, then one file part named `file`.
-struct MultipartForm {
-    let boundary: String
-    let body: [UInt8]
+package struct MultipartForm {
+    /// The part separator: `cohorly-` and 128 random bits.
+    package let boundary: String
+    /// The whole body.
+    package let body: [UInt8]
 
-    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` header naming the boundary.
+    package var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    init(fields: [(String, String)], file: [UInt8]) {
+    /// The body of `fields` (text parts), then `file`.
+    package init(fields: [(String, String)], file: [UInt8]) {
         // 128 random bits: the chance that the boundary occurs in the data is nil in practice.
         var random = SystemRandomNumberGenerator()
         boundary = "cohorly-" + (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.joined(separator: "-")

@@ -1,9 +1,9 @@
 import CohorlySymbols
 import Foundation
 
-extension DebugFileUploader {
+extension DebugFileSurvey {
     /// The reason of a named file that is not ELF.
-    static let notELFReason = "not an ELF file"
+    package static let notELFReason = "not an ELF file"
 
     /// ELF files under `paths`, in a stable order, each file once (symlinks to files followed, compared by the file
     /// they resolve to). A named directory is walked recursively, also when it is itself a symlink (SwiftPM's
@@ -11,20 +11,24 @@ extension DebugFileUploader {
     /// mount of its parent) is walked once. Non-ELF files found in directories are ignored; named ones are reported
     /// as skipped. A file or directory that cannot be read is a failure naming it: a debug file that cannot be read
     /// is a debug file that does not get uploaded.
-    static func discover(_ paths: [String]) -> (files: [(path: String, root: Int)], skipped: [FileResult]) {
+    package static func discover(_ paths: [String]) -> (files: [(path: String, root: Int)], skipped: [DebugFileResult])
+    {
         var seen: Set<String> = []
         var files: [(path: String, root: Int)] = []
-        var skipped: [FileResult] = []
+        var skipped: [DebugFileResult] = []
         func consider(_ path: String, root: Int, named: Bool) {
             let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
             var info = stat()
             guard stat(resolved, &info) == 0 else {
-                if named { skipped.append(FileResult(path: path, status: .failed, reason: "no such file", root: root)) }
+                if named {
+                    skipped.append(DebugFileResult(path: path, status: .failed, reason: "no such file", root: root))
+                }
                 return
             }
             guard info.st_mode & S_IFMT == S_IFREG else {  // a FIFO, socket or device: never opened
                 if named {
-                    skipped.append(FileResult(path: path, status: .failed, reason: "not a regular file", root: root))
+                    skipped.append(
+                        DebugFileResult(path: path, status: .failed, reason: "not a regular file", root: root))
                 }
                 return
             }
@@ -32,16 +36,18 @@ extension DebugFileUploader {
             case .elf: if seen.insert(resolved).inserted { files.append((path, root)) }
             case .notELF:
                 if named {
-                    skipped.append(FileResult(path: path, status: .skipped, reason: notELFReason, root: root))
+                    skipped.append(DebugFileResult(path: path, status: .skipped, reason: notELFReason, root: root))
                 }
             case .unreadable(let reason):
-                skipped.append(FileResult(path: path, status: .failed, reason: "cannot read: \(reason)", root: root))
+                skipped.append(
+                    DebugFileResult(path: path, status: .failed, reason: "cannot read: \(reason)", root: root))
             }
         }
         for (root, path) in paths.enumerated() {
             var info = stat()
             guard stat(path, &info) == 0 else {  // follows a symlink: a symlinked directory is a directory
-                skipped.append(FileResult(path: path, status: .failed, reason: "no such file or directory", root: root))
+                skipped.append(
+                    DebugFileResult(path: path, status: .failed, reason: "no such file or directory", root: root))
                 continue
             }
             guard info.st_mode & S_IFMT == S_IFDIR else {
@@ -52,7 +58,7 @@ extension DebugFileUploader {
             walk.walk(path)
             for failure in walk.unreadable {
                 skipped.append(
-                    FileResult(
+                    DebugFileResult(
                         path: failure.path, status: .failed, reason: "cannot read: \(failure.reason)", root: root))
             }
             for entry in walk.files.sorted() { consider(path + "/" + entry, root: root, named: false) }
@@ -60,6 +66,7 @@ extension DebugFileUploader {
         return (files, skipped)
     }
 
+    /// What the first bytes of a file say.
     enum Magic {
         case elf, notELF
         case unreadable(String)
@@ -85,10 +92,13 @@ extension DebugFileUploader {
 /// included, not followed into when they name a directory), each real directory listed once (by device and
 /// inode), and the directories that could not be read.
 struct DirectoryWalk {
+    /// The relative paths of everything that is not a directory, in walk order.
     private(set) var files: [String] = []
+    /// The directories that could not be read, and why.
     private(set) var unreadable: [(path: String, reason: String)] = []
     private var visited: Set<[UInt64]> = []
 
+    /// Lists everything under `root`.
     mutating func walk(_ root: String) { visit(root, relative: "") }
 
     private mutating func visit(_ directory: String, relative: String) {

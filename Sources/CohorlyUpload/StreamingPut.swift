@@ -1,12 +1,14 @@
 import CCurl
 import CohorlyCompression
+import CohorlyJSON
 import CohorlySymbols
 import Foundation
 
 /// One HTTP PUT of a file, deflated on the fly and sent with chunked transfer encoding through libcurl: the
 /// file is read 256 KiB at a time, so memory stays bounded whatever its size.
-enum StreamingPut {
-    enum Result {
+package enum StreamingPut {
+    /// How one PUT ended.
+    package enum Result {
         case success
         /// Worth retrying: a connection error or a 5xx answer.
         case transient(String)
@@ -15,7 +17,7 @@ enum StreamingPut {
     }
 
     /// Sends `path` to `url`; `progress` gets the bytes of the file read so far.
-    static func perform(
+    package static func perform(
         url: String, headers: [String], path: String, size: Int64, progress: ((Int64) -> Void)?
     ) -> (result: Result, bytesSent: Int64) {
         let source: DeflatingSource
@@ -53,12 +55,20 @@ enum StreamingPut {
         guard code == CURLE_OK else { return (.transient(String(cString: cly_curl_easy_strerror(code))), sent) }
         var status = 0
         _ = cly_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        let reason = "\(status): " + DebugFileUploader.reason(answer.body)
+        let reason = "\(status): " + Self.reason(answer.body)
         switch status {
         case 200..<300: return (.success, sent)
         case 500...: return (.transient(reason), sent)
         default: return (.permanent(reason), sent)
         }
+    }
+
+    /// The `error` of the collector's JSON answer, else its text (shortened; server text escaped and clipped,
+    /// ``TerminalText/fromServer(_:)``).
+    package static func reason(_ body: [UInt8]) -> String {
+        let text = String(decoding: body.prefix(1 << 20), as: UTF8.self)
+        if let error = CohorlyValue(json: text)?["error"]?.stringValue { return TerminalText.fromServer(error) }
+        return TerminalText.fromServer(String(text.prefix(4096)))
     }
 
     /// The answer body (at most 64 KiB kept).
@@ -84,7 +94,7 @@ enum StreamingPut {
             do {
                 file = try RegularFile(path: path)
             } catch {
-                throw DebugFileUploader.Failure(description: error.description)
+                throw UploadFailure(description: error.description)
             }
             deflater = try ZlibStream(.deflate(level: 6))
             self.progress = progress

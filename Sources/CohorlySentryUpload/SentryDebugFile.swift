@@ -1,28 +1,29 @@
 import CohorlyDigests
 import CohorlySymbols
+import CohorlyUpload
 import Foundation
 
 /// One file as Sentry's chunk upload sees it (docs/sentry.md "Debug files"): the SHA-1 of the whole
 /// file (its `checksum`) and of each `chunkSize` piece, computed in one pass of 1 MiB reads, so memory stays
 /// bounded whatever the file's size. A chunk is read again only when the server lacks it.
-struct SentryDebugFile {
+package struct SentryDebugFile {
     /// The path as found.
-    let path: String
+    package let path: String
     /// What Sentry shows: the file's name.
-    var name: String { (path as NSString).lastPathComponent }
+    package var name: String { (path as NSString).lastPathComponent }
     /// Sentry's debug id of the file (``ObjectInfo/debugId``).
-    let debugId: String
+    package let debugId: String
     /// The file's size when it was hashed.
-    let size: Int64
+    package let size: Int64
     /// SHA-1 of the file, lowercase hex.
-    let checksum: String
+    package let checksum: String
     /// SHA-1 of each chunk in order, lowercase hex.
-    let chunks: [String]
+    package let chunks: [String]
     /// The chunk size the hashes were made with.
-    let chunkSize: Int
+    package let chunkSize: Int
 
     /// Reads and hashes the file at `path` in chunks of `chunkSize` bytes.
-    init(path: String, debugId: String, chunkSize: Int) throws(DebugFileUploader.Failure) {
+    package init(path: String, debugId: String, chunkSize: Int) throws(UploadFailure) {
         self.path = path
         self.debugId = debugId
         self.chunkSize = chunkSize
@@ -37,7 +38,7 @@ struct SentryDebugFile {
         var inChunk = 0
         var hashes: [String] = []
         var total: Int64 = 0
-        var failure: DebugFileUploader.Failure?
+        var failure: UploadFailure?
         do {
             try file.forEachChunk { piece in
                 whole.update(piece)
@@ -49,7 +50,7 @@ struct SentryDebugFile {
                     inChunk += take
                     rest = UnsafeRawBufferPointer(rebasing: rest[take...])
                     guard inChunk == chunkSize else { continue }
-                    do throws(DebugFileUploader.Failure) {
+                    do throws(UploadFailure) {
                         hashes.append(try Self.hex(chunk))
                         chunk = Digest(.sha1)
                     } catch {
@@ -71,7 +72,7 @@ struct SentryDebugFile {
     }
 
     /// The bytes of chunk `index`, read again from the file; throws when the file changed since it was hashed.
-    func chunk(_ index: Int) throws(DebugFileUploader.Failure) -> [UInt8] {
+    package func chunk(_ index: Int) throws(UploadFailure) -> [UInt8] {
         let offset = Int64(index) * Int64(chunkSize)
         let count = Int(min(Int64(chunkSize), max(0, size - offset)))
         var bytes = [UInt8](repeating: 0, count: count)
@@ -100,7 +101,7 @@ struct SentryDebugFile {
     }
 
     /// `digest` finalized (lowercase hex), its failure said as the upload's.
-    private static func hex(_ digest: Digest) throws(DebugFileUploader.Failure) -> String {
+    private static func hex(_ digest: Digest) throws(UploadFailure) -> String {
         do {
             return try digest.finalizeHex()
         } catch {

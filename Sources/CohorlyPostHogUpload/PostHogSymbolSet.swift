@@ -2,32 +2,38 @@ import CZstd
 import CohorlyCompression
 import CohorlyDigests
 import CohorlySymbols
+import CohorlyUpload
 
 /// One ELF file packed as a PostHog symbol set (docs/posthog.md "Upload debug files to PostHog", PostHog's
 /// `rust/common/symbol_data`): a ZIP archive whose one entry `dwarf` is the whole file, deflated; the archive
 /// zstd-compressed (level 3) behind the header `posthog_error_tracking` + u32le version 2 + u32le type 6
 /// (ElfDebugInfo) + u8 compression 1 (zstd). `contentHash` is the SHA-512 of those wrapped bytes, lowercase hex.
-struct PostHogSymbolSet {
+package struct PostHogSymbolSet {
     /// The wrapped bytes, as uploaded.
-    let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// SHA-512 of ``bytes``, lowercase hex (the `content_hash` PostHog checks).
-    let contentHash: String
+    package let contentHash: String
 
     /// PostHog's limit on the wrapped bytes (posthog-cli `MAX_FILE_SIZE`): larger sets are skipped locally.
-    static let largestPacked = 100 * 1024 * 1024
+    package static let largestPacked = 100 * 1024 * 1024
     /// Files larger than this are not packed at all (the ZIP is built in memory): 1 GiB.
-    static let largestInput: Int64 = 1 << 30
+    package static let largestInput: Int64 = 1 << 30
 
-    static let magic = Array("posthog_error_tracking".utf8)
-    static let version: UInt32 = 2
-    static let elfDebugInfo: UInt32 = 6
-    static let zstd: UInt8 = 1
-    static let zstdLevel: Int32 = 3
+    /// The header's first bytes.
+    package static let magic = Array("posthog_error_tracking".utf8)
+    /// The header's format version.
+    package static let version: UInt32 = 2
+    /// The header's symbol-set type: ELF debug info.
+    package static let elfDebugInfo: UInt32 = 6
+    /// The header's compression: zstd.
+    package static let zstd: UInt8 = 1
+    /// The zstd level posthog-cli uses.
+    package static let zstdLevel: Int32 = 3
     /// The ZIP entry's name.
-    static let entryName = Array("dwarf".utf8)
+    package static let entryName = Array("dwarf".utf8)
 
     /// Packs the file at `path`; throws with a one-line reason when it cannot be read or compressed.
-    static func pack(path: String) throws(DebugFileUploader.Failure) -> PostHogSymbolSet {
+    package static func pack(path: String) throws(UploadFailure) -> PostHogSymbolSet {
         let archive = try zip(path: path)
         var bytes = magic
         append32(version, to: &bytes)
@@ -52,7 +58,7 @@ struct PostHogSymbolSet {
     }
 
     /// SHA-512 of `bytes` (libcrypto), lowercase hex.
-    static func sha512Hex(_ bytes: [UInt8]) throws(DebugFileUploader.Failure) -> String {
+    package static func sha512Hex(_ bytes: [UInt8]) throws(UploadFailure) -> String {
         do {
             return try Digest.hex(.sha512, bytes)
         } catch {
@@ -65,8 +71,9 @@ struct PostHogSymbolSet {
     /// CRC-32 is a hundred bytes of fixed headers around zlib's raw deflate output, and zlib provides both the
     /// deflate and the CRC-32 (the parts worth a library). Sizes stay under 4 GiB (``largestInput``), so no
     /// ZIP64 records are needed.
-    static func zip(path: String) throws(DebugFileUploader.Failure) -> [UInt8] {
-        func failure(_ reason: String) -> DebugFileUploader.Failure { .init(description: "\(path): \(reason)") }
+    package static func zip(path: String) throws(UploadFailure) -> [UInt8] {
+        func failure(_ reason: String) -> UploadFailure { .init(description: "\(path): \(reason)") }
+        let tooLarge = "larger than 1 GiB: upload its separate debug file (objcopy --only-keep-debug) instead"
         let deflater: ZlibStream
         let file: RegularFile
         do {
@@ -75,7 +82,7 @@ struct PostHogSymbolSet {
         } catch {
             throw .init(description: "\(error)")
         }
-        guard file.size <= largestInput else { throw failure("larger than 1 GiB") }
+        guard file.size <= largestInput else { throw failure(tooLarge) }
         var data: [UInt8] = []
         var crc: UInt32 = 0
         var size: Int64 = 0
@@ -84,7 +91,7 @@ struct PostHogSymbolSet {
             try file.forEachChunk { piece in
                 size += Int64(piece.count)
                 guard size <= largestInput else {
-                    problem = "larger than 1 GiB"
+                    problem = tooLarge
                     return false
                 }
                 crc = CRC32.update(crc, piece)
@@ -98,7 +105,7 @@ struct PostHogSymbolSet {
             }
             if let problem { throw failure(problem) }
             try deflater.finish { data.append(contentsOf: $0) }
-        } catch let error as DebugFileUploader.Failure {
+        } catch let error as UploadFailure {
             throw error
         } catch let error as SymbolsError {
             throw .init(description: "\(error)")

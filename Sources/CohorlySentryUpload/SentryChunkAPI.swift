@@ -8,56 +8,66 @@ import Foundation
 /// `retries + 1` times on a connection error, a 429 or a 5xx, waiting `retryDelay`, then twice as long each
 /// time. The auth token goes only to `url`'s host (or a region host under it, such as `us.sentry.io` for
 /// `sentry.io`), as `Authorization: Bearer`, and never into a message.
-struct SentryChunkAPI {
+package struct SentryChunkAPI {
     /// `https://sentry.io` or a self-hosted Sentry (`SENTRY_URL`).
-    let url: String
+    package let url: String
     /// The organization and project slugs.
-    let org: String
-    let project: String
+    package let org: String
+    package let project: String
     /// The auth token (`SENTRY_AUTH_TOKEN`).
-    let token: String
+    package let token: String
     /// Retries after the first attempt. Default 3.
-    var retries = 3
+    package var retries = 3
     /// The first wait between attempts, in seconds. Default 0.5.
-    var retryDelay = 0.5
+    package var retryDelay = 0.5
     /// How a wait is done.
-    var sleep: @Sendable (Double) -> Void = { seconds in usleep(UInt32(min(seconds, 30) * 1_000_000)) }
+    package var sleep: @Sendable (Double) -> Void = { seconds in usleep(UInt32(min(seconds, 30) * 1_000_000)) }
+
+    /// The API of the Sentry at `url` for the organization `org` and project `project`, with its auth token.
+    package init(url: String, org: String, project: String, token: String) {
+        self.url = url
+        self.org = org
+        self.project = project
+        self.token = token
+    }
 
     /// What `GET …/chunk-upload/` answers.
-    struct Options {
-        var url: URL
-        var chunkSize: Int
-        var chunksPerRequest: Int
-        var maxRequestSize: Int
-        var maxFileSize: Int64
-        var gzip: Bool
+    package struct Options {
+        package var url: URL
+        package var chunkSize: Int
+        package var chunksPerRequest: Int
+        package var maxRequestSize: Int
+        package var maxFileSize: Int64
+        package var gzip: Bool
     }
 
     /// One file's state after an assemble call.
-    struct FileState {
-        var state: String
-        var missingChunks: [String]
-        var detail: String?
+    package struct FileState {
+        package var state: String
+        package var missingChunks: [String]
+        package var detail: String?
     }
 
     /// A failed call: the HTTP status (nil for a connection error) and the reason.
-    struct Failure: Error, CustomStringConvertible {
-        var status: Int?
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var status: Int?
+        package var description: String
     }
 
     /// The largest chunk this client takes: 64 MiB (Sentry's is 8 MiB), so memory stays bounded.
-    static let largestChunk = 64 << 20
+    package static let largestChunk = 64 << 20
     /// The largest request body this client builds: 64 MiB (Sentry's limit is 32 MiB).
-    static let largestRequest = 64 << 20
+    package static let largestRequest = 64 << 20
 
     private var base: String { url.hasSuffix("/") ? String(url.dropLast()) : url }
 
     /// `GET /api/0/organizations/{org}/chunk-upload/`, checked: SHA-1, debug files accepted, sizes in range.
-    func options() throws(Failure) -> Options {
+    package func options() throws(Failure) -> Options {
         let answer = try call("GET", "/api/0/organizations/\(org)/chunk-upload/", nil, what: "chunk-upload")
         guard let value = CohorlyValue(bytes: answer), let address = value["url"]?.stringValue else {
-            throw Failure(status: nil, description: "\(url): unexpected answer to chunk-upload (no url)")
+            throw Failure(
+                status: nil,
+                description: "\(url): unexpected answer to chunk-upload (no url): is --url (SENTRY_URL) a Sentry?")
         }
         if let algorithm = value["hashAlgorithm"]?.stringValue, algorithm != "sha1" {
             throw Failure(status: nil, description: "\(url): chunk-upload wants \(algorithm) checksums, not sha1")
@@ -65,10 +75,15 @@ struct SentryChunkAPI {
         let accepted = value["accept"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard accepted.contains("debug_files") else {
             throw Failure(
-                status: nil, description: "\(url): this server does not take debug files by chunk upload")
+                status: nil,
+                description: "\(url): this server does not take debug files by chunk upload (a Sentry too old for it?)")
         }
         guard let chunkURL = resolve(address) else {
-            throw Failure(status: nil, description: "\(url): chunk-upload names an upload URL on another host")
+            throw Failure(
+                status: nil,
+                description:
+                    "\(url): chunk-upload names an upload URL on another host, where the token is not sent; give"
+                    + " that Sentry's own address as --url (SENTRY_URL)")
         }
         let chunkSize = value["chunkSize"]?.intValue ?? 0
         guard (1...Self.largestChunk).contains(chunkSize) else {
@@ -95,7 +110,7 @@ struct SentryChunkAPI {
 
     /// `POST {options.url}`: one multipart part per chunk (`file`, or `file_gzip` gzipped), each named by its
     /// SHA-1. Returns the bytes sent.
-    func upload(_ chunks: [(sha1: String, bytes: [UInt8])], gzip: Bool, to target: URL) throws(Failure) -> Int {
+    package func upload(_ chunks: [(sha1: String, bytes: [UInt8])], gzip: Bool, to target: URL) throws(Failure) -> Int {
         let form = ChunkForm(chunks, field: gzip ? "file_gzip" : "file")
         let request = TransportRequest(
             url: target, headers: [("Content-Type", form.contentType), ("Authorization", "Bearer \(token)")],
@@ -105,7 +120,7 @@ struct SentryChunkAPI {
     }
 
     /// `POST /api/0/projects/{org}/{project}/files/difs/assemble/` for `files`: each file's state by checksum.
-    func assemble(_ files: [SentryDebugFile]) throws(Failure) -> [String: FileState] {
+    package func assemble(_ files: [SentryDebugFile]) throws(Failure) -> [String: FileState] {
         var body: [String: CohorlyValue] = [:]
         for file in files {
             body[file.checksum] = [
@@ -130,7 +145,7 @@ struct SentryChunkAPI {
         -> [UInt8]
     {
         guard let target = URL(string: base + path) else {
-            throw Failure(status: nil, description: "invalid url \(url)")
+            throw Failure(status: nil, description: "invalid url \(url) (use an http:// or https:// URL)")
         }
         var headers = [("Authorization", "Bearer \(token)")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
@@ -163,7 +178,7 @@ struct SentryChunkAPI {
 
     /// Sentry's error (`{"detail": …}`), else the body's start (server text: escaped and clipped,
     /// ``TerminalText/fromServer(_:)``).
-    static func reason(_ body: [UInt8]) -> String {
+    package static func reason(_ body: [UInt8]) -> String {
         if let detail = CohorlyValue(bytes: body)?["detail"] {
             return TerminalText.fromServer(detail.stringValue ?? detail.jsonString)
         }
@@ -173,13 +188,17 @@ struct SentryChunkAPI {
 
 /// A `multipart/form-data` body (RFC 7578) of chunks: one part per chunk in `field`, its file name the chunk's
 /// SHA-1 (what Sentry checks).
-struct ChunkForm {
-    let boundary: String
-    let body: [UInt8]
+package struct ChunkForm {
+    /// The part separator: `cohorly-` and 128 random bits.
+    package let boundary: String
+    /// The whole body.
+    package let body: [UInt8]
 
-    var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` header naming the boundary.
+    package var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    init(_ chunks: [(sha1: String, bytes: [UInt8])], field: String) {
+    /// The body of `chunks`, each a part of `field`.
+    package init(_ chunks: [(sha1: String, bytes: [UInt8])], field: String) {
         var random = SystemRandomNumberGenerator()
         boundary = "cohorly-" + (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.joined(separator: "-")
         var body: [UInt8] = []
