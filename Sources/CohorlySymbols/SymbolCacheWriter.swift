@@ -271,13 +271,15 @@ enum SymbolCacheNames {
     }
 
     /// Takes the names in order of their numbers and makes each block once it is full (the last one at
-    /// ``finish()``).
+    /// ``finish()``). A full block waits in a list and a task on the global queue takes one waiting block; at
+    /// ``finish()`` the caller makes the blocks still waiting itself and then waits only for those being made, so
+    /// the cache is made even when no other thread is free (the collector makes caches on its request threads).
     struct Maker {
         /// How many names were added.
         private(set) var count = 0
         private var pending: [Name] = []
-        private let made = MadeBlocks()
-        private let group = DispatchGroup()
+        private var submitted = 0
+        private let work = NameWork()
 
         /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on).
         mutating func add(readable: UnsafeBufferPointer<UInt8>, raw: UnsafeBufferPointer<UInt8>) {
@@ -287,43 +289,65 @@ enum SymbolCacheNames {
         }
 
         private mutating func submit() {
-            let index = (count - 1) / SymbolCacheFormat.namesPerBlock
-            let names = pending
-            let made = self.made
+            work.append((count - 1) / SymbolCacheFormat.namesPerBlock, pending)
+            submitted += 1
             pending = []
             pending.reserveCapacity(SymbolCacheFormat.namesPerBlock)
-            DispatchQueue.global().async(group: group) { made.store(index, SymbolCacheNames.block(names)) }
+            let work = self.work
+            DispatchQueue.global().async { work.makeOne() }
         }
 
         /// Every name's flags, the block table and the blocks' data, once every block is made.
         mutating func finish() -> (flags: [UInt8], blockTable: [UInt8], data: [UInt8]) {
             if !pending.isEmpty { submit() }
-            group.wait()
-            return made.assemble()
+            while work.makeOne() {}
+            for _ in 0..<submitted { work.made.wait() }
+            return work.assemble()
         }
     }
 
-    /// The blocks made so far, by number (each stored once, by the thread that made it).
-    private final class MadeBlocks: Sendable {
-        private let blocks = Mutex<[Block?]>([])
+    /// The blocks waiting to be made and those made, by number; `made` is signalled once per block made.
+    private final class NameWork: Sendable {
+        /// The blocks handed over, in order (a block's names are dropped when it is taken), the first not taken,
+        /// and the blocks made.
+        private let state = Mutex<(waiting: [(index: Int, names: [Name])], next: Int, blocks: [Block?])>(([], 0, []))
+        let made = DispatchSemaphore(value: 0)
 
-        func store(_ index: Int, _ block: Block) {
-            blocks.withLock { blocks in
-                if blocks.count <= index { blocks += repeatElement(nil, count: index + 1 - blocks.count) }
-                blocks[index] = block
+        func append(_ index: Int, _ names: [Name]) {
+            state.withLock { $0.waiting.append((index, names)) }
+        }
+
+        /// Makes one waiting block (the first); false when none was waiting.
+        @discardableResult func makeOne() -> Bool {
+            let job: (index: Int, names: [Name])? = state.withLock { state in
+                guard state.next < state.waiting.count else { return nil }
+                let job = state.waiting[state.next]
+                state.waiting[state.next].names = []
+                state.next += 1
+                return job
             }
+            guard let job else { return false }
+            let block = SymbolCacheNames.block(job.names)
+            state.withLock { state in
+                if state.blocks.count <= job.index {
+                    state.blocks += repeatElement(nil, count: job.index + 1 - state.blocks.count)
+                }
+                state.blocks[job.index] = block
+            }
+            made.signal()
+            return true
         }
 
         func assemble() -> (flags: [UInt8], blockTable: [UInt8], data: [UInt8]) {
-            blocks.withLock { blocks in
+            state.withLock { state in
                 var flags: [UInt8] = []
                 var table: [UInt8] = []
                 var data: [UInt8] = []
-                flags.reserveCapacity(blocks.count * SymbolCacheFormat.namesPerBlock)
-                table.reserveCapacity(blocks.count * SymbolCacheFormat.nameBlockEntrySize)
-                data.reserveCapacity(blocks.reduce(0) { $0 + ($1?.compressed.count ?? 0) })
-                for block in blocks {
-                    guard let block else { continue }  // every block below the last is stored by `finish`'s wait
+                flags.reserveCapacity(state.blocks.count * SymbolCacheFormat.namesPerBlock)
+                table.reserveCapacity(state.blocks.count * SymbolCacheFormat.nameBlockEntrySize)
+                data.reserveCapacity(state.blocks.reduce(0) { $0 + ($1?.compressed.count ?? 0) })
+                for block in state.blocks {
+                    guard let block else { continue }  // every block is made before `finish` assembles them
                     flags += block.flags
                     table.appendLittleEndian(UInt64(data.count))
                     table.appendLittleEndian(UInt32(truncatingIfNeeded: block.compressed.count))
