@@ -140,6 +140,21 @@ import Testing
             #expect(!AppCode.isCompilerMade(name), "\(name)")
             #expect(!SymbolCacheNames.mayBeCompilerMade(Array(name.utf8)), "\(name)")
         }
+        // The writer's answer read off the bytes equals the parse's, also where the parse strips words first or
+        // the name is not ASCII.
+        let tricky = [
+            "protocol witness for generic specialization <Swift.Int> of Foo.bar() -> ()",
+            "protocol witness for generic specialization <Swift.Int> of Foo.of() -> ()",
+            "thunk for @escaping @callee_guaranteed (Foo<Swift.Int>) -> ()",
+            "outlined copy of Foo.Ba\u{0301}r<Swift.Int>", "merged Foo.ünïcode<A>() -> ()",
+            "(2) suspend resume partial function for thunk for Foo.run() async -> ()", "(x) thunk for Foo",
+            "specialized merged Foo.bar() -> ()", "specialized Foo.bar() -> ()", "merged", "",
+            "Foo.specialization <A> of thunk for x", "outlined specialization <A> thunk for x",
+        ]
+        for name in compilerMade + plain + tricky {
+            #expect(
+                SymbolCacheNames.isCompilerMade(Array(name.utf8), name) == AppCode.isCompilerMade(name), "\(name)")
+        }
     }
 
     @Test func noCacheWithoutBuildId() throws {
