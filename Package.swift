@@ -110,7 +110,8 @@ let package = Package(
             dependencies: [
                 "CohorlyHTTPServer", "CohorlyCollectorAPI", "CohorlyCompression", "CohorlyDigests", "CSQLite",
                 "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyCrashModel", "CohorlyFiles", "CCrypto",
-            ]),
+            ],
+            path: "Sources", sources: ["CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion"]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, stdc++, and
         // lzma, bz2, z for libdw.a in a -static-executable build).
