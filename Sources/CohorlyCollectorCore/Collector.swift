@@ -25,9 +25,10 @@ public final class Collector: Sendable {
     private let portBox = PortBox()
 
     /// Opens the storage and locks the data directory (a second collector on it is refused until this one is
-    /// released); call `start()` to listen. Throws `CollectorError` for an empty admin secret or a data directory
-    /// in use.
-    public init(configuration: CollectorConfiguration = CollectorConfiguration()) throws {
+    /// released), answering the vendors' `wires` besides its own routes; call `start()` to listen. Throws
+    /// `CollectorError` for an empty admin secret or a data directory in use. (`Collector(configuration:)`, module
+    /// CohorlyCollector, passes every registered wire.)
+    package init(configuration: CollectorConfiguration, wires: [any IngestionWire]) throws {
         if configuration.adminToken?.isEmpty == true { throw CollectorError.emptySecret }
         self.configuration = configuration
         // Ownership and modes are checked before anything in the directory is opened.
@@ -50,7 +51,7 @@ public final class Collector: Sendable {
                     store: store, debugFiles: debugFiles, extraDirectories: configuration.extraDebugFileDirectories)))
         let router = Router(
             ingestion: ingestion, store: store, debugFiles: debugFiles, faults: faults, configuration: configuration,
-            rateLimiter: rateLimiter, web: web)
+            rateLimiter: rateLimiter, wires: wires, web: web)
         let reads = ReadThreads()
         self.reads = reads
         server = HTTPServer(

@@ -123,7 +123,7 @@ public struct CollectorConfiguration: Sendable {
         return max(1, min(maxConnections, Int(clamping: limit.rlim_cur) - 64))
     }
 
-    func accepts(token: String) -> Bool {
+    package func accepts(token: String) -> Bool {
         tokens.isEmpty ? !token.isEmpty : tokens.contains(token)
     }
 }

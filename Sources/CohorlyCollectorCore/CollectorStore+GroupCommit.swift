@@ -29,21 +29,36 @@ final class GroupCommit: @unchecked Sendable {
 }
 
 extension CollectorStore {
+    /// The records kind release-health session updates are stored under (read with `GET /api/sessions`); the
+    /// name the first wire to send them stored them under, kept so existing databases read the same.
+    package static let sessionRecordKind = "sentry_session"
+
     /// One request's rows: events (deduplicated by `$insert_id`, `$exception`s filed under their issues) and
     /// records of one kind.
-    struct Rows {
-        var events: [NewEvent] = []
-        var records: [(token: String, json: String)] = []
-        var recordKind = ""
-        var receivedAt: Int64
+    package struct Rows {
+        package var events: [NewEvent] = []
+        package var records: [(token: String, json: String)] = []
+        package var recordKind = ""
+        package var receivedAt: Int64
+
+        package init(
+            events: [NewEvent] = [], records: [(token: String, json: String)] = [], recordKind: String = "",
+            receivedAt: Int64
+        ) {
+            self.events = events
+            self.records = records
+            self.recordKind = recordKind
+            self.receivedAt = receivedAt
+        }
     }
 
     /// Inserts `rows`, all or none, in one transaction with the rows of the requests that wait meanwhile (group
     /// commit): a request that finds no commit running commits its own and every waiting one's rows at once, and
     /// each request returns once the commit that holds its rows is done. Returns how many events were new; when
     /// the shared transaction fails, each of its requests throws its error.
-    /// Concurrent one-event requests (Sentry's envelopes) then cost one commit per group, not one each.
-    func insert(together rows: Rows) throws -> Int {
+    /// Concurrent one-event requests (a wire that sends one event per request) then cost one commit per group,
+    /// not one each.
+    package func insert(together rows: Rows) throws -> Int {
         var rows = rows
         rows.events = rows.events.map { $0.prepared() }
         let ticket = GroupCommit.Ticket(rows, issues.occurrences(for: rows.events))

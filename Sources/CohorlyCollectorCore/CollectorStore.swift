@@ -86,7 +86,7 @@ public final class CollectorStore: @unchecked Sendable {
     private let reader: SQLiteDatabase?
     private let readLock = NSLock()
     /// How `$exception` events are grouped into issues as they are inserted (IssueStore.swift).
-    let issues = IssueGrouping()
+    package let issues = IssueGrouping()
     /// The event insert and the issue writer, prepared once and used under `lock`: the Sentry route stores one
     /// event per request, where preparing a dozen statements each time cost more than the inserts themselves.
     private var eventInsert: SQLiteStatement?
@@ -141,7 +141,7 @@ public final class CollectorStore: @unchecked Sendable {
     }
 
     /// Whether `error` is SQLite's "database or disk is full" (the answer is then 507, not 500).
-    static func isFull(_ error: any Error) -> Bool {
+    package static func isFull(_ error: any Error) -> Bool {
         guard let error = error as? SQLiteError, let text = sqlite3_errstr(SQLITE_FULL) else { return false }
         return error.description.contains(String(cString: text))
     }
@@ -152,24 +152,41 @@ public final class CollectorStore: @unchecked Sendable {
         return try readLock.withLock { try body(reader) }
     }
 
-    struct NewEvent {
-        var token: String
-        var event: String
-        var distinctId: String
-        var time: Int64
-        var insertId: String?
-        var propertiesJSON: String
+    package struct NewEvent {
+        package var token: String
+        package var event: String
+        package var distinctId: String
+        package var time: Int64
+        package var insertId: String?
+        package var propertiesJSON: String
         /// The same properties parsed, when the ingestion route has them.
-        var properties: JSONValue? = nil
-        /// The crash of an `$exception` event, decoded where the event arrived (ExceptionEventDecoding.swift and
-        /// SentryEventRecord.swift): what the issue grouping reads.
-        var crash: CapturedException? = nil
-        /// The fingerprint the sender chose for the crash (`$exception_fingerprint`, Sentry's `fingerprint`),
+        package var properties: JSONValue? = nil
+        /// The crash of an `$exception` event, decoded where the event arrived (ExceptionEventDecoding.swift, a
+        /// vendor's wire): what the issue grouping reads.
+        package var crash: CapturedException? = nil
+        /// The fingerprint the sender chose for the crash (`$exception_fingerprint`, or a wire's own),
         /// decoded with it.
-        var fingerprint: JSONValue? = nil
+        package var fingerprint: JSONValue? = nil
         /// The `crash` column (StoredCrash.swift), once ``prepared()`` wrote it (`propertiesJSON` is then what the
         /// model does not say).
-        var crashJSON: String? = nil
+        package var crashJSON: String? = nil
+
+        package init(
+            token: String, event: String, distinctId: String, time: Int64, insertId: String?, propertiesJSON: String,
+            properties: JSONValue? = nil, crash: CapturedException? = nil, fingerprint: JSONValue? = nil,
+            crashJSON: String? = nil
+        ) {
+            self.token = token
+            self.event = event
+            self.distinctId = distinctId
+            self.time = time
+            self.insertId = insertId
+            self.propertiesJSON = propertiesJSON
+            self.properties = properties
+            self.crash = crash
+            self.fingerprint = fingerprint
+            self.crashJSON = crashJSON
+        }
 
         /// The event with its columns' text written: an `$exception` as its model and what the model does not
         /// say (``StoredCrash``), any other event as its properties.
@@ -191,7 +208,7 @@ public final class CollectorStore: @unchecked Sendable {
     /// Inserts all events or none; returns how many were new (duplicates of a stored `$insert_id` are skipped).
     /// Each new `$exception` is filed under its issue in the same transaction (IssueWriter.swift): `occurrences`
     /// (one per event, ``IssueGrouping/occurrences(for:)``) when the caller found them, else found here.
-    func insert(events: [NewEvent], occurrences: [IssueOccurrence?]? = nil, receivedAt: Int64) throws -> Int {
+    package func insert(events: [NewEvent], occurrences: [IssueOccurrence?]? = nil, receivedAt: Int64) throws -> Int {
         let occurrences = occurrences ?? issues.occurrences(for: events)
         let events = events.map { $0.prepared() }
         return try lock.withLock {

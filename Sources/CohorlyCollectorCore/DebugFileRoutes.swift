@@ -26,7 +26,7 @@ enum DebugFileHeader {
 extension Router {
     /// Claims the upload route before its body arrives, so the body streams to disk instead of memory.
     func stream(_ request: HTTPRequest) -> (any RequestBodySink)? {
-        if let chunks = sentryChunkSink(request) { return chunks }  // SentryChunkRoutes.swift
+        if let sink = wireBodySink(request) { return sink }  // a wire's streamed upload (IngestionWire.swift)
         guard request.method == "PUT", request.path.hasPrefix("/api/debug-files/") else { return nil }
         let parts = request.path.dropFirst("/api/debug-files/".count).split(
             separator: "/", omittingEmptySubsequences: false)

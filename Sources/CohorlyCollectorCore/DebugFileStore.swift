@@ -27,6 +27,11 @@ public struct DebugFileRejection: Error, Sendable, CustomStringConvertible {
     public var status: Int
     /// A readable reason.
     public var description: String
+
+    package init(status: Int, description: String) {
+        self.status = status
+        self.description = description
+    }
 }
 
 /// The collector's debug files: content-addressed by SHA-256 under `<root>/objects/<aa>/<sha256>`, written
@@ -152,24 +157,24 @@ public final class DebugFileStore: @unchecked Sendable {
     // MARK: - Used by the routes
 
     /// Where the content with this hash lives (whether or not it exists).
-    func objectURL(sha256: String) -> URL {
+    package func objectURL(sha256: String) -> URL {
         root.appendingPathComponent("objects").appendingPathComponent(String(sha256.prefix(2)))
             .appendingPathComponent(sha256)
     }
 
-    /// Where a chunk of Sentry's chunk upload is kept until its file is assembled (SentryChunkUpload.swift).
-    func chunkURL(sha1: String) -> URL {
+    /// Where a chunk of a wire's chunk upload (Sentry's) is kept until its file is assembled.
+    package func chunkURL(sha1: String) -> URL {
         root.appendingPathComponent("chunks").appendingPathComponent(sha1)
     }
 
     /// A new temp file path for an upload in progress.
-    func temporaryURL() -> URL {
+    package func temporaryURL() -> URL {
         root.appendingPathComponent("tmp").appendingPathComponent(UUID().uuidString)
     }
 
     /// Whether (build id, kind, sha256) is stored; when the content is stored under another build id or kind
     /// (or not at all for this pair) but fits, the pair is recorded too. Attaches `release` when stored.
-    func checkAndAttach(buildId: String, kind: DebugFileKind, sha256: String, release: String) throws -> Bool {
+    package func checkAndAttach(buildId: String, kind: DebugFileKind, sha256: String, release: String) throws -> Bool {
         if kind == .symcache { return symbolCache(buildId: buildId) != nil }  // any cache of the build serves
         let object = objectURL(sha256: sha256)
         guard FileManager.default.fileExists(atPath: object.path) else { return false }
@@ -217,7 +222,7 @@ public final class DebugFileStore: @unchecked Sendable {
     private var override: (@Sendable () -> Int64?)?
 
     /// Bytes free for uploads where they are written (nil when unknown).
-    func freeBytes() -> Int64? {
+    package func freeBytes() -> Int64? {
         if let override = freeBytesOverride { return override() }
         var info = statvfs()
         guard statvfs(root.appendingPathComponent("tmp").path, &info) == 0 else { return nil }
@@ -228,7 +233,7 @@ public final class DebugFileStore: @unchecked Sendable {
 
     /// The refusal (409) when (build id, kind) is stored with other bytes than `sha256`: a stored file is replaced
     /// only when the uploader may (`Limits.mayReplace`). Nil when nothing or the same bytes are stored.
-    func replacementRefusal(buildId: String, kind: DebugFileKind, sha256: String) -> DebugFileRejection? {
+    package func replacementRefusal(buildId: String, kind: DebugFileKind, sha256: String) -> DebugFileRejection? {
         guard let current = latestSHA(buildId: buildId, kind: kind), current != sha256 else { return nil }
         return Self.replacementRejection(buildId: buildId, kind: kind, current: current)
     }
@@ -245,7 +250,7 @@ public final class DebugFileStore: @unchecked Sendable {
 
     /// Moves a verified, fsynced temp file into place under its hash and records it; refuses (409) to replace a
     /// stored file of the same build id and kind with other bytes unless `mayReplace`.
-    func commit(
+    package func commit(
         temporary: URL, buildId: String, kind: DebugFileKind, sha256: String, size: Int64, release: String,
         fileName: String, mayReplace: Bool = false
     ) throws -> StoredDebugFile {
@@ -272,13 +277,13 @@ public final class DebugFileStore: @unchecked Sendable {
             fileName: fileName, uploadedAt: Self.now())
     }
 
-    func noteUpload(stored: Bool, bytesReceived: Int64) {
+    package func noteUpload(stored: Bool, bytesReceived: Int64) {
         counters.add(stored: stored, bytes: bytesReceived)
     }
 
     /// Checks that the file at `path` is an ELF file with GNU build id `buildId` that fits `kind`: debuginfo
     /// needs DWARF, executable needs code. Returns what was read.
-    static func verify(path: String, buildId: String, kind: DebugFileKind) throws -> ObjectInfo {
+    package static func verify(path: String, buildId: String, kind: DebugFileKind) throws -> ObjectInfo {
         let info: ObjectInfo
         do {
             info = try ObjectInfo(path: path)
@@ -315,7 +320,7 @@ public final class DebugFileStore: @unchecked Sendable {
     }
 
     /// Lowercase hex of 8…128 digits (an even count), or nil.
-    static func normalizedBuildId(_ text: String) -> String? {
+    package static func normalizedBuildId(_ text: String) -> String? {
         let lower = text.lowercased()
         guard lower.utf8.count >= 8, lower.utf8.count <= 128, lower.utf8.count % 2 == 0,
             lower.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
@@ -324,7 +329,7 @@ public final class DebugFileStore: @unchecked Sendable {
     }
 
     /// Lowercase hex of exactly 64 digits (it names a file in the store), or nil.
-    static func normalizedSHA256(_ text: String) -> String? {
+    package static func normalizedSHA256(_ text: String) -> String? {
         let lower = text.lowercased()
         guard lower.utf8.count == 64,
             lower.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })

@@ -11,7 +11,7 @@ import Foundation
 /// that would is refused (507) before the body is read, and a body of unknown size stops (507) once it reaches
 /// that floor (free space is read again every `recheckBytes`, so other writers count too). Runs on the
 /// connection's thread only.
-final class DebugFileUpload: RequestBodySink {
+package final class DebugFileUpload: RequestBodySink {
     /// What an upload may do.
     struct Limits {
         /// Largest file, as stored (inflated).
@@ -27,7 +27,7 @@ final class DebugFileUpload: RequestBodySink {
 
     /// After a refusal, the body is still read (so the client gets the answer) for this many more bytes: 64 MiB;
     /// past that the connection is dropped.
-    static let drainLimit: Int64 = 64 << 20
+    package static let drainLimit: Int64 = 64 << 20
 
     private let store: DebugFileStore
     private let buildId: String
@@ -109,7 +109,7 @@ final class DebugFileUpload: RequestBodySink {
         if !finished { store.noteUpload(stored: false, bytesReceived: received) }
     }
 
-    func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         received += Int64(bytes.count)
         guard failure == nil else { return received - receivedAtFailure <= Self.drainLimit }
         if let inflater {
@@ -124,7 +124,7 @@ final class DebugFileUpload: RequestBodySink {
         return true
     }
 
-    func finish(_ request: HTTPRequest) -> HTTPResponse? {
+    package func finish(_ request: HTTPRequest) -> HTTPResponse? {
         let answer = conclude()
         finished = true
         store.noteUpload(stored: committed, bytesReceived: received)
@@ -230,7 +230,7 @@ final class DebugFileUpload: RequestBodySink {
     /// Why an upload stops at the free-space floor.
     /// Refuses a `what` of `size` bytes: 413 over `limit`, 507 when storing it would leave less than `reserve` of
     /// the `free` bytes (nil: unknown) for ingestion. The one check of direct and Sentry chunk uploads.
-    static func checkRoom(for size: Int64, what: String, limit: Int64, free: Int64?, reserve: Int64)
+    package static func checkRoom(for size: Int64, what: String, limit: Int64, free: Int64?, reserve: Int64)
         throws(DebugFileRejection)
     {
         guard size <= limit else {
@@ -241,7 +241,7 @@ final class DebugFileUpload: RequestBodySink {
         }
     }
 
-    static func floorReason(needed: Int64, free: Int64, reserve: Int64) -> String {
+    package static func floorReason(needed: Int64, free: Int64, reserve: Int64) -> String {
         "not enough free space: \(needed) bytes would leave under the \(reserve) bytes kept for ingestion "
             + "(\(max(0, free)) bytes free); free some space or lower --disk-reserve"
     }

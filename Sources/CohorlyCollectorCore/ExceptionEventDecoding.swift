@@ -7,7 +7,7 @@ import CohorlyCrashModel
 extension CollectorStore.NewEvent {
     /// The event a PostHog-shaped wire received, its properties parsed (their text is written when it is stored,
     /// ``CollectorStore/insert(writing:receivedAt:)``) and, for an `$exception`, its crash decoded.
-    static func received(
+    package static func received(
         token: String, event: String, distinctId: String, time: Int64, insertId: String?, properties: JSONValue
     ) -> Self {
         Self(
@@ -17,10 +17,10 @@ extension CollectorStore.NewEvent {
     }
 
     /// The property holding the fingerprint a sender chose (IssueKey.swift reads it).
-    static let fingerprintProperty = "$exception_fingerprint"
+    package static let fingerprintProperty = "$exception_fingerprint"
 
     /// The crash of an event of PostHog's shape: nil unless it is an `$exception`.
-    static func crash(event: String, properties: JSONValue) -> CapturedException? {
+    package static func crash(event: String, properties: JSONValue) -> CapturedException? {
         event == CapturedException.eventName ? CapturedException(exceptionEvent: properties) : nil
     }
 

@@ -97,7 +97,7 @@ public struct Fault: Sendable, Equatable {
 }
 
 /// The queue of faults still to apply, consumed one per matching request.
-final class FaultInjector: @unchecked Sendable {
+package final class FaultInjector: @unchecked Sendable {
     private let lock = NSLock()
     private var faults: [Fault] = []
     private var appliedCount = 0
@@ -125,7 +125,7 @@ final class FaultInjector: @unchecked Sendable {
     var applied: Int { lock.withLock { appliedCount } }
 
     /// Waits `seconds`, or less when `cancelDelays` is called (so stopping never waits for an injected delay).
-    func delay(_ seconds: Double) {
+    package func delay(_ seconds: Double) {
         guard seconds.isFinite, seconds > 0 else { return }
         let deadline = Date(timeIntervalSinceNow: seconds)
         sleeper.lock()
@@ -151,7 +151,7 @@ final class FaultInjector: @unchecked Sendable {
     }
 
     /// The next fault for `path`, removed from the queue.
-    func next(for path: String) -> Fault? {
+    package func next(for path: String) -> Fault? {
         lock.withLock {
             guard let index = faults.firstIndex(where: { $0.path == nil || $0.path == path }) else {
                 return nil

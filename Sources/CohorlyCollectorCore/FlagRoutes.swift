@@ -2,7 +2,7 @@ import Foundation
 
 // The feature flag endpoints (cohorly-api.md §5):
 //
-//   POST /flags?v=2                 PostHog's flags request (FlagRoutes+PostHog.swift)
+//   POST /flags?v=2                 PostHog's flags request (a wire: module CohorlyPostHogIngestion)
 //   POST /flags/evaluate            {"distinct_id":ID, "flag_keys"?:[K…]} + project token (X-Cohorly-Token or
 //                                   body "token") -> {"flags":{K:{enabled, variant, payload, reason}}}
 //   GET  /flags/local-evaluation    Authorization: Bearer <flag secret> -> {"flags":[definition…]}
@@ -18,7 +18,6 @@ extension Router {
     func flags(_ request: HTTPRequest) throws -> HTTPResponse? {
         switch (request.method, request.path) {
         case ("POST", "/flags/evaluate"): return try evaluateFlags(request)
-        case ("POST", "/flags"): return try postHogFlags(request)  // PostHog's wire (FlagRoutes+PostHog.swift)
         case ("GET", "/flags/local-evaluation"): return try localEvaluation(request)
         case ("GET", "/api/flags"): return .json(200, ["flags": .array(try store.flags().map(\.json))])
         case (_, "/flags/evaluate"), (_, "/flags/local-evaluation"), (_, "/api/flags"):
@@ -67,14 +66,14 @@ extension Router {
     }
 
     /// What `evaluatedFlags` gives: every asked flag's evaluation by key, or the answer refusing the request.
-    enum FlagEvaluation {
+    package enum FlagEvaluation {
         case evaluated([String: JSONValue])
         case refused(HTTPResponse)
     }
 
     /// The stored flags named by the body's `keysField` (or alias; all flags when absent) evaluated for
     /// `distinctId` — shared by Cohorly's `/flags/evaluate` and PostHog's `/flags`.
-    func evaluatedFlags(_ json: JSONValue, keysField: String, alias: String? = nil, distinctId: String) throws
+    package func evaluatedFlags(_ json: JSONValue, keysField: String, alias: String? = nil, distinctId: String) throws
         -> FlagEvaluation
     {
         var keys: Set<String>?

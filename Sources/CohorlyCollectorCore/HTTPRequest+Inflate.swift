@@ -2,7 +2,7 @@ import CohorlyCompression
 import Foundation
 
 /// Why a request body could not be decoded.
-enum BodyDecodeFailure: Error {
+package enum BodyDecodeFailure: Error {
     /// Inflated, it passed this many bytes.
     case tooLarge(Int)
     /// zlib's reason.
@@ -45,5 +45,5 @@ extension HTTPRequest {
 
 extension CollectorConfiguration {
     /// The most bytes an inflated body may hold: max(10 MiB, `maxBodyBytes`).
-    var maxInflatedBytes: Int { max(10 << 20, maxBodyBytes) }
+    package var maxInflatedBytes: Int { max(10 << 20, maxBodyBytes) }
 }

@@ -5,10 +5,10 @@ import Foundation
 /// (the record's wins, and is stripped before storage), all-or-nothing inserts, events deduplicated by `$insert_id`.
 /// A body is parsed only when its tree fits the server-wide `budget` (ParseBudget.swift): 413 when it never could,
 /// 503 with `Retry-After` when the budget is taken for longer than its wait.
-struct Ingestion: Sendable {
+package struct Ingestion: Sendable {
     let store: CollectorStore
     let configuration: CollectorConfiguration
-    var budget = ParseBudget(capacity: CollectorConfiguration().parseBudgetBytes)
+    package var budget = ParseBudget(capacity: CollectorConfiguration().parseBudgetBytes)
 
     enum Kind: String {
         case track, engage, alias
@@ -96,7 +96,7 @@ struct Ingestion: Sendable {
         }
     }
 
-    static func idString(_ value: JSONValue) -> String? {
+    package static func idString(_ value: JSONValue) -> String? {
         switch value {
         case .string(let text) where !text.isEmpty: return text
         case .int(let number): return String(number)

@@ -71,7 +71,7 @@ extension CollectorStore {
     /// parsed events), all or none: the texts are written while their issue occurrences are found
     /// (``IssueGrouping/occurrences(for:alongside:)``). Returns how many were new, as
     /// ``insert(events:occurrences:receivedAt:)``.
-    func insert(writing events: [NewEvent], receivedAt: Int64) throws -> Int {
+    package func insert(writing events: [NewEvent], receivedAt: Int64) throws -> Int {
         let (written, occurrences) = issues.occurrences(for: events) { events.map { $0.prepared() } }
         return try insert(events: written, occurrences: occurrences, receivedAt: receivedAt)
     }

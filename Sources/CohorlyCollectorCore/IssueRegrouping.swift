@@ -8,7 +8,7 @@ import CohorlySymbols
 /// keyed a frame of that build id raw is keyed again with the file, and moved to the issue of its new key (created
 /// when new) before the upload is answered. The issue it leaves is counted again from the occurrences it keeps,
 /// and removed with its transitions when it keeps none. A moved occurrence changes no state (it is not new).
-enum IssueRegrouping {
+package enum IssueRegrouping {
     /// The ingestion-time lookup: a symbolicator over `exception`'s images when one of `buildIds` (the raw
     /// in-app frames' build ids) has an uploaded debug file or executable, or extra directories are searched.
     static func symbolicatorFactory(_ crashes: CrashQueries)
@@ -29,7 +29,7 @@ enum IssueRegrouping {
 
     /// Keys again the occurrences with raw frames of `buildId` (lowercase hex) and moves those whose key changed;
     /// returns how many moved.
-    static func regroup(buildId: String, store: CollectorStore) throws -> Int {
+    package static func regroup(buildId: String, store: CollectorStore) throws -> Int {
         var rows: [(eventId: Int64, properties: String)] = []
         try store.reading { db in
             try db.prepare(

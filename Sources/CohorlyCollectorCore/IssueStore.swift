@@ -63,7 +63,7 @@ extension CollectorStore {
 }
 
 /// One `$exception` about to be stored, with its issue key.
-struct IssueOccurrence: Sendable {
+package struct IssueOccurrence: Sendable {
     var key: IssueKey
     /// The functions its frames name (IssueFunctions.swift).
     var functions: [String] = []
@@ -78,7 +78,7 @@ struct IssueOccurrence: Sendable {
 
 /// How the store groups: on (the default) or off (`cohorly serve --no-issues`, the benchmark's baseline), and how
 /// frames the device left raw are looked up at ingestion (set by ``Collector``: the uploaded debug files).
-final class IssueGrouping: @unchecked Sendable {
+package final class IssueGrouping: @unchecked Sendable {
     private let lock = NSLock()
     private var on = true
     private var makeSymbolicator: (@Sendable (CapturedException, [String]) -> ImageSymbolicator?)?
@@ -91,7 +91,7 @@ final class IssueGrouping: @unchecked Sendable {
         }
     }
 
-    var enabled: Bool { lock.withLock { on } }
+    package var enabled: Bool { lock.withLock { on } }
 
     /// A symbolicator for the raw in-app frames of `exception` (their build ids `buildIds`); nil when none is
     /// raw or no debug file is at hand for them.

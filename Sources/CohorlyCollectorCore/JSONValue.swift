@@ -2,4 +2,4 @@
 
 /// The collector's JSON values are the client's (`CohorlyValue`, module CohorlyJSON): one parser and writer
 /// for the whole package.
-typealias JSONValue = CohorlyValue
+package typealias JSONValue = CohorlyValue

@@ -4,9 +4,9 @@
 /// levels (`{"events":[{"properties":…}]}`), far inside the 512 levels every parser here reads, and each item is
 /// clipped at `pageItem` levels before it is written (`clipped(depth:)`), so a record stored before the limit (or
 /// by another writer) cannot make its whole page unreadable.
-enum NestingLimit {
+package enum NestingLimit {
     /// Containers a stored record's properties may nest: 100.
-    static let stored = 100
+    package static let stored = 100
     /// Containers one item of a read page may nest (the stored limit and the item's own wrapping): 110.
     static let pageItem = stored + 10
 }
@@ -14,7 +14,7 @@ enum NestingLimit {
 extension JSONValue {
     /// How many containers deep the value nests: 0 for a scalar, 1 for `{}` or `[1]`, 2 for `{"a":[]}`.
     /// Stops counting past `limit` (returns `limit + 1`), so a deep value costs no more than the limit.
-    func nestingDepth(limit: Int = NestingLimit.stored) -> Int {
+    package func nestingDepth(limit: Int = NestingLimit.stored) -> Int {
         guard limit >= 0 else { return 1 }
         switch self {
         case .array(let elements):

@@ -6,9 +6,9 @@ import Foundation
 /// exceeds the whole budget is refused (413); one that finds the budget taken waits up to `wait` seconds, then is
 /// answered 503 with `Retry-After` (the client retries). Compressed bodies reserve the largest inflated size
 /// before inflating.
-final class ParseBudget: @unchecked Sendable {
+package final class ParseBudget: @unchecked Sendable {
     /// Bytes of trees and inflated bodies at once.
-    let capacity: Int
+    package let capacity: Int
     /// Seconds a request waits for room before it is answered 503.
     let wait: Double
     private let condition = NSCondition()
@@ -18,13 +18,13 @@ final class ParseBudget: @unchecked Sendable {
     /// measured with 10 MiB documents of tiny objects and arrays (scripts/bench-serve-memory).
     static let bytesPerValue = 96
 
-    init(capacity: Int, wait: Double = 2) {
+    package init(capacity: Int, wait: Double = 2) {
         self.capacity = capacity
         self.wait = wait
     }
 
     /// What parsing a document of `shape` (`bytes` long) holds: its values, and its text again in strings.
-    static func cost(of shape: JSONShape, bytes: Int) -> Int {
+    package static func cost(of shape: JSONShape, bytes: Int) -> Int {
         let (values, overflow) = shape.values.multipliedReportingOverflow(by: bytesPerValue)
         return overflow ? Int.max : values &+ bytes
     }
@@ -34,7 +34,7 @@ final class ParseBudget: @unchecked Sendable {
 
     /// Changes what the caller holds from `held` to `wanted` bytes, waiting for room when it grows; false (the
     /// caller still holds `held`) when `wanted` is over the capacity or no room came within `wait` seconds.
-    func resize(from held: Int, to wanted: Int) -> Bool {
+    package func resize(from held: Int, to wanted: Int) -> Bool {
         guard wanted <= capacity else { return false }
         let deadline = Date(timeIntervalSinceNow: wait)
         condition.lock()
@@ -51,16 +51,16 @@ final class ParseBudget: @unchecked Sendable {
     func acquire(_ bytes: Int) -> Bool { resize(from: 0, to: bytes) }
 
     /// The 413 reason for a body of `values` values.
-    func tooLargeReason(values: Int) -> String {
+    package func tooLargeReason(values: Int) -> String {
         "too many JSON values (\(values)): parsed, the body would take more than the collector's parse budget of "
             + "\(capacity) bytes"
     }
 
     /// The 503 reason.
-    static let busyReason = "busy: the collector's parse budget is taken by other requests; retry"
+    package static let busyReason = "busy: the collector's parse budget is taken by other requests; retry"
 
     /// Gives back `bytes`.
-    func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         guard bytes > 0 else { return }
         condition.lock()
         used -= bytes
@@ -70,7 +70,7 @@ final class ParseBudget: @unchecked Sendable {
 }
 
 /// Why a body was not parsed under the budget.
-enum BudgetedParseFailure: Error {
+package enum BudgetedParseFailure: Error {
     /// Not JSON.
     case invalid
     /// Its tree would take more than the whole budget (`values` values).
@@ -82,7 +82,9 @@ enum BudgetedParseFailure: Error {
 extension ParseBudget {
     /// Parses `body` under the budget, `held` bytes already taken for it (an inflated body); `parse` runs with the
     /// tree's cost held, which is given back when it returns (with `held`).
-    func parse<T>(_ body: [UInt8], holding held: Int = 0, _ use: (JSONValue) -> T) -> Result<T, BudgetedParseFailure> {
+    package func parse<T>(_ body: [UInt8], holding held: Int = 0, _ use: (JSONValue) -> T) -> Result<
+        T, BudgetedParseFailure
+    > {
         var holding = held
         defer { release(holding) }
         guard let shape = JSONShape.measure(body) else { return .failure(.invalid) }
@@ -96,7 +98,7 @@ extension ParseBudget {
 }
 
 /// Why a body was not inflated under the budget.
-enum BudgetedInflateFailure: Error {
+package enum BudgetedInflateFailure: Error {
     /// zlib's (or the encoding's) reason.
     case decode(BodyDecodeFailure)
     /// No room within the wait.
@@ -107,7 +109,9 @@ extension ParseBudget {
     /// `request`'s body, inflated (`HTTPRequest.decodedBody(limit:)`) with `limit` bytes taken from the budget
     /// first, and what it then holds: the inflated size (0 for a body sent uncompressed, already counted as
     /// received). The caller gives `held` back (`parse(_:holding:_:)` does).
-    func inflate(_ request: HTTPRequest, limit: Int) -> Result<(body: [UInt8], held: Int), BudgetedInflateFailure> {
+    package func inflate(_ request: HTTPRequest, limit: Int) -> Result<
+        (body: [UInt8], held: Int), BudgetedInflateFailure
+    > {
         let encoding = request.header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         let compressed = !(encoding.isEmpty || encoding == "identity")
         if compressed, !acquire(limit) { return .failure(.busy) }

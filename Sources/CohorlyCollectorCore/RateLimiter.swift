@@ -6,7 +6,7 @@ import Foundation
 /// Memory is bounded by the requests of the last window: once per window the addresses whose requests have all
 /// expired are forgotten (the table is rebuilt, so its storage shrinks too). Without that, every address that
 /// ever sent a request kept an entry for the collector's lifetime (~84 bytes each, `scripts/bench-serve-memory`).
-final class RateLimiter: @unchecked Sendable {
+package final class RateLimiter: @unchecked Sendable {
     private let requests: Int
     private let window: Double
     private let lock = NSLock()
@@ -24,7 +24,7 @@ final class RateLimiter: @unchecked Sendable {
     }
 
     /// Counts a request from `address` now; nil when allowed, else the seconds until one is allowed again.
-    func admit(_ address: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+    package func admit(_ address: String, now: Double = Date().timeIntervalSince1970) -> Double? {
         lock.withLock {
             if now - lastSweep >= window {
                 recent = recent.filter { $0.value.last.map { $0 > now - window } ?? false }

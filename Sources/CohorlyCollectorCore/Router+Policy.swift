@@ -12,10 +12,11 @@ import Foundation
 ///   compared in constant time; else 401), or a `Cohorly-HMAC` credential that proves the secret without sending
 ///   it (the CLI's, CollectorCredential.swift).
 /// - Every other `POST` (the ingestion routes) must say `Content-Type: application/json` (else 415): a page can
-///   send a cross-site `text/plain` or form POST without asking, but not a JSON one. Sentry's envelope route
-///   (`/api/<id>/envelope/`) is an ingestion route: it needs `application/x-sentry-envelope` instead (not a type
-///   a page may send cross-site without asking), an `Origin` of this server when one is sent, and its key
-///   (checked by the route), never the admin secret.
+///   send a cross-site `text/plain` or form POST without asking, but not a JSON one. A wire's route
+///   (`WireRoute.Screening`, IngestionWire.swift) says how it is screened: as an ingestion route, as one with its
+///   own media type (not a type a page may send cross-site without asking) that also needs an `Origin` of this
+///   server when one is sent, and its key (checked by the wire), never the admin secret — a Sentry envelope —,
+///   or under the admin secret like the rest of `/api/*`.
 /// - The web pages (`/`, `/issues/…`, `/events/…`, `/login`) have their own rules after the `Host` check: a
 ///   session, and forms from this origin only (`webRefusal`, Router+WebPolicy.swift).
 extension Router {
@@ -27,9 +28,14 @@ extension Router {
             return refusal
         }
         if Self.isWebPath(request.path) { return webRefusal(request, port: port) }  // Router+WebPolicy.swift
-        let envelope = SentryIngestion.projectId(request.path) != nil
-        let guarded = !envelope && (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
-        if guarded || envelope, let refusal = policy.originRefusal(request, port: port) { return refusal }
+        let wire = wireRoute(request.path)  // IngestionWire.swift
+        let guarded =
+            wire.map { $0.route.screening == .collectorSecret }
+            ?? (request.path.hasPrefix("/api/") || request.path.hasPrefix("/admin/"))
+        var expectedType = "application/json"
+        var ownMediaType = false
+        if case .mediaType(let type) = wire?.route.screening { (expectedType, ownMediaType) = (type, true) }
+        if guarded || ownMediaType, let refusal = policy.originRefusal(request, port: port) { return refusal }
         if guarded {
             if let secret = configuration.adminToken, !Self.credentialMatches(request.header("Authorization"), secret),
                 !credentials.accepts(request, secret: secret)
@@ -40,31 +46,18 @@ extension Router {
             }
         } else if request.method == "POST" {
             let mediaType = request.header("Content-Type")?.split(separator: ";").first.map(Self.mediaType)
-            if envelope {
-                guard mediaType == SentryIngestion.contentType else {
-                    return SentryIngestion.error(415, "Content-Type must be \(SentryIngestion.contentType)")
-                }
-                return nil
-            }
-            guard mediaType == "application/json" else {
-                // PostHog's clients read the tag of their own error body; the Cohorly routes keep theirs.
-                if request.path == CaptureV1Ingestion.path {
-                    return CaptureV1Ingestion.error(
-                        415, "unsupported_content_type", "Content-Type must be application/json")
-                }
-                if PostHogLegacyIngestion.paths.contains(request.path) {
-                    return PostHogLegacyIngestion.error(
-                        415, "unsupported_content_type", "Content-Type must be application/json")
-                }
-                return .error(415, "content type must be application/json")
+            guard mediaType == expectedType else {
+                // A vendor's clients read the tag of their own error body; the Cohorly routes keep theirs.
+                return wire?.wire.refusal(415, tag: "unsupported_content_type", "Content-Type must be \(expectedType)")
+                    ?? .error(415, "content type must be \(expectedType)")
             }
         }
         return nil
     }
 
-    /// A media type without the blanks around it, lowercased (every POST asks, a Sentry client once per event:
-    /// no Foundation bridging).
-    static func mediaType(_ text: Substring) -> String {
+    /// A media type without the blanks around it, lowercased (every POST asks, some clients once per event: no
+    /// Foundation bridging).
+    package static func mediaType(_ text: Substring) -> String {
         let blank = { (character: Character) in character == " " || character == "\t" }
         var text = text.drop(while: blank)
         while let last = text.last, blank(last) { text = text.dropLast() }

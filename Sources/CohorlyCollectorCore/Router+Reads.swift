@@ -22,7 +22,7 @@ extension Router {
         return page.response(["total": .int(try store.eventCount())])
     }
 
-    /// Stored records of `kind`, oldest first, as `{"<key>": [record…], …}` (Sentry session updates as sent).
+    /// Stored records of `kind`, oldest first, as `{"<key>": [record…], …}` (release-health session updates as sent).
     func records(_ kind: String, _ request: HTTPRequest, key: String = "records") throws -> HTTPResponse {
         let limit = try request.integer("limit", in: QueryLimits.limit, absent: 1000)
         let after = try request.integer("after", in: QueryLimits.rowId).map(Int64.init)

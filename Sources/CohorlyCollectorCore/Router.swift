@@ -2,23 +2,21 @@ import CohorlyCollectorAPI
 import Foundation
 
 /// Maps requests to the ingestion endpoints, the read API and the admin (fault) API. What any request must pass
-/// first (host, origin, content type, credential) is `screen(_:)`, in Router+Policy.swift.
-struct Router: Sendable {
-    let ingestion: Ingestion
-    let store: CollectorStore
-    let debugFiles: DebugFileStore
-    let faults: FaultInjector
-    let configuration: CollectorConfiguration
-    let rateLimiter: RateLimiter?
+/// first (host, origin, content type, credential) is `screen(_:)`, in Router+Policy.swift. The vendors' wires
+/// (`IngestionWire`, IngestionWire.swift) are asked first, in the order given.
+package struct Router: Sendable {
+    package let ingestion: Ingestion
+    package let store: CollectorStore
+    package let debugFiles: DebugFileStore
+    package let faults: FaultInjector
+    package let configuration: CollectorConfiguration
+    package let rateLimiter: RateLimiter?
+    /// The vendors' ingestion wires, asked before the collector's own routes.
+    let wires: [any IngestionWire]
     /// The web pages' login tokens and sessions (WebSessions.swift).
     var web = WebSessions()
     /// The `Cohorly-HMAC` nonces taken (RequestCredentials.swift).
     var credentials = RequestCredentials()
-
-    /// PostHog capture V1 (CaptureV1Ingestion.swift).
-    private var captureV1: CaptureV1Ingestion {
-        CaptureV1Ingestion(store: store, configuration: configuration, budget: ingestion.budget)
-    }
 
     /// What the server answers a whole request on `port`: its refusal by `screen`, else its route's answer (nil:
     /// the connection is dropped). The server itself screens before the body is read, then routes.
@@ -38,12 +36,7 @@ struct Router: Sendable {
 
     private func dispatch(_ request: HTTPRequest) throws -> HTTPResponse? {
         if Self.isWebPath(request.path) { return webPage(request) }  // Router+Web.swift
-        if let projectId = SentryIngestion.projectId(request.path) {
-            return SentryIngestion(
-                store: store, configuration: configuration, faults: faults, rateLimiter: rateLimiter,
-                budget: ingestion.budget
-            ).handle(request, projectId: projectId)
-        }
+        if let answer = try wireAnswer(request) { return answer }  // IngestionWire.swift
         switch request.path {
         case "/track", "/engage":
             if let wait = rateLimiter?.admit(request.clientAddress) {
@@ -52,18 +45,11 @@ struct Router: Sendable {
             }
             return ingest(request.path == "/track" ? .track : .engage, request)
         case "/alias": return ingest(.alias, request)
-        case CaptureV1Ingestion.path: return withFaults(request) { captureV1.handle(request) }
-        case _ where PostHogLegacyIngestion.paths.contains(request.path):
-            return withFaults(request) {
-                PostHogLegacyIngestion(store: store, configuration: configuration, budget: ingestion.budget)
-                    .handle(request)
-            }
         case "/health": return .json(200, ["status": 1])
         default: if request.path.hasPrefix("/buildid/") { return debuginfod(request) }
         }
         if let answer = try flags(request) { return answer }  // FlagRoutes.swift
         if let answer = try issueRoute(request) { return answer }  // IssueRoutes.swift
-        if let answer = sentryChunkRoute(request) { return answer }  // SentryChunkRoutes.swift
         switch (request.method, request.path) {
         case ("GET", CollectorCredential.challengePath): return authChallenge(request)
         case ("GET", "/api/events"): return try events(request)
@@ -76,7 +62,7 @@ struct Router: Sendable {
             return try crash(String(request.path.dropFirst("/api/crashes/".count)))
         case ("GET", "/api/aliases"): return try records("alias", request)
         case ("GET", "/api/engage"): return try records("engage", request)
-        case ("GET", "/api/sessions"): return try records(SentrySession.kind, request, key: "sessions")
+        case ("GET", "/api/sessions"): return try records(CollectorStore.sessionRecordKind, request, key: "sessions")
         case ("GET", "/admin/faults"): return .json(200, ["faults": .array(faults.pending.map(\.json))])
         case ("DELETE", "/admin/faults"):
             faults.clear()
@@ -94,8 +80,8 @@ struct Router: Sendable {
         withFaults(request) { ingestion.handle(kind, request) }
     }
 
-    /// Applies the next fault (if any) around an ingestion handler.
-    private func withFaults(_ request: HTTPRequest, _ handle: () -> HTTPResponse) -> HTTPResponse? {
+    /// Applies the next fault (if any) around an ingestion handler (the collector's and the wires').
+    package func withFaults(_ request: HTTPRequest, _ handle: () -> HTTPResponse) -> HTTPResponse? {
         guard let fault = faults.next(for: request.path) else { return handle() }
         // A lost acknowledgement stores first, then misbehaves; otherwise the delay comes first.
         let stored = fault.afterInsert ? handle() : nil

@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import Foundation
 
 /// PostHog capture V1, `POST /i/v1/analytics/events` (docs/posthog.md "What goes on the wire"), so the PostHog

@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import Foundation
 
 // PostHog's flags wire on the collector (docs/collector.md "Feature flags in the collector"), so the PostHog

@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import Foundation
 
 /// PostHog's legacy capture wire, `POST /batch`, `/e` and `/capture` (each also with a trailing slash): what the
@@ -17,8 +18,8 @@ import Foundation
 /// Not done: `data=` form bodies (base64, `compression=gzip-js|lz64`) and `GET` captures: every ingestion `POST`
 /// must be `application/json` (Router+Policy.swift), so a web page cannot send events cross-site unasked.
 struct PostHogLegacyIngestion: Sendable {
-    /// The routes it answers.
-    static let paths: Set<String> = ["/batch", "/batch/", "/e", "/e/", "/capture", "/capture/"]
+    /// The routes it answers, each also without its trailing slash (PostHogWires.swift).
+    static let routes = ["/batch/", "/e/", "/capture/"]
 
     let store: CollectorStore
     let configuration: CollectorConfiguration

@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import Foundation
 
 /// The public key of a Sentry request (docs/sentry.md "DSN"), from the first place that has

@@ -1,10 +1,12 @@
+import CohorlyCollectorCore
 import CohorlyDigests
 import CohorlyFiles
 import CohorlySymbols
 import Foundation
 
 // Sentry's debug-file chunk upload, so `sentry-cli debug-files upload` (a team's CI) uploads to `cohorly serve`,
-// authenticated by the collector's secret as its auth token (`/api/*`, Router+Policy.swift):
+// authenticated by the collector's secret as its auth token (`/api/*`, Router+Policy.swift; routes in
+// SentryWires.swift):
 //
 //   GET  /api/0/organizations/<org>/chunk-upload/                 the options: chunk size, limits, the chunk URL
 //   POST /api/0/organizations/<org>/chunk-upload/                 multipart chunks, streamed (SentryChunkUpload)
@@ -19,22 +21,16 @@ enum SentryChunkRoutes {
     /// What the chunk endpoint announces and enforces.
     static let limits = SentryChunkUpload.Limits()
 
+    /// The chunk endpoint's path.
+    static let chunkUpload = PathPattern("/api/0/organizations/{organization}/chunk-upload/")
+    /// The assembly's path.
+    static let assemble = PathPattern("/api/0/projects/{organization}/{project}/files/difs/assemble/")
+
     /// The organization of `/api/0/organizations/<org>/chunk-upload/`, or nil for another path.
-    static func organization(_ path: String) -> Substring? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 7, parts[1] == "api", parts[2] == "0", parts[3] == "organizations", !parts[4].isEmpty,
-            parts[5] == "chunk-upload", parts[6].isEmpty
-        else { return nil }
-        return parts[4]
-    }
+    static func organization(_ path: String) -> Substring? { chunkUpload.match(path)?["organization"] }
 
     /// Whether `path` is `/api/0/projects/<org>/<project>/files/difs/assemble/`.
-    static func isAssemble(_ path: String) -> Bool {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 10 && parts[1] == "api" && parts[2] == "0" && parts[3] == "projects"
-            && !parts[4].isEmpty && !parts[5].isEmpty && parts[6] == "files" && parts[7] == "difs"
-            && parts[8] == "assemble" && parts[9].isEmpty
-    }
+    static func isAssemble(_ path: String) -> Bool { assemble.match(path) != nil }
 
     /// Sentry's error body, `{"detail": …}`.
     static func detail(_ status: Int, _ text: String) -> HTTPResponse { .json(status, ["detail": .string(text)]) }

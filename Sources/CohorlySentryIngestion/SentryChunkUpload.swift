@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import CohorlyCompression
 import CohorlyDigests
 import Foundation

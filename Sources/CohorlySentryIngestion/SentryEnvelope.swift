@@ -1,3 +1,5 @@
+import CohorlyCollectorCore
+
 /// A Sentry envelope (docs/sentry.md "Local collector"), read strictly from a whole body that the
 /// collector's body limit already bounds; items are slices of that body, never copies.
 ///

@@ -1,3 +1,5 @@
+import CohorlyCollectorCore
+
 extension SentryEventRecord {
     /// Sentry's `fingerprint` (a list of strings) as the `$exception_fingerprint` the issue grouping reads
     /// (IssueKey.swift), or nil: absent, empty, or naming `{{ default }}` (Sentry's default grouping, which the

@@ -1,3 +1,4 @@
+import CohorlyCollectorCore
 import CohorlyCrashModel
 import Foundation
 

@@ -1,8 +1,9 @@
+import CohorlyCollectorCore
 import Foundation
 
 /// Sentry's envelope endpoint, `POST /api/{project_id}/envelope/` (docs/sentry.md "Local collector"), so the Sentry
 /// destination and any other Sentry SDK run end to end on one machine. `Router.screen` has already checked Host
-/// and Origin and that the body is `application/x-sentry-envelope`.
+/// and Origin and that the body is `application/x-sentry-envelope` (its route: SentryWires.swift).
 ///
 /// - Body: gzip or deflate inflated (the collector's body limit, then max(10 MiB, it) inflated: 413 beyond).
 /// - Auth: the public key from `X-Sentry-Auth`, `?sentry_key=` or the envelope's `dsn` (``SentryAuth``),
@@ -35,15 +36,7 @@ struct SentryIngestion: Sendable {
 
     /// The project id of an envelope route (`/api/<digits>/envelope/`, the trailing slash optional), else nil.
     static func projectId(_ path: String) -> String? {
-        guard path.hasPrefix("/api/") else { return nil }
-        var rest = path.dropFirst(5)
-        guard let slash = rest.firstIndex(of: "/") else { return nil }
-        let id = rest[..<slash]
-        rest = rest[slash...]
-        guard rest == "/envelope/" || rest == "/envelope", !id.isEmpty, id.count <= 20,
-            id.allSatisfy({ $0.isASCII && $0.isNumber })
-        else { return nil }
-        return String(id)
+        SentryEnvelopeWire.route.path.match(path)?["project_id"].map(String.init)
     }
 
     /// Sentry's error answer: `{"detail": reason}`.
@@ -163,7 +156,8 @@ struct SentryIngestion: Sendable {
             if !newEvents.isEmpty || !records.isEmpty {
                 _ = try store.insert(
                     together: CollectorStore.Rows(
-                        events: newEvents, records: records, recordKind: SentrySession.kind, receivedAt: now))
+                        events: newEvents, records: records, recordKind: CollectorStore.sessionRecordKind,
+                        receivedAt: now))
             }
         } catch  where CollectorStore.isFull(error) {
             return Self.error(507, "storage full: \(error)")

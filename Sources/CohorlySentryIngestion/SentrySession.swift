@@ -1,11 +1,13 @@
+import CohorlyCollectorCore
+
 /// A Sentry `session` item (docs/sentry.md "Release health"), checked as Relay checks a session update before it
 /// counts it: a JSON object with `started` (RFC 3339), `attrs.release` (non-empty), and when present a `sid`
 /// that is a UUID, a `status` Relay knows, a non-negative integer `errors`, a non-negative `duration`, a boolean
 /// `init`, a string `did`, an RFC 3339 `timestamp`. Stored as sent, among the records of kind ``kind``; read
 /// back with `GET /api/sessions`.
 enum SentrySession {
-    /// The records kind sessions are stored under.
-    static let kind = "sentry_session"
+    /// The records kind sessions are stored under (the collector's release-health sessions).
+    static let kind = CollectorStore.sessionRecordKind
     /// The statuses of a session update.
     static let statuses: Set<String> = ["ok", "exited", "crashed", "abnormal", "errored"]
 
