@@ -189,8 +189,8 @@ let package = Package(
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: [
-                "CohorlyCollector", "CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion", "Cohorly",
-                "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto", "TestWaiting",
+                "CohorlyCollector", "CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion",
+                "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto", "TestWaiting",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),
