@@ -53,8 +53,8 @@ let package = Package(
         .testTarget(
             name: "CohorlyCrashTests",
             dependencies: [
-                "CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlySymbols", "cohorly", "TestWaiting",
-                "CohorlyLaunch",
+                "CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlyCollectorCore", "CohorlySymbols", "cohorly",
+                "TestWaiting", "CohorlyLaunch",
             ]),
         // libcurl (libcurl4-openssl-dev), libmicrohttpd (libmicrohttpd-dev) and libdebuginfod (libdebuginfod-dev)
         // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
@@ -104,13 +104,27 @@ let package = Package(
         // The collector's HTTP API contract, shared by the collector and the CLI: flag definitions, debug-file
         // kinds, query limits.
         .target(name: "CohorlyCollectorAPI", dependencies: ["CohorlyJSON", "CohorlyDigests"]),
-        // The local collector (ingestion side): routes, SQLite storage, fault injection, on CohorlyHTTPServer.
+        // The local collector's core, naming no vendor: routes, SQLite storage, issues, web pages, the read and
+        // admin API, fault injection, on CohorlyHTTPServer; vendors' wires enter through `IngestionWire`.
         .target(
-            name: "CohorlyCollector",
+            name: "CohorlyCollectorCore",
             dependencies: [
                 "CohorlyHTTPServer", "CohorlyCollectorAPI", "CohorlyCompression", "CohorlyDigests", "CSQLite",
                 "CohorlyJSON", "CohorlySQLite", "CohorlySymbols", "CohorlyCrashModel", "CohorlyFiles", "CCrypto",
             ]),
+        // Sentry's wires on the collector: envelopes (events, release-health sessions), the debug-file chunk upload.
+        .target(
+            name: "CohorlySentryIngestion",
+            dependencies: [
+                "CohorlyCollectorCore", "CohorlyCompression", "CohorlyDigests", "CohorlyFiles", "CohorlySymbols",
+                "CohorlyCrashModel",
+            ]),
+        // PostHog's wires on the collector: capture V1, the legacy `/batch` wire, the flags request.
+        .target(name: "CohorlyPostHogIngestion", dependencies: ["CohorlyCollectorCore"]),
+        // The collector with every vendor's wire registered (`CollectorWires`), re-exporting the three.
+        .target(
+            name: "CohorlyCollector",
+            dependencies: ["CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion"]),
         // elfutils libelf + libdw (0.188 on Debian 12); the shim also declares swift_demangle and
         // __cxa_demangle (module map links dw, elf, stdc++, and
         // lzma, bz2, z for libdw.a in a -static-executable build).
@@ -210,8 +224,9 @@ let package = Package(
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: [
-                "CohorlyCollector", "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
-                "TestWaiting", "DebugFileFixtures",
+                "CohorlyCollector", "CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion",
+                "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto", "TestWaiting",
+                "DebugFileFixtures",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),

@@ -11,7 +11,9 @@
 //
 // Checked beyond "no crash": no input gets a 5xx (a storage error is a bug, not bad input), and every
 // response body is JSON (but the web pages' HTML).
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlySentryIngestion
 
 nonisolated(unsafe) var ingestion: Ingestion?
 nonisolated(unsafe) var router: Router?
@@ -26,7 +28,7 @@ func freshRouter() -> Router {
     }
     return Router(
         ingestion: Ingestion(store: store, configuration: configuration), store: store, debugFiles: debugFiles,
-        faults: FaultInjector(), configuration: configuration, rateLimiter: nil)
+        faults: FaultInjector(), configuration: configuration, rateLimiter: nil, wires: CollectorWires.all)
 }
 
 func freshIngestion() -> Ingestion {

@@ -12,7 +12,7 @@ import Foundation
 ///   `m`, `h`, `d`, `w`), or `>DATE`, `>=DATE`, `<DATE`, `<=DATE` (`2026-12-01`, `2026-12-01T10:00:00Z`).
 ///
 /// A value may be quoted (`user:"a b"`). A malformed query names its term (``IssueSearchError``). The collector
-/// compiles the terms into SQL with bound parameters (Sources/CohorlyCollector/IssueSearch+SQL.swift).
+/// compiles the terms into SQL with bound parameters (Sources/CohorlyCollectorCore/IssueSearch+SQL.swift).
 package struct IssueSearch: Sendable, Hashable {
     /// One term of a search.
     package enum Term: Sendable, Hashable {

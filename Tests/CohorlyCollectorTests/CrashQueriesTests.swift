@@ -2,7 +2,8 @@ import CohorlyCrashModel
 import CohorlySymbols
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Stored `$exception` events come from the network: reading them back never traps.
 @Suite struct CrashQueriesTests {

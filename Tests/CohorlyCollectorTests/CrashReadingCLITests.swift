@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// `cohorly crashes list|show` and `events list` against a loopback collector: outside text escaped for the
 /// terminal (JSON exact), times out of range shown as invalid, insert id prefixes, newest events first.

@@ -3,7 +3,8 @@ import CohorlySQLite
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A database written by the collector of the time before crashes were stored as their model
 /// (fixtures/collector/exception-properties, made by `cohorly serve` of that time with make.py there: `$exception`s

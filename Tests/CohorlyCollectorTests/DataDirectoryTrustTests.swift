@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// `serve --data DIR` on a directory another local user prepared is refused before anything in it is opened,
 /// with the path and the fix. The tests run as root: "another user" is uid 65534 (nobody) by chown.

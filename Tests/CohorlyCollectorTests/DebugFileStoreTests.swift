@@ -1,5 +1,6 @@
 import Cohorly
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 import CohorlyCompression
 import CohorlyDigests
 import Foundation

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// An upload cannot take the free space ingestion needs: it stops at the reserve with 507 and its reason, and
 /// events are still taken; a database that is full answers 507, not 500.

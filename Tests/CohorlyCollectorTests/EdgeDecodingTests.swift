@@ -1,7 +1,9 @@
 import CohorlyCrashModel
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlyPostHogIngestion
 
 /// Every wire decodes an `$exception`'s crash where it arrives (issue 40, "inside, the model"): the Cohorly API's
 /// `/track`, capture V1 and the legacy wire (which maps its events as capture V1 does), and Sentry envelopes; the

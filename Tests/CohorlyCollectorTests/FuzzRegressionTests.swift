@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The `json` and `ingestion` fuzz targets' corpora (`fixtures/fuzz/<target>`: seeds and every `crash-*`
 /// reproducer the fuzzer found) through the same entry points and checks as `Fuzz/<target>/main.swift`.
@@ -88,7 +89,7 @@ import Testing
         let router = Router(
             ingestion: Ingestion(store: store, configuration: guarded), store: store,
             debugFiles: try DebugFileStore(directory: nil), faults: FaultInjector(), configuration: guarded,
-            rateLimiter: nil)
+            rateLimiter: nil, wires: CollectorWires.all)
         var requests = 0
         for (name, body) in inputs {
             // A whole request (the attack seeds `request-*`): refused with a 4xx, except the one good request.

@@ -2,7 +2,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Group commit (CollectorStore+GroupCommit.swift): requests that arrive while another commits share the next
 /// transaction, and each returns once its rows are committed.

@@ -2,7 +2,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Slow or many connections from one client cannot lock the others out.
 @Suite struct HeldConnectionTests {

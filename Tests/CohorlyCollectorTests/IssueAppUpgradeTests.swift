@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A collector's database keyed before apps joined the key (IssueKey.version 2, fixtures/collector/v2-keys, made
 /// by `cohorly serve` of that time with make.sh there) is moved to the table keyed by app and keyed again when

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The issue writer stages a request's occurrence rows and counts them into their issues when it moves them into
 /// the indexed table in bulk (reads add the staged rows meanwhile): the counts, the first and last release,

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A request's events are grouped on another thread while its own writes their properties' text
 /// (IssueGrouping+Alongside.swift): each event still gets its own occurrence, in order, whichever thread grouped

@@ -1,7 +1,8 @@
 import CohorlyCrashModel
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The key is read from an event's grouping view (`CapturedException.groupingView`, which reads only what
 /// grouping needs); it must come out as from the model read in full, on every shape an event's frames may have.

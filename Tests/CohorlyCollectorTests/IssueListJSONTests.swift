@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The issue list's answer is written as text without a tree: the same bytes the tree of each issue gives.
 @Suite struct IssueListJSONTests {

@@ -4,7 +4,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The issue search (docs/issues.md, "Search"): the parser's terms and errors, and `GET /api/issues?q=` over
 /// loopback for each key, a malformed query answering 400 that names its term.

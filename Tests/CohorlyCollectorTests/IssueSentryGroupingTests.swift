@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Sentry envelopes are grouped like the other wires' events (issue 27 item 1): by type and in-app frames, with
 /// the event's `fingerprint` first unless it names Sentry's default grouping.

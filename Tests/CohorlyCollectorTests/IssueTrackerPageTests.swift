@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Issue 43, items 3–5, over loopback: an issue's tag breakdowns (API, page, `cohorly issues show`), an
 /// occurrence's stored JSON as a download and its page by insert id, previous / next occurrence, the culprit in the

@@ -2,7 +2,8 @@ import CohorlyCrashModel
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A collector's database written with the key before IssueKey.version 2 (fixtures/collector/v1-keys, made by
 /// `cohorly serve` of that time with make.sh there) is keyed again when opened: the debug and the release build's

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Random and mutated bodies through the real ingestion path: always a 2xx or a 4xx, never a crash.
 @Suite struct MalformedInputTests {

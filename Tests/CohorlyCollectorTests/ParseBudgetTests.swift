@@ -3,7 +3,9 @@ import Foundation
 import Testing
 
 @testable import Cohorly
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlyPostHogIngestion
 
 /// Memory follows what is kept: a body is measured before it is parsed, and parsed only when its tree fits the
 /// server-wide budget (413 when it never could, 503 with Retry-After when the budget stays taken).

@@ -2,7 +2,9 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlyPostHogIngestion
 
 /// One event nested too deep can neither get in nor, when stored anyway (an older collector, a direct writer),
 /// make a read page unreadable: ingestion and readers agree on `NestingLimit`.

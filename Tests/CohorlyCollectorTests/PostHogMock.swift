@@ -2,7 +2,8 @@ import CCrypto
 import Cohorly
 import Foundation
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// PostHog's symbol-set API on 127.0.0.1 (ephemeral port; the collector's libmicrohttpd server), as docs/posthog.md
 /// "Upload debug files to PostHog" describes it:

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The rate limiter's memory: only addresses with requests inside the window are kept.
 @Suite struct RateLimiterTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The read API runs below ingestion's CPU priority (issue 26 item 4): on threads of its own whose nice value is
 /// raised, handed each read by the connection's thread, which waits for it.

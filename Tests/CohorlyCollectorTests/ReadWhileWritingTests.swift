@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A long read (a page of 100,000 rows, reasons looked up row by row) does not hold what ingestion needs.
 @Suite struct ReadWhileWritingTests {

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// What a web page or another local user can send to a collector on 127.0.0.1 is refused before it is routed.
 @Suite struct RequestPolicyTests {

@@ -3,7 +3,9 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlySentryIngestion
 
 /// The collector's Sentry chunk-upload routes (SentryChunkRoutes.swift) driven by hand: chunks checked against
 /// their SHA-1 names, the assembled file checked against its checksum and as an ELF debug file, missing chunks

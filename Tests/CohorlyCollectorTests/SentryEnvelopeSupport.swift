@@ -1,7 +1,8 @@
 import Cohorly
 import Foundation
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Sentry envelopes for the collector's envelope route, framed as Sentry frames them: a header line, then per item a
 /// header line and its payload.

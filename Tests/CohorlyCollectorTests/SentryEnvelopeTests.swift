@@ -1,6 +1,8 @@
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlySentryIngestion
 
 /// Envelope framing as Relay reads it (a header line, then per item a header line with `type` and optional `length`,
 /// then the payload).

@@ -1,7 +1,9 @@
 import CohorlyCrashModel
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlySentryIngestion
 
 /// A Sentry stacktrace stored in PostHog's shape: the frames' kinds from `instruction_addr_adjustment` when they
 /// carry none (any Sentry SDK), the return addresses restored when they were sent stepped back (`none`).

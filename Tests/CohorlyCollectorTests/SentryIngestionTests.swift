@@ -3,7 +3,9 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
+@testable import CohorlySentryIngestion
 
 /// The collector's Sentry envelope route over loopback: crashes stored and shown like the other wires', sessions
 /// stored and listed, Sentry's answers.

@@ -3,7 +3,8 @@ import Cohorly
 import CohorlyCompression
 import Foundation
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Sentry's debug-file chunk-upload API on 127.0.0.1 (the collector's libmicrohttpd server), written from
 /// Sentry's chunk-upload protocol (docs/collector.md "Sentry's chunk upload (sentry-cli)"):

@@ -2,7 +2,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Slow clients cannot starve the server: every request on a kept-alive connection has the header deadline, and
 /// at the connection cap a client sending whole requests still gets answered.

@@ -2,7 +2,8 @@ import CohorlyCollectorAPI
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A neighbour who binds the collector's address first (any local user can take 127.0.0.1:4000 before `cohorly
 /// serve` starts) must not get the admin secret from the CLI: the CLI asks the server to prove it holds the secret

@@ -1,4 +1,5 @@
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 import CohorlySymbols
 import Foundation
 import Testing

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// A crash event comes from the network: the collector symbolicates it only with files from its own store and the
 /// directories it was told to trust (`serve --debug-dir`), never with a path the event names, and never opens a

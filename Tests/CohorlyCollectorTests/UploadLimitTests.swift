@@ -3,7 +3,8 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Uploads cannot fill the disk (a size limit, a free-space check, a body that inflates past its declared size
 /// is stopped) nor replace a stored debug file with other bytes unless the secret holder asks for it.

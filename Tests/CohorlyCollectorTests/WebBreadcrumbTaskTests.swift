@@ -1,7 +1,8 @@
 import Cohorly
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The web page's breadcrumbs table (issue 38 part 5): the crashing task's rows, which the event lists first, are
 /// marked when other tasks added breadcrumbs too; breadcrumbs of one task (or of none) are not.

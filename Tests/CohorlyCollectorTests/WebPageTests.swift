@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The web pages' rules without a browser (WebPageBrowserTests has the browser): event text is escaped, pages
 /// need the session a one-time login token gives, forms must come from this origin, and the collector's own
@@ -20,7 +21,7 @@ import Testing
         let router = Router(
             ingestion: Ingestion(store: store, configuration: configuration), store: store,
             debugFiles: try DebugFileStore(directory: nil), faults: FaultInjector(), configuration: configuration,
-            rateLimiter: configuration.rateLimit.map(RateLimiter.init))
+            rateLimiter: configuration.rateLimit.map(RateLimiter.init), wires: CollectorWires.all)
         router.web.listening(on: port)
         return router
     }

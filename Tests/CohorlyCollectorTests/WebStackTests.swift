@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlySymbols
 
 /// A stack on the web page reads the frames' in-app answer (the event's `in_app`): in-app frames highlighted, a

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 @testable import Cohorly
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlyCrash
 
 /// In-app is the app's code, not the executable (issue 38 part 2): an app (fixtures/inapp/App) depending on a

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlyCrash
 
 /// A real async crash (CrashDemo `crash async-actor`: an actor method force-unwraps nil, awaited by `price`,

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlyCrash
 
 /// A handled error captured three awaits deep: the innermost function awaited `Task.yield()` first, so it runs

@@ -3,7 +3,8 @@ import CohorlyCrash
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Issues from real crashes (issue 27 items 1 and 2): CrashDemo crashes made into their `$exception` events on
 /// the device, sent to a collector over loopback, grouped and tracked through their states.

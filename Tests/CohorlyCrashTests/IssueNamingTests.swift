@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlyCrash
 
 /// One issue per bug, titled as people read it (issue 38 part 3), on CrashDemo's server scenarios built debug and

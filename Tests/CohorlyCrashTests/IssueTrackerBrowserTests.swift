@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Issue 43, items 3–5, in headless Chromium over real CrashDemo crashes (WebPageBrowserTests' collector): the
 /// issue page's tag breakdowns and short culprit, an occurrence reached by its insert id with Previous / Next and

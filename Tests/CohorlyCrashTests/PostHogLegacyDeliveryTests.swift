@@ -1,5 +1,6 @@
 @testable import Cohorly
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 import CohorlyCompression
 import Foundation
 import Testing

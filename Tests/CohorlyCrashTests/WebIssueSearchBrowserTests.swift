@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The issue list's app selector and search box in a real browser (headless Chromium, Tests/Browser/cdp.py): the
 /// selector lists the apps, choosing one and typing a search submits the form to a URL of its own that lists the

@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 @testable import CohorlyCrash
 
 /// The collector's web pages in a real browser (headless Chromium through the DevTools protocol), over a

@@ -2,7 +2,8 @@ import Cohorly
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// Issue 41, item 2: a browser keeps cookies per host, not per port, so whatever it holds for the collector's host
 /// it also sends to a neighbour's server on another port of that host. What the neighbour receives must open no

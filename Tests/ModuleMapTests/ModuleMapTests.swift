@@ -7,7 +7,8 @@ import Testing
 ///    modules): the small pieces (HTTP client and server, compression, digests, the collector's API contract)
 ///    import none of Cohorly, CohorlyCollector or CohorlyCrash; no library imports an executable's module.
 /// 2. CohorlyCollector is imported only by the CLI's `cohorly serve` code (Sources/cohorly/Serve*.swift), the
-///    compliance adapter, the tests and the fuzz harnesses.
+///    compliance adapter, the tests and the fuzz harnesses; its core only by the vendors' ingestion targets and
+///    CohorlyCollector itself.
 /// 3. The CLI does not import the analytics client (Cohorly) or the crash reporter (CohorlyCrash).
 ///
 /// A new library module must be given a layer here; a file importing upwards fails with its path and line.
@@ -19,7 +20,9 @@ import Testing
         "CohorlyLaunch": 2,
         "CohorlySymbols": 3, "CohorlyCollectorClient": 3,
         "Cohorly": 4, "CohorlyCommandLine": 4, "CohorlyUpload": 4,
-        "CohorlyCrash": 5, "CohorlyCollector": 5, "CohorlySentryUpload": 5, "CohorlyPostHogUpload": 5,
+        "CohorlyCrash": 5, "CohorlyCollectorCore": 5, "CohorlySentryUpload": 5, "CohorlyPostHogUpload": 5,
+        "CohorlySentryIngestion": 6, "CohorlyPostHogIngestion": 6,
+        "CohorlyCollector": 7,
     ]
     /// The small pieces below the client, the collector and the CLI.
     static let small = [
@@ -114,6 +117,12 @@ import Testing
             let serve = file.hasPrefix("Sources/cohorly/Serve")
             let adapter = file.hasPrefix("Examples/PostHogComplianceAdapter/")
             #expect(serve || adapter, "\(file) imports CohorlyCollector")
+        }
+        let family = [
+            "Sources/CohorlyCollector/", "Sources/CohorlySentryIngestion/", "Sources/CohorlyPostHogIngestion/",
+        ]
+        for (file, line, module) in everywhere where module == "CohorlyCollectorCore" {
+            #expect(family.contains { file.hasPrefix($0) }, "\(file):\(line) imports CohorlyCollectorCore")
         }
         #expect(importers.contains { $0.hasPrefix("Sources/cohorly/Serve") }, "the rule found no serve code at all")
     }

@@ -3,7 +3,8 @@ import CohorlyCrash
 import Foundation
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// `$exception` events of real CrashDemo crashes (debug build), made on the device as a next launch makes them:
 /// `index-out-of-range` twice (two launches), `null-write` once, and the first index crash again without the

@@ -1,5 +1,0 @@
-@_exported import CohorlyJSON
-
-/// The collector's JSON values are the client's (`CohorlyValue`, module CohorlyJSON): one parser and writer
-/// for the whole package.
-typealias JSONValue = CohorlyValue
