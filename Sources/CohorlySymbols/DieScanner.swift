@@ -29,6 +29,8 @@ final class DieScanner {
         /// The size of its attribute values when every form has one fixed size in this unit (-1: not), so a
         /// DIE the pass does not read is stepped over in one addition.
         var fixedSize: Int32 = -1
+        /// Whether it has `DW_AT_low_pc` or `DW_AT_ranges`: a DIE without either has no address range.
+        var hasAddresses = false
     }
 
     /// A decoded abbreviation table, for units of one address size, offset size and version.
@@ -209,6 +211,7 @@ final class DieScanner {
                 }
                 specs.append(AttributeSpec(name: UInt32(name), form: UInt32(form), implicitConstant: constant))
                 abbreviation.count += 1
+                if name == UInt64(DW_AT_low_pc) || name == UInt64(DW_AT_ranges) { abbreviation.hasAddresses = true }
             }
             if code < 1 << 16 {
                 if byCode.count <= Int(code) { byCode += Array(repeating: nil, count: Int(code) + 1 - byCode.count) }

@@ -191,7 +191,7 @@ final class UnitIndex {
             let tag = Int32(bitPattern: abbreviation.tag)
             let isFunction = tag == Int32(DW_TAG_subprogram)
             let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
-            let reads: Bool
+            var reads: Bool
             switch pass {
             case .whole: reads = isFunction || isInlined
             // An inlined call outside any function is a root of its own (as libdw's walk finds it).
@@ -200,6 +200,11 @@ final class UnitIndex {
                 reads = isInlined && listScope != UnitIndex.steppedOver
                 // A function inside the tree is a root of its own, its tree read when it is asked for.
                 if isFunction || listScope == UnitIndex.steppedOver { childParent = UnitIndex.steppedOver }
+            }
+            if reads && !abbreviation.hasAddresses {
+                // No range (a declaration, an abstract origin): what `add` would answer, without reading it.
+                reads = false
+                childParent = isInlined ? listScope : -1
             }
             if reads {
                 guard let (found, next) = readScope(at: position, attributes: cursor, abbreviation, scanner) else {
