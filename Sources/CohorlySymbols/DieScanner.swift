@@ -26,6 +26,31 @@ final class DieScanner {
         /// `[first, first + count)` in `specs`.
         var first: Int32
         var count: Int32
+        /// The size of its attribute values when every form has one fixed size in this unit (-1: not), so a
+        /// DIE the pass does not read is stepped over in one addition.
+        var fixedSize: Int32 = -1
+        /// Whether it has `DW_AT_low_pc` or `DW_AT_ranges`: a DIE without either has no address range.
+        var hasAddresses = false
+    }
+
+    /// A decoded abbreviation table, for units of one address size, offset size and version.
+    struct AbbreviationTable {
+        var byCode: [Abbreviation?] = []
+        var largeCodes: [UInt64: Abbreviation] = [:]
+        var specs: [AttributeSpec] = []
+    }
+
+    /// Abbreviation tables decoded so far, by their offset in `.debug_abbrev` and the unit shape they were sized
+    /// for: units sharing a table (those of one object file, and often many more) decode it once.
+    final class AbbreviationCache {
+        struct Key: Hashable {
+            var offset: UInt64
+            var addressSize: Int
+            var offsetSize: Int
+            var version: Int
+        }
+        var tables: [Key: AbbreviationTable] = [:]
+        init() {}
     }
 
     /// One attribute of an abbreviation.
@@ -40,6 +65,8 @@ final class DieScanner {
     private var byCode: [Abbreviation?] = []
     private var largeCodes: [UInt64: Abbreviation] = [:]
     private(set) var specs: [AttributeSpec] = []
+    /// Whether the abbreviations came from the cache rather than being decoded for this reader.
+    private(set) var sharedAbbreviations = false
 
     /// The bytes of a section.
     struct Bounds {
@@ -56,12 +83,11 @@ final class DieScanner {
 
     /// A reader for the unit whose DIE is `unitDie`, or nil when its header or abbreviations cannot be read or
     /// the unit does not lie inside `section` (`.debug_info`) with its abbreviations inside `abbreviations`.
-    /// When `previous` (a reader of another unit of the same file) read the same abbreviation table, its
-    /// decoded table is shared rather than read again: the units of one object file share one table, and lie
-    /// side by side in the address order lookups go in.
+    /// A table `cache` holds for the unit's abbreviation offset (and shape) is used rather than read again;
+    /// one read here is added to it.
     init?(
         dwarf: OpaquePointer, unitDie: Dwarf_Die, version: Int, section: Bounds, abbreviations: Bounds,
-        previous: DieScanner? = nil
+        cache: AbbreviationCache? = nil
     ) {
         var die = unitDie
         var cuDie = Dwarf_Die()
@@ -94,16 +120,68 @@ final class DieScanner {
         self.version = version
         self.abbreviationOffset = abbreviationOffset
         guard addressSize == 4 || addressSize == 8 else { return nil }
-        if let previous, previous.abbreviationOffset == abbreviationOffset,
-            previous.sectionStart == section.start, previous.version == version
-        {
-            byCode = previous.byCode
-            largeCodes = previous.largeCodes
-            specs = previous.specs
+        let key = AbbreviationCache.Key(
+            offset: abbreviationOffset, addressSize: Int(addressSize), offsetSize: Int(offsetSize), version: version)
+        if let table = cache?.tables[key] {
+            byCode = table.byCode
+            largeCodes = table.largeCodes
+            specs = table.specs
+            sharedAbbreviations = true
         } else {
             guard readAbbreviations(from: abbreviations.start + Int(abbreviationOffset), end: abbreviations.end)
             else { return nil }
+            for code in byCode.indices {
+                let size = fixedSize(byCode[code])
+                byCode[code]?.fixedSize = size
+            }
+            for code in Array(largeCodes.keys) {
+                let size = fixedSize(largeCodes[code])
+                largeCodes[code]?.fixedSize = size
+            }
+            cache?.tables[key] = AbbreviationTable(byCode: byCode, largeCodes: largeCodes, specs: specs)
         }
+    }
+
+    /// The size of the attribute values of a DIE of `abbreviation` when each form's is fixed, else -1.
+    private func fixedSize(_ abbreviation: Abbreviation?) -> Int32 {
+        guard let abbreviation else { return -1 }
+        var total = 0
+        for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
+            let size: Int
+            switch Int(specs[index].form) {
+            case DW_FORM_flag_present, DW_FORM_implicit_const: size = 0
+            case DW_FORM_addr: size = addressSize
+            case DW_FORM_data1, DW_FORM_ref1, DW_FORM_flag, DW_FORM_strx1, DW_FORM_addrx1: size = 1
+            case DW_FORM_data2, DW_FORM_ref2, DW_FORM_strx2, DW_FORM_addrx2: size = 2
+            case DW_FORM_strx3, DW_FORM_addrx3: size = 3
+            case DW_FORM_data4, DW_FORM_ref4, DW_FORM_ref_sup4, DW_FORM_strx4, DW_FORM_addrx4: size = 4
+            case DW_FORM_data8, DW_FORM_ref8, DW_FORM_ref_sig8, DW_FORM_ref_sup8: size = 8
+            case DW_FORM_data16: size = 16
+            case DW_FORM_strp, DW_FORM_line_strp, DW_FORM_sec_offset, DW_FORM_strp_sup, DW_FORM_GNU_ref_alt,
+                DW_FORM_GNU_strp_alt:
+                size = offsetSize
+            case DW_FORM_ref_addr: size = version <= 2 ? addressSize : offsetSize
+            default: return -1
+            }
+            total += size
+            guard total < 1 << 24 else { return -1 }  // a hostile table: left to the form-by-form skip
+        }
+        return Int32(total)
+    }
+
+    /// The byte after the attribute values of a DIE of `abbreviation` whose values start at `position`, or nil
+    /// when they cannot be skipped.
+    @inline(__always)
+    func skipAttributes(of abbreviation: Abbreviation, at position: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+        if abbreviation.fixedSize >= 0 {
+            return end - position >= Int(abbreviation.fixedSize) ? position + Int(abbreviation.fixedSize) : nil
+        }
+        var cursor = position
+        for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
+            guard let next = skip(form: specs[index].form, at: cursor) else { return nil }
+            cursor = next
+        }
+        return cursor
     }
 
     /// Reads the unit's abbreviation list (until its 0 code); false when it is malformed.
@@ -133,6 +211,7 @@ final class DieScanner {
                 }
                 specs.append(AttributeSpec(name: UInt32(name), form: UInt32(form), implicitConstant: constant))
                 abbreviation.count += 1
+                if name == UInt64(DW_AT_low_pc) || name == UInt64(DW_AT_ranges) { abbreviation.hasAddresses = true }
             }
             if code < 1 << 16 {
                 if byCode.count <= Int(code) { byCode += Array(repeating: nil, count: Int(code) + 1 - byCode.count) }

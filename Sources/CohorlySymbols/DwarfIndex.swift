@@ -6,16 +6,26 @@ import CDwarf
 
 /// Address → compile unit → scopes and line rows, for one DWARF file. Unit ranges come from each unit's own
 /// `DW_AT_ranges`/`low_pc` (Swift and clang emit no `.debug_aranges`, which libdw's lookups need); a unit's
-/// scopes are indexed on first use and kept, so a batch of addresses pays for each unit once.
+/// functions are indexed on first use and kept (a function's inline tree when an address falls in it), so a batch
+/// of addresses pays for each unit once. Abbreviation tables are decoded once per table, whichever units share it.
 final class DwarfIndex {
     private let file: ElfFile
     private let dwarf: OpaquePointer
     // Read on every lookup, so without dynamic exclusivity checks (see UnitIndex: one thread, no overlap).
     @exclusivity(unchecked) private var units: [Unit] = []
-    /// The units' address ranges (`scope` is the unit's position in `units`).
+    /// The units' address ranges (`scope` is the unit's position in `units`): of units that give their own.
     @exclusivity(unchecked) private var unitRanges = SortedRanges([])
+    /// The units that give no range of their own (in Swift binaries, mostly the ClangImporter's units of imported
+    /// C modules, with types and no code), by position in `units`. Their functions' ranges are read only when an
+    /// address misses every unit range (`rangelessRanges`), as every such unit must then be read whole.
+    private var rangelessUnits: [Int32] = []
+    /// How many units' ranges came from `.debug_aranges`.
+    private(set) var unitsFromAranges = 0
+    @exclusivity(unchecked) private var rangelessRanges: SortedRanges?
     /// Where names and paths are kept (shared with the symbol-table fallback).
     private let text: TextTable
+    /// The abbreviation tables decoded so far (shared by every unit's scanner).
+    private let abbreviationCache = DieScanner.AbbreviationCache()
     /// Every function name resolved so far, each demangled once; scopes refer to them by position.
     @exclusivity(unchecked) private var functionNames: [FunctionName] = []
     /// Names by the address of their bytes in the mapped file: inlined copies of a function share their
@@ -61,7 +71,13 @@ final class DwarfIndex {
         var unitType: UInt8 = 0
         var unitDie = Dwarf_Die()
         var allRanges: [UnitIndex.Range] = []
-        var previousScanner: DieScanner?
+        // `.debug_aranges`, when the file has it (and the scanner can read it): each listed unit's ranges.
+        var listed: [UInt64: [(low: UInt64, high: UInt64)]] = [:]
+        if file.header.e_ident.5 == UInt8(ELFDATA2LSB), let section = sectionBounds[".debug_aranges"],
+            let entries = DebugAranges.read(section)
+        {
+            for entry in entries { listed[entry.unitOffset, default: []].append((entry.low, entry.high)) }
+        }
         while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &unitDie, nil) == 0 {
             cu = next
             guard
@@ -72,16 +88,14 @@ final class DwarfIndex {
             unit.version = Int(version)
             let number = Int32(units.count)
             units.append(unit)
-            var ranges = DwarfRanges.of(&unitDie)
+            let headerOffset = dwarf_dieoffset(&unitDie) &- dwarf_cuoffset(&unitDie)
+            var ranges = listed[headerOffset] ?? []
             if ranges.isEmpty {
-                // No unit ranges: index now and use its functions' ranges.
-                // The units of one object file lie side by side and share one abbreviation table.
-                let made = scanner(unitDie, version: Int(version), previous: previousScanner)
-                previousScanner = made ?? previousScanner
-                let index = UnitIndex(unitDie: unitDie, scanner: made)
-                unit.index = index
-                ranges = index.functionRanges
+                ranges = DwarfRanges.of(&unitDie)
+            } else {
+                unitsFromAranges += 1
             }
+            if ranges.isEmpty { rangelessUnits.append(number) }
             for range in ranges {
                 allRanges.append(.init(low: range.low, high: range.high, scope: number))
             }
@@ -94,14 +108,14 @@ final class DwarfIndex {
         dwarf_end(dwarf)
     }
 
-    /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself).
-    /// `previous`: a scanner whose abbreviation table the new one may share.
-    private func scanner(_ unitDie: Dwarf_Die, version: Int, previous: DieScanner? = nil) -> DieScanner? {
+    /// The linear-pass scanner for a unit (little-endian files only: it reads multi-byte values itself), its
+    /// abbreviations from the index's cache when another unit's scanner decoded them.
+    private func scanner(_ unitDie: Dwarf_Die, version: Int) -> DieScanner? {
         guard file.header.e_ident.5 == UInt8(ELFDATA2LSB), let info = sections.info, let abbreviations = sections.abbrev
         else { return nil }
         let made = DieScanner(
             dwarf: dwarf, unitDie: unitDie, version: version, section: info, abbreviations: abbreviations,
-            previous: previous)
+            cache: abbreviationCache)
         made?.rangeListSection = sectionBounds[".debug_ranges"]
         return made
     }
@@ -119,6 +133,7 @@ final class DwarfIndex {
         var found: [String: DieScanner.Bounds] = [:]
         let wanted: Set<String> = [
             ".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str", ".debug_ranges",
+            ".debug_aranges",
         ]
         var names = 0
         guard elf_getshdrstrndx(file.elf, &names) == 0 else { return found }
@@ -145,7 +160,22 @@ final class DwarfIndex {
     }
 
     /// Whether any unit has code.
-    var isEmpty: Bool { unitRanges.ranges.isEmpty }
+    var isEmpty: Bool { unitRanges.ranges.isEmpty && readRangelessUnits().ranges.isEmpty }
+
+    /// The ranges of the functions of the units without ranges of their own (read on first call).
+    private func readRangelessUnits() -> SortedRanges {
+        if let rangelessRanges { return rangelessRanges }
+        var all: [UnitIndex.Range] = []
+        for number in rangelessUnits {
+            let unit = units[Int(number)]
+            let index = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+            unit.index = index
+            for range in index.functionRanges { all.append(.init(low: range.low, high: range.high, scope: number)) }
+        }
+        let made = SortedRanges(all)
+        rangelessRanges = made
+        return made
+    }
 
     /// A function's name as stored (linkage name when there is one) and demangled: numbers in `text`.
     private struct FunctionName {
@@ -211,19 +241,24 @@ final class DwarfIndex {
         unit(containing: address)?.compilationDirectory
     }
 
+    /// The unit whose range contains `address`; failing that, the rangeless unit one of whose functions does.
     private func unit(containing address: UInt64) -> Unit? {
-        let number = unitRanges.scope(containing: address)
+        var number = unitRanges.scope(containing: address)
+        if number < 0 && !rangelessUnits.isEmpty {
+            _ = readRangelessUnits()
+            number = rangelessRanges?.scope(containing: address) ?? -1
+        }
         return number >= 0 ? units[Int(number)] : nil
     }
 
     /// The scanner of the unit whose names were read last (kept for the next: a batch asks in address order,
-    /// so mostly of the same unit; one at a time, as each holds a copy of its unit's abbreviations).
+    /// so mostly of the same unit).
     @exclusivity(unchecked) private var lastScanner: (unit: Unit, scanner: DieScanner?)?
 
     /// A scanner for `unit`'s DIEs, the last one made when it is of the same unit.
     private func namesScanner(of unit: Unit) -> DieScanner? {
         if let last = lastScanner, last.unit === unit { return last.scanner }
-        let made = scanner(unit.die, version: unit.version, previous: lastScanner?.scanner)
+        let made = scanner(unit.die, version: unit.version)
         lastScanner = (unit, made)
         return made
     }
@@ -406,12 +441,38 @@ final class DwarfIndex {
         }
     }
 
+    /// For tests: over the units indexed so far, how many functions' inline trees were read and how many
+    /// functions there are; and whether the units without ranges of their own were read.
+    var readSoFar: (trees: Int, functions: Int, rangelessUnits: Bool) {
+        let indexed = units.compactMap(\.index)
+        return (
+            indexed.reduce(0) { $0 + $1.treesRead }, indexed.reduce(0) { $0 + $1.roots.ranges.count },
+            rangelessRanges != nil
+        )
+    }
+
+    /// For tests: per unit whose ranges came from `.debug_aranges`, whether they equal the unit's own
+    /// (`DW_AT_low_pc`/`high_pc`/`ranges` as libdw reads them), both sorted.
+    func compareArangesWithUnitRanges() -> [Bool] {
+        guard let section = sectionBounds[".debug_aranges"], let entries = DebugAranges.read(section) else { return [] }
+        var listed: [UInt64: [[UInt64]]] = [:]
+        for entry in entries { listed[entry.unitOffset, default: []].append([entry.low, entry.high]) }
+        return units.compactMap { unit in
+            var die = unit.die
+            guard let fromAranges = listed[dwarf_dieoffset(&die) &- dwarf_cuoffset(&die)] else { return nil }
+            let own = DwarfRanges.of(&die).map { [$0.low, $0.high] }
+            let order: ([UInt64], [UInt64]) -> Bool = { $0.lexicographicallyPrecedes($1) }
+            return fromAranges.sorted(by: order) == own.sorted(by: order)
+        }
+    }
+
     /// For tests: per scope of every unit, the name the scanner reads and libdw's (`dwarf_attr_integrate`),
     /// and whether the scanner read it itself (rather than leaving it to libdw).
     func compareNames() -> [(scanner: UnsafePointer<CChar>?, libdw: UnsafePointer<CChar>?, readItself: Bool)] {
         var result: [(scanner: UnsafePointer<CChar>?, libdw: UnsafePointer<CChar>?, readItself: Bool)] = []
         for unit in units {
             let index = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+            index.readAllTrees()
             for scope in index.scopes {
                 var die = Dwarf_Die()
                 let libdw = dwarf_offdie(dwarf, scope.dieOffset, &die) != nil ? DwarfAttributes.functionName(&die) : nil
@@ -426,29 +487,34 @@ final class DwarfIndex {
     }
 
     /// For tests: indexes every unit both ways (linear pass and libdw's walk) and reports, per unit, whether
-    /// the linear pass was used and whether both found the same scopes, ranges and call sites. Without
-    /// `libdw`, only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per
-    /// ancestor, too slow for a very deep tree.
+    /// the linear pass was used and whether both found the same scopes, ranges and call sites. The linear pass
+    /// reads the functions first and each one's inline tree after (all of them here), libdw's walk everything
+    /// in DIE order, so scopes are compared as a set: each with its ranges, call site and its parent's. Without `libdw`,
+    /// only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per ancestor,
+    /// too slow for a very deep tree.
     func compareWalks(libdw: Bool = true) -> [(linear: Bool, same: Bool)] {
-        var previous: DieScanner?  // each unit's scanner shares the one before's table when they have one
-        return units.map { unit in
-            let made = scanner(unit.die, version: unit.version, previous: previous)
-            previous = made ?? previous
-            let linear = UnitIndex(unitDie: unit.die, scanner: made)
+        units.map { unit in
+            let linear = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+            linear.readAllTrees()
             guard libdw else { return (linear.usedLinearWalk, true) }
             let walked = UnitIndex(unitDie: unit.die, scanner: nil)
             // Everything the linear pass decodes itself: offsets, nesting, ranges and call sites.
             func shape(_ index: UnitIndex) -> [[UInt64]] {
-                index.scopes.map {
-                    [
-                        $0.dieOffset, UInt64(bitPattern: Int64($0.parent)), UInt64($0.subtreeEnd),
-                        UInt64($0.callFile), UInt64($0.callLine), UInt64($0.callColumn), UInt64($0.rangeStart),
-                    ]
+                func key(_ scope: Int) -> [UInt64] {
+                    let entry = index.scopes[scope]
+                    return [entry.dieOffset] + index.ranges[index.rangesOf(scope)].flatMap { [$0.low, $0.high] }
                 }
+                return index.scopes.indices.map { scope in
+                    let entry = index.scopes[scope]
+                    let call = [UInt64(entry.callFile), UInt64(entry.callLine), UInt64(entry.callColumn)]
+                    let parent = entry.parent >= 0 ? key(Int(entry.parent)) : [UInt64.max]
+                    return key(scope) + call + [UInt64.max - 1] + parent
+                }
+                .sorted { $0.lexicographicallyPrecedes($1) }
             }
             let same =
                 shape(linear) == shape(walked)
-                && linear.ranges.map { [$0.low, $0.high] } == walked.ranges.map { [$0.low, $0.high] }
+                && linear.roots.ranges.map { [$0.low, $0.high] } == walked.roots.ranges.map { [$0.low, $0.high] }
             return (linear.usedLinearWalk, same)
         }
     }
@@ -460,7 +526,7 @@ extension DwarfIndex {
     /// answer). Indexes every unit. For the symbol cache's writer (``SymbolCacheWriter``), which asks once per
     /// stretch between them.
     func appendAnswerBoundaries(to bounds: inout [UInt64]) {
-        for range in unitRanges.ranges {
+        for range in unitRanges.ranges + readRangelessUnits().ranges {
             bounds.append(range.low)
             bounds.append(range.high)
         }
@@ -469,6 +535,7 @@ extension DwarfIndex {
             if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
             if let lines = unit.lines { lines.appendAddresses(to: &bounds) }
             if let index = unit.index {
+                index.readAllTrees()
                 for span in index.ranges {
                     bounds.append(span.low)
                     bounds.append(span.high)

@@ -8,9 +8,11 @@ import CDwarf
 /// Swift inlines; this walk does not prune. Names and call-site files are resolved only when looked up.
 ///
 /// Lookup is two binary searches: the physical function (a "root") containing the address, then, inside that
-/// function, a flat map from address to the innermost inlined scope. The map is built the first time an
-/// address of that function is asked for, so a batch pays for each function once and a single address pays
-/// for one function only.
+/// function, a flat map from address to the innermost inlined scope. Reading the unit records its functions and
+/// their ranges only, stepping over every other DIE (a whole DIE at once when its abbreviation's values have
+/// fixed sizes); a function's inline tree is read the first time an address in it is asked for, and its map
+/// built on a later ask, so a batch pays for each function once and a single address pays for one function's
+/// tree only.
 final class UnitIndex {
     struct Scope {
         /// Offset in `.debug_info` of the DIE the scope's name is read from (resolved lazily): its own, or, when
@@ -24,6 +26,9 @@ final class UnitIndex {
         var rangeStart: Int32
         /// One past the last scope recorded below this one (scopes are in DIE pre-order).
         var subtreeEnd: Int32
+        /// The first scope recorded below this one: the next scope, except for a function whose inline tree
+        /// was read after the unit (its scopes then follow all the unit's); -1 while that tree is not read yet.
+        var firstChild: Int32
         var callFile: UInt32 = 0
         var callLine: UInt32 = 0
         var callColumn: UInt32 = 0
@@ -64,15 +69,36 @@ final class UnitIndex {
     @exclusivity(unchecked) private var scratchOwners: [Int32] = []
     /// Whether the linear pass read the whole unit (false: libdw's walk was used).
     private(set) var usedLinearWalk = false
+    /// The reader of the unit's DIEs, kept to read functions' inline trees on demand.
+    private let scanner: DieScanner?
+    private let cu: OpaquePointer?
+    /// Per function whose inline tree is not read yet (`firstChild` -1): its DIE and where its children start.
+    private var unreadTrees: [Int32: (die: UnsafePointer<UInt8>, children: UnsafePointer<UInt8>)] = [:]
+    /// How many functions' inline trees were read after the unit (for tests).
+    private(set) var treesRead = 0
+
+    /// What a linear pass over DIEs records: every scope (`whole`); functions only, their inline trees left
+    /// for later (`functions`); one function's inline tree, nested functions stepped over (`inlineTree`).
+    private enum Pass {
+        case whole
+        case functions
+        case inlineTree
+    }
+
+    /// The scope of the DIEs inside a function met while reading another's inline tree (stepped over).
+    private static let steppedOver = Int32.min
     /// A DWARF 2-4 unit's `.debug_ranges` as the linear pass reads it itself: the section, the unit's base
     /// address (its `DW_AT_low_pc`, as libdw takes it) and the address size; nil when libdw is asked instead.
     private var rangeLists: (section: DieScanner.Bounds, base: UInt64, addressSize: Int)?
 
     /// Indexes the unit: in one linear pass with `scanner` when it can read every DIE, else with libdw's
-    /// child/sibling walk.
-    init(unitDie: Dwarf_Die, scanner: DieScanner? = nil) {
+    /// child/sibling walk. With `lazily` (and the scanner), the pass records functions only and each function's
+    /// inline tree is read when first asked for; libdw's walk reads them all at once.
+    init(unitDie: Dwarf_Die, scanner: DieScanner? = nil, lazily: Bool = true) {
         var die = unitDie
         var linear = false
+        self.scanner = scanner
+        self.cu = unitDie.cu
         if let scanner, let start = die.addr {
             // Room for what a unit of this size typically holds (a Swift release unit: one scope per ~30 bytes,
             // one range per ~18), so the arrays are not copied over and over while they grow.
@@ -84,11 +110,14 @@ final class UnitIndex {
             if scanner.version < 5, let section = scanner.rangeListSection, dwarf_lowpc(&die, &base) == 0 {
                 rangeLists = (section, base, scanner.addressSize)
             }
-            linear = walkUnit(at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner)
+            linear = walkUnit(
+                at: UnsafePointer(start.assumingMemoryBound(to: UInt8.self)), cu: die.cu, scanner,
+                pass: lazily ? .functions : .whole)
             if !linear {
                 scopes.removeAll()
                 ranges.removeAll()
                 rootRanges.removeAll()
+                unreadTrees.removeAll()
             }
         }
         usedLinearWalk = linear
@@ -99,16 +128,41 @@ final class UnitIndex {
     }
 
     /// Reads the unit DIE at `start` and everything below it; false when any DIE could not be read.
-    private func walkUnit(at start: UnsafePointer<UInt8>, cu: OpaquePointer?, _ scanner: DieScanner) -> Bool {
+    private func walkUnit(
+        at start: UnsafePointer<UInt8>, cu: OpaquePointer?, _ scanner: DieScanner, pass: Pass
+    ) -> Bool {
         guard let (code, afterCode) = DieScanner.readLEB(start, end: scanner.end), code != 0,
-            let abbreviation = scanner.abbreviation(code)
+            let abbreviation = scanner.abbreviation(code),
+            let cursor = scanner.skipAttributes(of: abbreviation, at: afterCode)
         else { return false }
-        var cursor = afterCode
-        for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
-            guard let next = scanner.skip(form: scanner.specs[index].form, at: cursor) else { return false }
-            cursor = next
+        return !abbreviation.hasChildren
+            || walkList(at: cursor, parent: -1, cu: cu, scanner: scanner, pass: pass) != nil
+    }
+
+    /// Reads the inline tree of the function `root` when it is not read yet: its scopes are appended after
+    /// all others (`firstChild` says where they start). When the linear pass cannot read it, libdw's walk does.
+    private func readTree(of root: Int32) {
+        guard let unread = unreadTrees.removeValue(forKey: root), let scanner else { return }
+        let first = scopes.count
+        let firstRange = ranges.count
+        if walkList(at: unread.children, parent: root, cu: cu, scanner: scanner, pass: .inlineTree) == nil {
+            scopes.removeSubrange(first...)
+            ranges.removeSubrange(firstRange...)
+            var die = Dwarf_Die()
+            die.addr = UnsafeMutableRawPointer(mutating: unread.die)
+            die.cu = cu
+            var child = Dwarf_Die()
+            if dwarf_child(&die, &child) == 0 { walkSiblings(child, parent: root) }
         }
-        return !abbreviation.hasChildren || walkList(at: cursor, parent: -1, cu: cu, scanner: scanner) != nil
+        scopes[Int(root)].firstChild = Int32(first)
+        scopes[Int(root)].subtreeEnd = Int32(scopes.count)
+        treesRead += 1
+    }
+
+    /// Reads every function's inline tree not read yet (for those that need every scope: the symbol cache's
+    /// writer, tests).
+    func readAllTrees() {
+        for root in unreadTrees.keys.sorted() { readTree(of: root) }
     }
 
     /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
@@ -116,7 +170,7 @@ final class UnitIndex {
     /// the open lists on a heap stack: a file may nest DIEs as deep as it likes without exhausting the thread's
     /// stack.
     private func walkList(
-        at start: UnsafePointer<UInt8>, parent: Int32, cu: OpaquePointer?, scanner: DieScanner
+        at start: UnsafePointer<UInt8>, parent: Int32, cu: OpaquePointer?, scanner: DieScanner, pass: Pass
     ) -> UnsafePointer<UInt8>? {
         // The lists being read: the scope each belongs to, and the one its opening DIE's list belongs to.
         var open: [(scope: Int32, outer: Int32)] = []
@@ -126,7 +180,7 @@ final class UnitIndex {
             guard let (code, afterCode) = DieScanner.readLEB(position, end: scanner.end) else { return nil }
             if code == 0 {
                 guard let finished = open.popLast() else { return afterCode }
-                closeSubtree(listScope, parent: finished.outer)
+                if pass != .functions { closeSubtree(listScope, parent: finished.outer) }
                 listScope = finished.outer
                 position = afterCode
                 continue
@@ -135,7 +189,24 @@ final class UnitIndex {
             var cursor = afterCode
             var childParent = listScope
             let tag = Int32(bitPattern: abbreviation.tag)
-            if tag == Int32(DW_TAG_subprogram) || tag == Int32(DW_TAG_inlined_subroutine) {
+            let isFunction = tag == Int32(DW_TAG_subprogram)
+            let isInlined = tag == Int32(DW_TAG_inlined_subroutine)
+            var reads: Bool
+            switch pass {
+            case .whole: reads = isFunction || isInlined
+            // An inlined call outside any function is a root of its own (as libdw's walk finds it).
+            case .functions: reads = isFunction || (isInlined && listScope < 0)
+            case .inlineTree:
+                reads = isInlined && listScope != UnitIndex.steppedOver
+                // A function inside the tree is a root of its own, its tree read when it is asked for.
+                if isFunction || listScope == UnitIndex.steppedOver { childParent = UnitIndex.steppedOver }
+            }
+            if reads && !abbreviation.hasAddresses {
+                // No range (a declaration, an abstract origin): what `add` would answer, without reading it.
+                reads = false
+                childParent = isInlined ? listScope : -1
+            }
+            if reads {
                 guard let (found, next) = readScope(at: position, attributes: cursor, abbreviation, scanner) else {
                     return nil
                 }
@@ -143,14 +214,18 @@ final class UnitIndex {
                 die.addr = UnsafeMutableRawPointer(mutating: position)
                 die.cu = cu
                 childParent = add(
-                    &die, offset: UInt64(position - scanner.sectionStart), parent: listScope,
-                    isInlined: tag == Int32(DW_TAG_inlined_subroutine), found: found)
+                    &die, offset: UInt64(position - scanner.sectionStart), parent: listScope, isInlined: isInlined,
+                    found: found)
                 cursor = next
-            } else {
-                for index in Int(abbreviation.first)..<Int(abbreviation.first + abbreviation.count) {
-                    guard let next = scanner.skip(form: scanner.specs[index].form, at: cursor) else { return nil }
-                    cursor = next
+                if pass == .functions && childParent >= 0 && childParent != listScope {
+                    if abbreviation.hasChildren {
+                        scopes[Int(childParent)].firstChild = -1
+                        unreadTrees[childParent] = (position, cursor)
+                    }
                 }
+            } else {
+                guard let next = scanner.skipAttributes(of: abbreviation, at: cursor) else { return nil }
+                cursor = next
             }
             if abbreviation.hasChildren {
                 open.append((childParent, listScope))
@@ -318,7 +393,8 @@ final class UnitIndex {
         }
         guard ranges.count > first else { return isInlined ? parent : -1 }
         var scope = Scope(
-            dieOffset: found.nameDie ?? offset, parent: owner, rangeStart: Int32(first), subtreeEnd: index + 1)
+            dieOffset: found.nameDie ?? offset, parent: owner, rangeStart: Int32(first), subtreeEnd: index + 1,
+            firstChild: index + 1)
         if isInlined {
             scope.callFile = UInt32(truncatingIfNeeded: call.file)
             scope.callLine = UInt32(truncatingIfNeeded: call.line)
@@ -371,7 +447,9 @@ final class UnitIndex {
     /// over 9,000 functions: 960 asked twice or more, 165 three times or more) — never pays for a map.
     func innermost(at address: UInt64) -> Int32 {
         let root = self.root(at: address)
-        guard root >= 0, scopes[Int(root)].subtreeEnd > root + 1 else { return root }  // nothing inlined
+        guard root >= 0 else { return root }
+        if scopes[Int(root)].firstChild < 0 { readTree(of: root) }
+        guard scopes[Int(root)].firstChild < scopes[Int(root)].subtreeEnd else { return root }  // nothing inlined
         let mapStart = scopes[Int(root)].mapStart
         if mapStart < 0 {
             guard mapStart <= -1 - UnitIndex.walksBeforeMap else {
@@ -398,12 +476,12 @@ final class UnitIndex {
     /// child's subtree skipped whole when it does not — the same answer as the flat map.
     func innermostByWalkingDown(from root: Int32, at address: UInt64) -> Int32 {
         var current = Int(root)
-        var index = current + 1
+        var index = Int(scopes[current].firstChild)
         while index < Int(scopes[current].subtreeEnd) {
             let scope = scopes[index]
             if scope.parent == Int32(current) && contains(index, address) {
                 current = index
-                index += 1
+                index = Int(scope.firstChild)
             } else {
                 index = Int(scope.subtreeEnd)  // > index: every scope's subtree ends after it
             }
@@ -433,6 +511,7 @@ final class UnitIndex {
     func innermostBothWays(at address: UInt64) -> (root: Int32, walkingDown: Int32, map: Int32)? {
         let root = self.root(at: address)
         guard root >= 0 else { return nil }
+        if scopes[Int(root)].firstChild < 0 { readTree(of: root) }
         return (root, innermostByWalkingDown(from: root, at: address), innermostByMap(from: root, at: address))
     }
 
@@ -441,17 +520,23 @@ final class UnitIndex {
     /// order, a scope claiming only pieces its parent holds, so a child never reaches outside its parent and,
     /// when siblings overlap, the first in the file wins (as in llvm-symbolizer's walk).
     private func buildMap(of root: Int) {
+        let first = Int(scopes[root].firstChild)
         let end = Int(scopes[root].subtreeEnd)
         // Scratch arrays kept between calls: most functions are small, and a batch builds thousands of maps.
+        // Members: the root (position 0) and the scopes of its tree (position `index - first + 1`).
         scratchMembers.removeAll(keepingCapacity: true)
-        scratchMembers.append(contentsOf: repeatElement(false, count: end - root))
+        scratchMembers.append(contentsOf: repeatElement(false, count: end - first + 1))
         scratchBounds.removeAll(keepingCapacity: true)
-        for index in root..<end {
-            if index > root {
+        func position(_ index: Int) -> Int { index == root ? 0 : index - first + 1 }
+        // The root, then its tree (no array of the two made per map).
+        for member in 0..<(end - first + 1) {
+            let index = member == 0 ? root : first + member - 1
+            if index != root {
                 let parent = Int(scopes[index].parent)
-                guard parent >= root, parent < index, scratchMembers[parent - root] else { continue }
+                guard parent == root || (parent >= first && parent < index && scratchMembers[position(parent)])
+                else { continue }
             }
-            scratchMembers[index - root] = true
+            scratchMembers[position(index)] = true
             for range in ranges[rangesOf(index)] {
                 scratchBounds.append(range.low)
                 scratchBounds.append(range.high)
@@ -466,7 +551,8 @@ final class UnitIndex {
         scratchBounds.removeLast(scratchBounds.count - unique)
         scratchOwners.removeAll(keepingCapacity: true)
         scratchOwners.append(contentsOf: repeatElement(-1, count: unique))
-        for index in root..<end where scratchMembers[index - root] {
+        for member in 0..<(end - first + 1) where scratchMembers[member] {
+            let index = member == 0 ? root : first + member - 1
             let scope = scopes[index]
             let parent: Int32 = index == root ? -1 : scope.parent
             for range in ranges[rangesOf(index)] {

@@ -58,6 +58,45 @@ import Testing
         #expect(differing == 0, "\(differing) of \(units.count) units differ in \(name)")
     }
 
+    /// Entering a unit costs the function asked for, not the unit: one address reads the inline tree of its
+    /// function only, and the units without ranges of their own (swift-format's ~900 units of imported C modules)
+    /// are read only for an address no unit range covers.
+    @Test func oneAddressReadsOneInlineTreeAndNoRangelessUnit() throws {
+        let symbolicator = try ModuleSymbolicator(debugFile: SwiftFormatAgreementTests.swiftFormat)
+        // A function of SwiftFormat's own (in a Swift unit with ranges), from the symbol table.
+        let symbols = try run("/usr/bin/nm", ["-S", "--defined-only", SwiftFormatAgreementTests.swiftFormat])
+        let function = try #require(
+            symbols.split(separator: "\n").lazy.filter { $0.contains(" T $s11SwiftFormat") }
+                .compactMap { line -> (start: UInt64, size: UInt64)? in
+                    let parts = line.split(separator: " ")
+                    guard let start = UInt64(parts[0], radix: 16), let size = UInt64(parts[1], radix: 16), size > 64
+                    else { return nil }
+                    return (start, size)
+                }.first)
+        let frame = symbolicator.symbolicate(function.start + function.size / 2)
+        #expect(frame.frames.first?.function != nil)
+        let index = try #require(symbolicator.dwarfIndex)
+        let after = index.readSoFar
+        #expect(after.trees == 1)
+        #expect(after.functions > 10, "one unit indexed: its functions' ranges")
+        #expect(!after.rangelessUnits)
+        // An address outside every unit (before the first function) reads them.
+        _ = symbolicator.symbolicate(1)
+        #expect(index.readSoFar.rangelessUnits)
+    }
+
+    /// gcc writes `.debug_aranges`: the address→unit table takes each unit's ranges from it, and they equal the
+    /// unit's own `DW_AT_low_pc`/`high_pc`/`ranges`.
+    @Test func arangesGiveTheUnitsOwnRanges() throws {
+        let fixtures = try Fixtures.get()
+        let symbolicator = try ModuleSymbolicator(debugFile: fixtures.path("inline_gcc"))
+        let index = try #require(symbolicator.dwarfIndex)
+        #expect(index.unitsFromAranges > 0)
+        let units = index.compareArangesWithUnitRanges()
+        #expect(!units.isEmpty)
+        #expect(units.allSatisfy { $0 })
+    }
+
     /// The first address asked in a function is answered by walking down its inline tree, later ones by its
     /// flat map: both give the same innermost scope for every function entry and random inner address.
     @Test(arguments: ["inline_c", "inline_gcc", "templates", "shop_release"])
