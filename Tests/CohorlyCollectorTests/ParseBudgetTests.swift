@@ -2,7 +2,8 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 @testable import CohorlyCollector
 
 /// Memory follows what is kept: a body is measured before it is parsed, and parsed only when its tree fits the

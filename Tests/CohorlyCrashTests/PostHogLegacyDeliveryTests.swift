@@ -1,4 +1,6 @@
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 @testable import CohorlyCollector
 import CohorlyCompression
 import Foundation

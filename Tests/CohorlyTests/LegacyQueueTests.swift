@@ -3,7 +3,9 @@ import CohorlySQLite
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// Queues written before the queue held wire-neutral records (each row named its endpoint and held that wire's
 /// JSON) are read after the upgrade: nothing queued before it is lost, whichever destination sends it.
