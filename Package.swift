@@ -185,8 +185,8 @@ let package = Package(
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: [
-                "CohorlyCollector", "Cohorly", "CohorlyClient", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd",
-                "CCrypto", "TestWaiting",
+                "CohorlyCollector", "Cohorly", "CohorlyClient", "cohorly", "CohorlyCompression", "CohorlyDigests",
+                "CZstd", "CCrypto", "TestWaiting",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),

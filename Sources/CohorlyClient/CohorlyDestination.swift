@@ -40,7 +40,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
     static func route(of entry: QueueEntry) -> (route: Route, operation: ProfileOperation?)? {
         switch entry.kind {
         case .event, .exception: return (.track, nil)
-        case .session: return nil  // release health is Sentry's
+        case .launch: return nil  // another destination's launch record
         case .profile:
             guard let operation = ProfileOperation(json: entry.json) else { return nil }
             if case .people = operation { return (.engage, operation) }

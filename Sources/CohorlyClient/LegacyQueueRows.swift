@@ -16,6 +16,9 @@ enum LegacyQueueRows {
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         switch kind {
+        case "session":
+            // The launch records' kind before it was named for what it is.
+            return QueueEntry(id: id, kind: .launch, insertId: insertId, json: json)
         case "track":
             // `/track` rows are `{"event", "properties"}` with complete properties: an event record already.
             return QueueEntry(id: id, kind: .event, insertId: insertId, json: json)

@@ -8,8 +8,9 @@ package enum RecordKind: String, Sendable {
     case profile
     /// A prepared exception (crash, handled error, hang, abnormal exit), as ``ExceptionRecord``'s JSON.
     case exception
-    /// A launch's release-health session update (sent by Sentry only), as the session item's JSON.
-    case session
+    /// A destination's own record of a launch, as the destination that follows launches wrote it (opaque JSON it
+    /// encodes and reads; other destinations drop it). Rows of earlier versions name it `session`.
+    case launch
 }
 
 /// One change to the persisted state, applied in order by the store.

@@ -5,8 +5,9 @@ import Foundation
 /// record exists only once its transaction committed; prepared events are committed with a full fsync. One
 /// connection, serialized by a lock held only for short statements.
 ///
-/// A row's `endpoint` column holds its ``RecordKind`` (rows of earlier versions: the endpoint they were encoded
-/// for, read through ``LegacyQueueRows``).
+/// A row's `kind` column holds its ``RecordKind`` (rows of earlier versions: the endpoint they were encoded for, or
+/// a kind since renamed, read through ``LegacyQueueRows``). Versions before it named the column `endpoint`: it is
+/// renamed when such a queue is opened.
 final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
     private let lock = NSLock()
     private let db: SQLiteDatabase
@@ -31,7 +32,7 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         try db.execute(
             """
             CREATE TABLE IF NOT EXISTS queue(
-                id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
+                id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, insert_id TEXT,
                 body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
             DROP INDEX IF EXISTS queue_insert_id;
             DROP INDEX IF EXISTS queue_prepared;
@@ -39,12 +40,13 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """
         )
+        try Self.renameEndpointColumn(db)
         insert = try db.prepare(
-            "INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES (?, ?, ?, ?)")
+            "INSERT INTO queue(kind, insert_id, body, prepared) VALUES (?, ?, ?, ?)")
         setMeta = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
         deleteMeta = try db.prepare("DELETE FROM meta WHERE key = ?")
         selectBatch = try db.prepare(
-            "SELECT id, endpoint, insert_id, body FROM queue ORDER BY id LIMIT ?")
+            "SELECT id, kind, insert_id, body FROM queue ORDER BY id LIMIT ?")
         replace = try db.prepare("UPDATE queue SET body = ? WHERE prepared = 1 AND insert_id = ?")
         findInsertId = try db.prepare("SELECT 1 FROM queue WHERE prepared = 1 AND insert_id = ? LIMIT 1")
         var count: Int64 = 0
@@ -59,6 +61,19 @@ final class SQLiteQueueStore: QueueStore, @unchecked Sendable {
         }
         cachedCount = Int(count)
         cachedLastId = last
+    }
+
+    /// Renames the `endpoint` column of a queue an earlier version made to `kind`, in one write transaction (two
+    /// processes opening the queue at once: the second finds it renamed).
+    private static func renameEndpointColumn(_ db: SQLiteDatabase) throws {
+        try db.transaction {
+            var named = false
+            try db.prepare("SELECT 1 FROM pragma_table_info('queue') WHERE name = 'endpoint'").rows { _ in
+                named = true
+                return false
+            }
+            if named { try db.execute("ALTER TABLE queue RENAME COLUMN endpoint TO kind") }
+        }
     }
 
     var count: Int { lock.withLock { cachedCount } }

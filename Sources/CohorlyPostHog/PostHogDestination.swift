@@ -78,8 +78,8 @@ final class PostHogDestination: Destination, @unchecked Sendable {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued exception")
             }
             return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)
-        case .session:
-            return Item(name: "session", json: "", uuid: "", problem: "a Sentry session update (not sent to PostHog)")
+        case .launch:
+            return Item(name: "launch", json: "", uuid: "", problem: "another destination's launch record")
         case .profile:
             guard let operation = ProfileOperation(json: entry.json) else {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued profile operation")

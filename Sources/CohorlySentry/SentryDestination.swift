@@ -236,10 +236,10 @@ final class SentryDestination: Destination, @unchecked Sendable {
                 let entry = entries[index]
                 index += 1
                 switch entry.kind {
-                case .session:
+                case .launch:
                     var ids = [entry.id]
                     var items = [SentryEnvelope.Item(type: "session", payload: Array(entry.json.utf8))]
-                    while index < entries.count, entries[index].kind == .session,
+                    while index < entries.count, entries[index].kind == .launch,
                         ids.count < SentryDestination.maxSessionsPerEnvelope
                     {
                         ids.append(entries[index].id)

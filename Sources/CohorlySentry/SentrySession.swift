@@ -106,7 +106,7 @@ struct SentrySession: Codable, Equatable {
     /// rewritten while queued when the launch's release becomes known (``SentrySessions/launchRelease(_:)``).
     func record(status: String, atMs timeMs: Int64, initial: Bool, observed: Bool = true) -> QueueOperation {
         .append(
-            .session, insertId: initial ? startKey : nil,
+            .launch, insertId: initial ? startKey : nil,
             json: update(status: status, atMs: timeMs, initial: initial, observed: observed).jsonString, prepared: true)
     }
 
