@@ -3,7 +3,7 @@ import CohorlyFiles
 import Foundation
 
 /// The Cohorly client for Linux: identity, super properties, a persisted queue and delivery to one destination —
-/// the Cohorly HTTP API under the shared retry contract (the default), or PostHog capture V1
+/// the Cohorly HTTP API under the shared retry contract (the default), or another destination's wire
 /// (`Cohorly.initialize(posthog:)`).
 ///
 /// ```swift
@@ -15,11 +15,11 @@ import Foundation
 /// Every method is safe to call from any thread. `track` only appends to memory; a background thread commits
 /// records to SQLite (WAL) within milliseconds and another delivers them.
 public final class Cohorly: Sendable {
-    /// The server the client sends to (the Cohorly API host, or the PostHog host).
+    /// The server the client sends to (the Cohorly API host, or the destination's).
     public let apiHost: URL
     /// The options it was configured with.
     public let options: CohorlyOptions
-    /// The project token or PostHog project API key (for the crash sender process; never logged).
+    /// The project token or the destination's key (for the crash sender process; never logged).
     let token: String?
     let destination: any Destination
 

@@ -2,12 +2,13 @@ import CohorlyCrashModel
 
 /// A prepared exception — a crash, a handled error, a hang, an abnormal exit — as the queue holds it: the crash
 /// model's ``CapturedException`` (its one owner: frames with their kinds, async callers, symbols, images), with
-/// the properties the client adds when it queues it (`distinct_id`, super and automatic properties, a Sentry
-/// session). Every destination renders its own schema from ``exception`` when it sends it (the Cohorly API and
-/// PostHog: the `$exception` event, ``event``; Sentry: its native event). CohorlyCrash builds it; nothing reads it
-/// back out of properties. The exception's members read and write through the record: `record.insertId` (the
-/// dedupe key, stable across resends), `record.timestampMs`, `record.level`, `record.properties` (the crash-time
-/// context, what the client adds, and the facts destinations pass on as they are).
+/// the properties the client adds when it queues it (`distinct_id`, super and automatic properties, what a
+/// destination adds in `willQueue`). Every destination renders its own schema from ``exception`` when it sends
+/// it (the Cohorly API: the `$exception` event, ``event``; others their own wire's). CohorlyCrash builds it;
+/// nothing reads it back out of properties. The exception's members read and write through the record:
+/// `record.insertId` (the dedupe key, stable across resends), `record.timestampMs`, `record.level`,
+/// `record.properties` (the crash-time context, what the client adds, and the facts destinations pass on as they
+/// are).
 @dynamicMemberLookup
 public struct ExceptionRecord: Sendable, Equatable {
     /// The exception.

@@ -93,7 +93,7 @@ package struct EvaluatedFlag: Sendable, Hashable {
     package var enabled: Bool
     package var variant: String?
     package var payload: CohorlyValue?
-    /// Extra `$feature_flag_called` properties the server's answer gives (PostHog: reason, id, version).
+    /// Extra `$feature_flag_called` properties the server's answer gives (a reason, an id, a version).
     package var exposureProperties: Properties = [:]
 
     package init(

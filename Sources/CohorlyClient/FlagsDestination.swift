@@ -18,13 +18,13 @@ package struct FlagsRequest: Sendable {
     package var anonymousId: String
     /// Only these flags (nil: all of them).
     package var keys: [String]? = nil
-    /// Person properties to evaluate with (PostHog; `$device_id` is added).
+    /// Person properties to evaluate with (`$device_id` is added), for a destination that takes them.
     package var personProperties: Properties = [:]
-    /// Groups by type (PostHog).
+    /// Groups by type, for a destination that takes them.
     package var groups: Properties = [:]
-    /// Group properties by type (PostHog).
+    /// Group properties by type, for a destination that takes them.
     package var groupProperties: Properties = [:]
-    /// Overrides the destination's GeoIP setting (PostHog).
+    /// Overrides the destination's GeoIP setting, when it has one.
     package var disableGeoIP: Bool? = nil
 }
 
@@ -32,7 +32,7 @@ package struct FlagsRequest: Sendable {
 package enum FlagsAnswer: Sendable {
     /// The server's flags by key (all of them: a flag absent here is unknown).
     case flags([String: EvaluatedFlag])
-    /// Only some flags could be computed (PostHog's `errorsWhileComputingFlags`): these replace what is served
+    /// Only some flags could be computed (the server said it erred on others): these replace what is served
     /// under their keys, the others stay.
     case partial([String: EvaluatedFlag])
     /// No usable answer (network failure, refusal or malformed body), with why.
