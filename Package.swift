@@ -54,7 +54,7 @@ let package = Package(
             name: "CohorlyCrashTests",
             dependencies: [
                 "CohorlyCrash", "CrashDemo", "CohorlyCollector", "CohorlyCollectorCore", "CohorlySymbols", "cohorly",
-                "TestWaiting", "CohorlyLaunch",
+                "TestWaiting", "CohorlyLaunch", "Cohorly", "CohorlyClient", "CohorlySentry", "CohorlyPostHog",
             ]),
         // libcurl (libcurl4-openssl-dev), libmicrohttpd (libmicrohttpd-dev) and libdebuginfod (libdebuginfod-dev)
         // are loaded with dlopen on first use, not linked: together they pull ~30 libraries into every process
@@ -81,13 +81,23 @@ let package = Package(
         .target(name: "CStartupHooks"),
         // The SQLite wrapper shared by the client's queue and the collector's storage.
         .target(name: "CohorlySQLite", dependencies: ["CSQLite", "CohorlyFiles"]),
-        // The client: `Cohorly.initialize`, the `Destination` seam and its destinations, the SQLite (WAL) queue.
+        // The client's core: `Cohorly.initialize`, the SQLite (WAL) queue, delivery and the retry contract, the
+        // `Destination` seam and the Cohorly API's destination. It names no other destination.
         .target(
-            name: "Cohorly",
+            name: "CohorlyClient",
             dependencies: [
                 "CohorlyHTTPClient", "CSQLite", "CohorlyCompression", "CohorlyJSON", "CohorlySQLite", "CohorlyFiles",
                 "CohorlyCrashModel", "CohorlyLaunch", "CStartupHooks",
             ]),
+        // Sentry's destination: envelopes, events, release-health sessions, `Cohorly.initialize(sentry:)`.
+        .target(
+            name: "CohorlySentry",
+            dependencies: ["CohorlyClient", "CohorlyCompression", "CohorlyCrashModel", "CohorlyLaunch"]),
+        // PostHog's destination: capture V1 and the legacy `/batch`, flags, `Cohorly.initialize(posthog:)`.
+        .target(name: "CohorlyPostHog", dependencies: ["CohorlyClient", "CohorlyCompression", "CohorlyCrashModel"]),
+        // The client as apps import it: re-exports the core and every destination, and holds the one registry
+        // that restores a queue's destination for the detached crash sender.
+        .target(name: "Cohorly", dependencies: ["CohorlyClient", "CohorlySentry", "CohorlyPostHog"]),
         // Small pieces below the client, the collector and the CLI (docs/internals.md "Module map"): they import
         // none of Cohorly, CohorlyCollector or CohorlyCrash (ModuleMapTests checks it).
         // The HTTP client: the `Transport` seam and libcurl's transport (re-exported by Cohorly).
@@ -217,16 +227,16 @@ let package = Package(
         .testTarget(
             name: "CohorlyTests",
             dependencies: [
-                "Cohorly", "CohorlyCollector", "CohorlyHTTPServer", "CohorlyCompression", "CohorlyTestApp",
-                "PostHogComplianceAdapter", "TestWaiting",
+                "Cohorly", "CohorlyClient", "CohorlySentry", "CohorlyPostHog", "CohorlyCollector", "CohorlyHTTPServer",
+                "CohorlyCompression", "CohorlyTestApp", "PostHogComplianceAdapter", "TestWaiting",
             ]),
         // The collector over loopback: ingestion, storage, issues, web pages, uploads (through the `cohorly` CLI).
         .testTarget(
             name: "CohorlyCollectorTests",
             dependencies: [
                 "CohorlyCollector", "CohorlyCollectorCore", "CohorlySentryIngestion", "CohorlyPostHogIngestion",
-                "Cohorly", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto", "TestWaiting",
-                "DebugFileFixtures",
+                "Cohorly", "CohorlyClient", "cohorly", "CohorlyCompression", "CohorlyDigests", "CZstd", "CCrypto",
+                "TestWaiting", "DebugFileFixtures",
             ]),
         // Symbolication against llvm-symbolizer on fixtures the tests compile; ELF ids against readelf.
         .testTarget(name: "CohorlySymbolsTests", dependencies: ["CohorlySymbols", "CohorlyCrashModel"]),

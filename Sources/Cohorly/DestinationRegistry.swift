@@ -7,12 +7,13 @@ enum DestinationRegistry {
     /// The destination `persisted` describes, for `host` and `token` (the host and key the sender was given);
     /// the Cohorly API when it describes none.
     static func restore(_ persisted: String?, host: URL, token: String?) -> any Destination {
-        if let posthog = PostHogConfiguration(persisted: persisted, host: host, apiKey: token) {
-            return PostHogDestination(configuration: posthog)
+        let families: [(String?, URL, String?) -> (any Destination)?] = [
+            PostHogConfiguration.restoredDestination,
+            SentryConfiguration.restoredDestination,
+        ]
+        for family in families {
+            if let destination = family(persisted, host, token) { return destination }
         }
-        if let sentry = SentryConfiguration(persisted: persisted, host: host, publicKey: token) {
-            return SentryDestination(configuration: sentry)
-        }
-        return CohorlyDestination(apiHost: host, token: token)
+        return Cohorly.cohorlyAPIDestination(apiHost: host, token: token)
     }
 }

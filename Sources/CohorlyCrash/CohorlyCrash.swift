@@ -109,8 +109,8 @@ public enum CohorlyCrash {
     /// one fatal `$exception` event in the client's persisted queue. A report is deleted only once its event is
     /// durably queued.
     /// - Parameters:
-    ///   - release: the release crash events (and, with Sentry, the launch's session) carry. Default the Sentry
-    ///     destination's `SentryConfiguration.release` when it has one, else `<executable name>@<version>`.
+    ///   - release: the release crash events (and what the destination keeps of the launch) carry. Default the
+    ///     release the client's destination names, when it names one, else `<executable name>@<version>`.
     ///   - dist: the distribution, optional.
     ///   - version: the version in the default release. Default `COHORLY_RELEASE` from the environment.
     /// A default report directory or queue directory that cannot be made (a read-only home) is not fatal: both fall
@@ -123,7 +123,7 @@ public enum CohorlyCrash {
         cohorly: Cohorly, release: String? = nil, dist: String? = nil, version: String? = nil,
         options: Options = Options()
     ) throws -> Delivery {
-        // One release for the launch's events and its session (Sentry release health): the one given, else the
+        // One release for the launch's events and what the destination keeps of it: the one given, else the
         // destination's, else the default.
         let launchRelease =
             release ?? (version == nil ? cohorly.configuredRelease : nil) ?? defaultRelease(version: version)
@@ -133,7 +133,7 @@ public enum CohorlyCrash {
             CrashRecorder.Options(
                 reportDirectory: options.reportDirectory, chainToPreviousHandlers: options.chainToPreviousHandlers,
                 context: context))
-        // Release health (Sentry): the next launch learns how this one ended from its report or marker.
+        // The launch hooks: the next launch learns how this one ended from its report or marker.
         cohorly.crashMonitorStarted(launchId: CrashRecorder.pendingInsertId, release: launchRelease)
         // Marked on the caller's thread: a launch killed right after install is still found by the next one.
         if options.abnormalExits.enabled {

@@ -3,7 +3,8 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// `POST /i/v1/analytics/events` on the collector: PostHog's validation and answers (docs/posthog.md "The local
 /// collector speaks capture V1 too").

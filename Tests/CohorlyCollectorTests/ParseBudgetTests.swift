@@ -2,7 +2,8 @@ import CohorlyCompression
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 import CohorlyCollector
 @testable import CohorlyCollectorCore
 @testable import CohorlyPostHogIngestion

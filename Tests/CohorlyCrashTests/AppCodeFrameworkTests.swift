@@ -2,7 +2,9 @@ import CohorlySymbols
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 import CohorlyCollector
 @testable import CohorlyCollectorCore
 @testable import CohorlyCrash

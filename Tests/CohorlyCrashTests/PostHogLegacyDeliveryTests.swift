@@ -1,4 +1,6 @@
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 import CohorlyCollector
 @testable import CohorlyCollectorCore
 import CohorlyCompression
@@ -6,7 +8,7 @@ import Foundation
 import Testing
 
 /// The collector as a self-hosted PostHog without capture V1: `/i/v1/analytics/events` answers 404, so the client
-/// falls back to the legacy `POST /batch` wire (Sources/Cohorly/PostHogDestination+Legacy.swift), which the
+/// falls back to the legacy `POST /batch` wire (Sources/CohorlyPostHog/PostHogDestination+Legacy.swift), which the
 /// collector stores as it stores capture V1.
 @Suite struct PostHogLegacyDeliveryTests {
     /// A collector whose capture V1 route answers 404 (as a self-hosted PostHog without V1 sinks) for the whole test.

@@ -1,4 +1,6 @@
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 import CohorlyCollector
 import Foundation
 import TestWaiting

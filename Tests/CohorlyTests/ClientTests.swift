@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// Identity, super properties, automatic properties, opt-out, persistence of settings, concurrency.
 @Suite struct ClientTests {

@@ -2,7 +2,10 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
+@testable import CohorlyPostHog
 
 /// A misconfigured client is not silent and loses nothing: a 404 from the configured ingestion path, a refused
 /// key (a Sentry DSN's too) or a collector that cannot be reached keeps the events (bounded by the queue),

@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// The debug log's delays are rounded for a reader (issue 25): jitter made every retry line print a double's
 /// digits (`retry in 0.04246912 s`).

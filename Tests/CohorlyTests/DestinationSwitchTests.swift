@@ -2,7 +2,9 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// An app that switches destinations between launches: the queue holds wire-neutral records, so what was queued for
 /// one destination is sent by the next in its own wire, with the same ids.

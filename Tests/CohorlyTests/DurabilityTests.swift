@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// kill -9 mid-flush, 10,000 events through faults, prepared (crash) events.
 @Suite struct DurabilityTests {

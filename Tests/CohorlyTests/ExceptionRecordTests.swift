@@ -2,7 +2,9 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// A prepared exception is queued as a typed record and rendered by each destination when sent.
 @Suite struct ExceptionRecordTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 extension FlagClientSuites {
     /// Every row of the seed's `flagPersistence` table, the TTL / max-stale edges on an injected clock and the

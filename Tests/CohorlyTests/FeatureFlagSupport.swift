@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// A transport that answers `/flags/evaluate` from a script (one answer per request, the last repeated) and every
 /// other request with 200, recording what it was sent.

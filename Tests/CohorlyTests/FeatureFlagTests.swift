@@ -2,7 +2,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 extension FlagClientSuites {
     /// The flag API: reads, exposure dedupe, listeners, identity changes and the Cohorly `/flags/evaluate` wire

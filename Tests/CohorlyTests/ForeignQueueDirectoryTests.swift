@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// A queue directory another local user prepared (issue 26): the client does not use it — it keeps its queue in
 /// memory, as for an unwritable directory — and follows none of the links planted in it. The tests run as root:

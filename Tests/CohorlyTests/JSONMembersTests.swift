@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// The shallow member scan PostHog's send-time encoding copies properties with.
 @Suite struct JSONMembersTests {

@@ -3,7 +3,9 @@ import CohorlySQLite
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Exception rows the previous version queued (its own layout of the event, before the queue held the crash
 /// model's exception) are read after the upgrade and sent as the event they stood for.

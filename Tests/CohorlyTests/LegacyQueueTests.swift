@@ -3,7 +3,9 @@ import CohorlySQLite
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// Queues written before the queue held wire-neutral records (each row named its endpoint and held that wire's
 /// JSON) are read after the upgrade: nothing queued before it is lost, whichever destination sends it.
@@ -54,6 +56,66 @@ import Testing
         #expect(engage == [["distinct_id": "u1", "$set": ["plan": "pro"]]])
         let aliases = try collector.store.records(kind: "alias").map { CohorlyValue(json: $0.json) }
         #expect(aliases == [["alias": "anon-1", "distinct_id": "u1"]])
+        #expect(client.queuedCount == 0)
+    }
+
+    /// A queue as today's code wrote it before the `endpoint` column was named `kind` and the launch records' kind
+    /// `launch`: an event and a Sentry session update (kind `session`), as `SentrySession.record` writes it.
+    func sessionQueue() throws -> URL {
+        let directory = temporaryDirectory()
+        let db = try SQLiteDatabase(path: directory.appendingPathComponent("queue.sqlite").path)
+        try db.execute(
+            """
+            CREATE TABLE queue(
+                id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
+                body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX queue_prepared_insert_id ON queue(insert_id) WHERE prepared = 1;
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES
+              ('event', 'ins-1',
+               '{"event":"old event","properties":{"distinct_id":"u1","time":1796032800000,"$insert_id":"ins-1"}}', 0),
+              ('session', NULL,
+               '{"sid":"5b3c1e2a-0000-4000-8000-000000000001","did":"u1","init":false,"started":"2026-11-30T10:00:00.000Z","timestamp":"2026-11-30T10:00:05.000Z","status":"exited","errors":0,"duration":5.0,"attrs":{"release":"app@0.9","environment":"production"}}',
+               1);
+            """)
+        return directory
+    }
+
+    /// The queue's columns, by name.
+    func columns(_ directory: URL) throws -> [String] {
+        let db = try SQLiteDatabase(path: directory.appendingPathComponent("queue.sqlite").path)
+        var names: [String] = []
+        try db.prepare("SELECT name FROM pragma_table_info('queue') ORDER BY cid").rows { row in
+            names.append(row.text(0) ?? "")
+            return true
+        }
+        return names
+    }
+
+    @Test func aSessionRowOfThePreviousVersionIsSentToSentryAndTheColumnIsRenamed() async throws {
+        let directory = try sessionQueue()
+        #expect(try columns(directory).contains("endpoint"))
+        let mock = try MockSentry()
+        defer { mock.stop() }
+        let client = try makeSentryClient(mock, directory: directory) { $0.sessions = false }
+        defer { client.shutdown() }
+        #expect(try columns(directory) == ["id", "kind", "insert_id", "body", "prepared"])
+        #expect(await client.flush())
+        #expect(mock.sessions.map { $0["sid"] } == ["5b3c1e2a-0000-4000-8000-000000000001"])
+        #expect(mock.sessions.first?["status"] == "exited")
+        #expect(client.queuedCount == 0)
+    }
+
+    @Test func aSessionRowOfThePreviousVersionIsDroppedByTheCohorlyAPI() async throws {
+        let directory = try sessionQueue()
+        let collector = try startCollector()
+        defer { collector.stop() }
+        let client = makeClient(collector, directory: directory)
+        defer { client.shutdown() }
+        #expect(client.queuedCount == 2)
+        #expect(await client.flush())
+        let events = try collector.store.events(matching: EventQuery(limit: 10))
+        #expect(events.map(\.event) == ["old event"])
         #expect(client.queuedCount == 0)
     }
 

@@ -1,6 +1,8 @@
 import Foundation
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 import CohorlyCompression
 import CohorlyHTTPServer
 

@@ -3,7 +3,9 @@ import CohorlyHTTPServer
 import Foundation
 import TestWaiting
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// A mock Sentry envelope endpoint over loopback, written from Sentry's published protocol (docs/sentry.md):
 /// `POST {path}/api/{project}/envelope/` with `X-Sentry-Auth` (else 403), gzip bodies inflated, envelopes parsed by

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 extension FlagClientSuites {
     /// The compliance adapter's `/get_feature_flag` over the real client and a mock PostHog.

@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// The compliance adapter (Examples/PostHogComplianceAdapter) as PostHog's harness drives it: over HTTP, the
 /// real client inside, a mock PostHog behind it.

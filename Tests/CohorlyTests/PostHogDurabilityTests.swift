@@ -3,7 +3,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// kill -9 in the middle of a PostHog capture V1 flush: nothing lost, nothing stored twice (the resent events
 /// keep their uuids, which the collector deduplicates on, as PostHog does).

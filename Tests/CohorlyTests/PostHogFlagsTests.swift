@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 extension FlagClientSuites {
     /// PostHog's `POST /flags?v=2` (posthog.md part D) against a scripted transport.

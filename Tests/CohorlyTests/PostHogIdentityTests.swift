@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// Identity, profile, super-property and opt-out calls as PostHog events (docs/posthog.md "How the client's calls
 /// map").

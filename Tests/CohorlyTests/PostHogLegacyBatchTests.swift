@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// A self-hosted PostHog without capture V1 answers `/i/v1/analytics/events` with 404: that batch goes again to
 /// the legacy `/batch` endpoint (`{api_key, batch, sent_at}`), and so does the rest of the launch; the next launch

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// The checks of PostHog's legacy `capture` suite (docs/posthog.md "Self-hosted PostHog without capture V1": the
 /// harness runs it against an

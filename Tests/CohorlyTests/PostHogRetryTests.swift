@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// Capture V1 answers and retries (docs/posthog.md "Answers and retries"): every row of the result and status
 /// tables, client ⇄ mock PostHog over loopback.

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlyPostHog
 
 /// Capture V1 headers and body (docs/posthog.md "What goes on the wire"), client ⇄ mock PostHog over loopback.
 @Suite struct PostHogWireTests {

@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// Property values from variables (`CohorlyPropertyValue`): what each Swift type becomes on the wire.
 struct PropertyValueTests {

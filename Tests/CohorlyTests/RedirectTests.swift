@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// Redirects: same-origin 307/308 only, with body and headers, at most 5 hops; never to another origin.
 @Suite struct RedirectTests {

@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// A wrong project token is not silent: the debug log says 401 and that the events are kept (and, without debug,
 /// one line per launch: ConfigurationProblemTests), and a detached

@@ -3,7 +3,8 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// Every row of the shared retry contract, client ⇄ collector over loopback.
 @Suite struct RetryContractTests {

@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// `sendQueued` measures its deadline and its backoff on one monotonic clock (ContinuousClock in the client).
 struct SendQueuedTests {

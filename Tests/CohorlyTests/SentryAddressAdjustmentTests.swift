@@ -2,7 +2,9 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Sentry's `instruction_addr_adjustment` from the frame kinds: Sentry steps back into the call only for the
 /// frames that were return addresses; the collector reads the kinds back.

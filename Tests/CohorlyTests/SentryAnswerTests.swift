@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Sentry's answers (docs/sentry.md "Answers"): rate limits per category, held records,
 /// drops that name the reason, retries with backoff.

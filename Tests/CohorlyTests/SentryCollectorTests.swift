@@ -2,7 +2,9 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// The Sentry destination against the local collector's envelope endpoint (`cohorly serve`): crashes, handled
 /// errors and sessions arrive, and a crash sent over both wires with the same key is one crash.

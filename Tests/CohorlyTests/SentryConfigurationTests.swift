@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// The DSN: every part read, every malformed part a clear error, the key never shown.
 @Suite struct SentryConfigurationTests {

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// The event text is written straight into bytes (`SentryEvent.bytes`), each object's members in sorted order:
 /// it must be exactly what `CohorlyValue.jsonString` makes of the same tree — valid, compact, keys sorted —

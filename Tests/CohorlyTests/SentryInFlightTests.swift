@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Envelopes in flight at once (SentryDestination.deliver, SentryExchanges): one event per envelope does not cost
 /// one round trip each, session updates still go alone and in order, and a failure among them loses nothing.

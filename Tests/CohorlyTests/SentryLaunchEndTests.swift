@@ -3,7 +3,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// How the next launch ends a session its launch left open, without CohorlyCrash: the client alone keeps the open
 /// session on disk, so a launch killed with kill -9 (OOM, power loss) ends `abnormal` when the next one starts —

@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// The launch locks' files (SessionLock): a launch killed after making its file and before committing its
 /// session leaves a file no session names; a later launch removes it, and nothing a running launch needs.

@@ -3,7 +3,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Launches starting at the same moment in one storage directory (SentrySessions.start, SessionLock): each
 /// takes the sessions of the launches that ended — in one write transaction of the queue, so none ends twice — and

@@ -1,6 +1,8 @@
 import Foundation
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Exception records of every kind, as CohorlyCrash makes them, for the Sentry tests.
 enum SentryRecords {

@@ -2,7 +2,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Release health through real launches (CohorlyTestApp): one session per launch, `ok` at its start, `exited` at a
 /// normal exit, `abnormal` (with the abnormal-exit event) after a kill -9 of a launch a crash monitor watched,

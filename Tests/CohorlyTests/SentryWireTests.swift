@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Events in Sentry's envelopes, framed and authenticated as the protocol says, in Sentry's native schema, and
 /// accepted by Sentry's own normalizer.

@@ -3,7 +3,9 @@ import Foundation
 import TestWaiting
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
 
 /// Stopping while a request is in flight (Delivery.stop, the exit hook in Cohorly.swift, SentryDestination.deliver):
 /// the exchange in flight ends and its records leave the queue, no other starts. A record the server took must not

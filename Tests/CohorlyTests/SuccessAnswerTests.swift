@@ -3,7 +3,10 @@ import CohorlyHTTPServer
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
+@testable import CohorlySentry
+@testable import CohorlyPostHog
 
 /// A delivery counts only on the server's own success answer — `{"status":1,"inserted":N}` from the Cohorly API,
 /// per-event `results` from PostHog capture V1, `{"status": 1}` from PostHog's `/batch`, `{"id": <event id>}` from

@@ -2,7 +2,8 @@ import CohorlyCollector
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// This run's directory for temporary files: `$TMPDIR/cohorly-client-tests/<pid>`, removed when the run exits.
 /// Creating it removes the directories of earlier runs whose process is gone (killed before it could), so test

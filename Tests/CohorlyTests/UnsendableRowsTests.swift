@@ -3,7 +3,8 @@ import CohorlySQLite
 import Foundation
 import Testing
 
-@testable import Cohorly
+import Cohorly
+@testable import CohorlyClient
 
 /// Rows a version of the SDK cannot send (written by a newer or older one sharing the queue) are dropped, counted
 /// and reported once; they never hold up the records that can be sent.

@@ -19,11 +19,15 @@ import Testing
         "CohorlySQLite": 2, "CohorlyCrashModel": 2, "CohorlyHTTPServer": 2, "CohorlyCollectorAPI": 2,
         "CohorlyLaunch": 2,
         "CohorlySymbols": 3, "CohorlyCollectorClient": 3,
-        "Cohorly": 4, "CohorlyCommandLine": 4, "CohorlyUpload": 4,
-        "CohorlyCrash": 5, "CohorlyCollectorCore": 5, "CohorlySentryUpload": 5, "CohorlyPostHogUpload": 5,
-        "CohorlySentryIngestion": 6, "CohorlyPostHogIngestion": 6,
-        "CohorlyCollector": 7,
+        "CohorlyClient": 4, "CohorlyCommandLine": 4, "CohorlyUpload": 4,
+        // Each destination's family sits on the client's core, beside (never importing) the others.
+        "CohorlySentry": 5, "CohorlyPostHog": 5, "CohorlyCollectorCore": 5, "CohorlySentryUpload": 5,
+        "CohorlyPostHogUpload": 5,
+        "Cohorly": 6, "CohorlySentryIngestion": 6, "CohorlyPostHogIngestion": 6,
+        "CohorlyCrash": 7, "CohorlyCollector": 7,
     ]
+    /// The client's modules: the core, each destination's family and the facade.
+    static let client = ["Cohorly", "CohorlyClient", "CohorlySentry", "CohorlyPostHog"]
     /// The small pieces below the client, the collector and the CLI.
     static let small = [
         "CohorlyHTTPClient", "CohorlyHTTPServer", "CohorlyCompression", "CohorlyDigests",
@@ -104,7 +108,8 @@ import Testing
             #expect(!found.isEmpty, "Sources/\(module) has no sources")
             for (file, line, imported) in found {
                 #expect(
-                    !["Cohorly", "CohorlyCollector", "CohorlyCrash"].contains(imported), "\(file):\(line): \(imported)")
+                    !(Self.client + ["CohorlyCollector", "CohorlyCrash"]).contains(imported),
+                    "\(file):\(line): \(imported)")
             }
         }
     }
@@ -131,7 +136,26 @@ import Testing
         let found = Self.imports(under: "Sources/cohorly")
         #expect(found.count > 50)
         for (file, line, imported) in found {
-            #expect(!["Cohorly", "CohorlyCrash"].contains(imported), "\(file):\(line): the CLI imports \(imported)")
+            #expect(
+                !(Self.client + ["CohorlyCrash"]).contains(imported), "\(file):\(line): the CLI imports \(imported)")
+        }
+    }
+
+    /// The client's core names no destination family's type (comments aside): each vendor's client side is its
+    /// own target, restored through the facade's registry.
+    @Test func theClientCoreNamesNoDestinationFamily() throws {
+        let base = Self.root.appendingPathComponent("Sources/CohorlyClient")
+        let files = try FileManager.default.contentsOfDirectory(atPath: base.path).filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 40)
+        let vendorType = try Regex(#"\b(Sentry|PostHog)[A-Z][A-Za-z]*"#)
+        for file in files {
+            let text = try String(contentsOfFile: base.appendingPathComponent(file).path, encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                #expect(
+                    code.firstMatch(of: vendorType) == nil,
+                    "Sources/CohorlyClient/\(file):\(index + 1) names a destination family's type")
+            }
         }
     }
 

@@ -75,7 +75,7 @@ enum AbnormalExits {
                 switch verdict(fd: fd, names: names) {
                 case .running: continue
                 case .execd(let record), .terminated(let record, _):
-                    // Not an abnormal end: the launch's release-health session (Sentry) ends `exited`.
+                    // Not an abnormal end: the launch ends `exited` for a destination that follows launches.
                     cohorly.previousLaunchExited(
                         launchId: record.insertId, atMs: Int64(clamping: record.lastAliveMs))
                     folder.remove(name)
