@@ -1,7 +1,8 @@
 import CohorlyCrashModel
 import Testing
 
-@testable import CohorlyCollector
+import CohorlyCollector
+@testable import CohorlyCollectorCore
 
 /// The crash list's TYPE, VALUE and MECHANISM come from the stored model (`CapturedException.exceptionList`),
 /// which says what the event's list said: a `cxx` mechanism stays `cxx`, a missing list or entry shows nothing;
