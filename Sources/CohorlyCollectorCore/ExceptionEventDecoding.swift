@@ -1,9 +1,9 @@
 import CohorlyCrashModel
 
 /// The edge of the wires that carry PostHog's event shape — the Cohorly API's `/track`, capture V1 and the legacy
-/// `/batch`, `/e`, `/capture` (Ingestion.swift, CaptureV1Ingestion.swift, PostHogLegacyIngestion.swift): an
+/// `/batch`, `/e`, `/capture` (Ingestion.swift here, the others in Sources/CohorlyPostHogIngestion): an
 /// `$exception` event's crash is decoded here, once, as it arrives, by the crash model's one reader of that shape
-/// (``CapturedException/init(exceptionEvent:)``). Sentry's envelopes decode theirs in SentryEventRecord.swift.
+/// (``CapturedException/init(exceptionEvent:)``). Sentry's envelopes decode theirs in Sources/CohorlySentryIngestion.
 extension CollectorStore.NewEvent {
     /// The event a PostHog-shaped wire received, its properties parsed (their text is written when it is stored,
     /// ``CollectorStore/insert(writing:receivedAt:)``) and, for an `$exception`, its crash decoded.
