@@ -41,6 +41,8 @@ let helpText = """
       --version V             the app version in the release `CrashDemo@V` (default 1.0.0)
       --sender-timeout-ms N   how long the detached crash sender keeps trying (default 120000)
       --no-sender-at-crash    a crash does not start the sender: the next launch sends it
+      --symbolication-budget-ms N
+                              how long the threads after the first are symbolicated on the device (default 1000)
       --sender-executable P   the executable a crash starts as the sender (default /proc/self/exe)
       --memory-sample-ms N    how often the launch marker records resident memory (default 10000)
       --until FILE            crash, scenario sigkill: wait until FILE exists (at most 60 s) before crashing

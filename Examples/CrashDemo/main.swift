@@ -24,6 +24,7 @@ struct DemoOptions {
     var optOut = false
     var version = "1.0.0"
     var senderTimeoutMilliseconds = 120_000
+    var symbolicationBudgetMilliseconds: Int?
     var senderAtCrash = true
     var senderExecutable: String?
     var memorySampleMilliseconds = 10_000
@@ -72,6 +73,7 @@ struct DemoOptions {
             case "--version": options.version = iterator.next() ?? ""
             case "--sender-timeout-ms": options.senderTimeoutMilliseconds = Int(iterator.next() ?? "") ?? 120_000
             case "--no-sender-at-crash": options.senderAtCrash = false
+            case "--symbolication-budget-ms": options.symbolicationBudgetMilliseconds = Int(iterator.next() ?? "")
             case "--sender-executable": options.senderExecutable = iterator.next()
             case "--memory-sample-ms": options.memorySampleMilliseconds = Int(iterator.next() ?? "") ?? 10_000
             case "--until": options.until = iterator.next()
@@ -143,6 +145,9 @@ func installRecorder() -> CohorlyCrash.Delivery? {
             senderTimeout: .milliseconds(options.senderTimeoutMilliseconds),
             hangThreshold: options.hangThresholdMilliseconds.map { .milliseconds($0) })
         crashOptions.maxBreadcrumbs = options.maxBreadcrumbs
+        if let budget = options.symbolicationBudgetMilliseconds {
+            crashOptions.events.symbolicationBudget = .milliseconds(budget)
+        }
         crashOptions.startSenderAtCrash = options.senderAtCrash
         if let executable = options.senderExecutable { crashOptions.senderExecutable = executable }
         crashOptions.abnormalExits = .init(

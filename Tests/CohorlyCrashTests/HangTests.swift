@@ -145,7 +145,9 @@ struct HangTests {
         defer { setup.finish() }
         let insertId = try await Self.leaveAHangReport(setup)
 
-        let next = try await setup.launch(["run"])
+        // The hung thread may not be the event's first (below), and the threads after the first are symbolicated
+        // while the budget lasts (1 s by default, which a loaded machine can spend before reaching it).
+        let next = try await setup.launch(["run", "--symbolication-budget-ms", "600000"])
         #expect(next.exitStatus == 0, "\(next.stdout) \(next.stderr)")
         #expect(Self.hangFiles(setup.reports).isEmpty)
         // The event may go out through the detached sender the launch started, which can still be sending when
