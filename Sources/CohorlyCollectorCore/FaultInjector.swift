@@ -16,16 +16,24 @@ public struct Fault: Sendable, Equatable {
     public var path: String?
     /// `Location` header sent with `status` (a redirect, e.g. `307` to `/track?hop=1`).
     public var location: String?
-    /// `X-Sentry-Rate-Limits` header sent by the Sentry envelope route, with `status` or (without one) on its real
-    /// answer, e.g. `60:error:project`. Nil: none.
-    public var sentryRateLimits: String?
+    /// The value of the rate-limit header of the wire that answers, for a wire that has one (Sentry's envelope
+    /// route sends it as `X-Sentry-Rate-Limits`, e.g. `60:error:project`), with `status` or (without one) on its real
+    /// answer. Nil: none.
+    public var rateLimits: String?
+
+    /// The former name of ``rateLimits``.
+    @available(*, deprecated, renamed: "rateLimits")
+    public var sentryRateLimits: String? {
+        get { rateLimits }
+        set { rateLimits = newValue }
+    }
 
     /// A fault; with no arguments it does nothing.
     public init(
         status: Int? = nil, retryAfter: String? = nil, delay: Double = 0, dropConnection: Bool = false,
-        afterInsert: Bool = false, path: String? = nil, location: String? = nil, sentryRateLimits: String? = nil
+        afterInsert: Bool = false, path: String? = nil, location: String? = nil, rateLimits: String? = nil
     ) {
-        self.sentryRateLimits = sentryRateLimits
+        self.rateLimits = rateLimits
         self.status = status
         self.retryAfter = retryAfter
         self.delay = delay
@@ -35,8 +43,22 @@ public struct Fault: Sendable, Equatable {
         self.location = location
     }
 
+    /// The former spelling of ``init(status:retryAfter:delay:dropConnection:afterInsert:path:location:rateLimits:)``.
+    @available(
+        *, deprecated, renamed: "init(status:retryAfter:delay:dropConnection:afterInsert:path:location:rateLimits:)"
+    )
+    public init(
+        status: Int? = nil, retryAfter: String? = nil, delay: Double = 0, dropConnection: Bool = false,
+        afterInsert: Bool = false, path: String? = nil, location: String? = nil, sentryRateLimits: String?
+    ) {
+        self.init(
+            status: status, retryAfter: retryAfter, delay: delay, dropConnection: dropConnection,
+            afterInsert: afterInsert, path: path, location: location, rateLimits: sentryRateLimits)
+    }
+
     /// From the admin endpoint's JSON: `{"status":503,"retry_after":"2","delay_ms":100,"drop_connection":true,
-    /// "after_insert":true,"path":"/track","sentry_rate_limits":"60:error:project"}`.
+    /// "after_insert":true,"path":"/track","rate_limits":"60:error:project"}` (`rate_limits` also read under its
+    /// former name, `sentry_rate_limits`).
     init?(json: JSONValue) {
         guard json.objectValue != nil else { return nil }
         status = json["status"]?.intValue
@@ -46,11 +68,11 @@ public struct Fault: Sendable, Equatable {
         afterInsert = json["after_insert"] == .bool(true)
         path = json["path"]?.stringValue
         location = json["location"]?.stringValue
-        sentryRateLimits = json["sentry_rate_limits"]?.stringValue
+        rateLimits = (json["rate_limits"] ?? json[Self.formerRateLimitsKey])?.stringValue
     }
 
     /// From the admin endpoint's JSON, every field range-checked: `status` 100…599, `delay_ms` 0…600,000,
-    /// `retry_after`, `location` and `sentry_rate_limits` at most 2,048 characters without control characters.
+    /// `retry_after`, `location` and `rate_limits` at most 2,048 characters without control characters.
     init(validating json: JSONValue) throws(BadRequest) {
         guard let fault = Fault(json: json) else { throw BadRequest(message: "expected a JSON object") }
         if let status = json["status"], status != .null {
@@ -62,11 +84,11 @@ public struct Fault: Sendable, Equatable {
             guard let milliseconds = delay.doubleValue, milliseconds.isFinite, (0...600_000).contains(milliseconds)
             else { throw BadRequest(message: "invalid delay_ms \(delay.jsonString.prefix(40)): expected 0 to 600000") }
         }
-        for text in [fault.retryAfter, fault.location, fault.sentryRateLimits].compactMap({ $0 }) {
+        for text in [fault.retryAfter, fault.location, fault.rateLimits].compactMap({ $0 }) {
             guard text.utf8.count <= 2048, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
             else {
                 throw BadRequest(
-                    message: "invalid retry_after, location or sentry_rate_limits: too long or control characters")
+                    message: "invalid retry_after, location or rate_limits: too long or control characters")
             }
         }
         self = fault
@@ -91,9 +113,13 @@ public struct Fault: Sendable, Equatable {
         if let retryAfter { object["retry_after"] = .string(retryAfter) }
         if let path { object["path"] = .string(path) }
         if let location { object["location"] = .string(location) }
-        if let sentryRateLimits { object["sentry_rate_limits"] = .string(sentryRateLimits) }
+        if let rateLimits { object["rate_limits"] = .string(rateLimits) }
         return .object(object)
     }
+
+    /// What the admin endpoint called `rate_limits` before it was named for any wire.
+    private static let formerRateLimitsKey = "sentry_rate_limits"
+
 }
 
 /// The queue of faults still to apply, consumed one per matching request.

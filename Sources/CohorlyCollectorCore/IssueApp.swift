@@ -10,12 +10,19 @@ enum IssueApp {
     /// Longest app name kept, in characters (the rest is cut).
     static let maxName = 200
 
-    /// The app of an event's properties: a Sentry envelope's DSN project (`$sentry_project_id`), else the
-    /// `$app_name` the SDK sends; empty when neither is there.
+    /// The app of an event's properties: the project its wire was addressed to
+    /// (``CollectorStore/NewEvent/projectProperty``, or the key events stored before it was named for any wire
+    /// carry it under), else the `$app_name` the SDK sends; empty when none is there.
     static func name(of properties: JSONValue) -> String {
-        let name = properties["$sentry_project_id"]?.stringValue ?? properties["$app_name"]?.stringValue ?? ""
+        let name =
+            (properties[CollectorStore.NewEvent.projectProperty] ?? properties[formerProjectProperty])?.stringValue
+            ?? properties["$app_name"]?.stringValue ?? ""
         return name.count > maxName ? String(name.prefix(maxName)) : name
     }
+
+    /// Where events stored by earlier collectors keep their wire's project (only Sentry envelopes had one):
+    /// still read, so an existing database keys its issues as before.
+    static let formerProjectProperty = "$sentry_project_id"
 
     /// The `issues` table, keyed by app and fingerprint, named `name`.
     static func table(_ name: String) -> String {
@@ -90,6 +97,13 @@ enum IssueApp {
         let set = try db.prepare("UPDATE issues SET short_id = ? WHERE id = ?")
         for issue in pending { try set.run([.text(try numbers.next(app: issue.app)), .int(issue.id)]) }
     }
+}
+
+extension CollectorStore.NewEvent {
+    /// The property a wire records the project it was addressed to under, when its address names one (a Sentry
+    /// envelope's DSN project, `42` of `/api/42/envelope/`): it names the event's app before `$app_name`
+    /// (``IssueApp``), so one SDK's projects are apps of their own.
+    package static let projectProperty = "$ingestion_project_id"
 }
 
 /// Hands out short ids: the next number of an app's prefix.

@@ -59,7 +59,7 @@ public struct IssueSummary: Sendable, Hashable {
     public var lastRelease: String?
     /// The ``StoredEvent/id`` of its latest occurrence (by crash time).
     public var latestEventId: Int64
-    /// The app its occurrences came from (`$app_name`, or a Sentry envelope's DSN project); empty when none.
+    /// The app its occurrences came from (the project its wire was addressed to, else `$app_name`); empty when none.
     public var app: String = ""
     /// Its short id, numbered in its app (`MYAPP-12`; IssueApp.swift).
     public var shortId: String = ""

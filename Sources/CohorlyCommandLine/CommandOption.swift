@@ -38,11 +38,15 @@ package struct CommandOption: Sendable {
     package let repeatable: Bool
     /// Whether usage and OPTIONS show it; an unlisted option is still parsed and completed.
     package let listed: Bool
+    /// Whether the command needs it: usage shows it without brackets, OPTIONS says `(required)`, and parsing
+    /// without it is the usage error `missing <synopsis>` (`missing -o CACHE`).
+    package let required: Bool
 
-    /// An option that takes `value`; `defaultValue` is what applies without it (nil: nothing).
+    /// An option that takes `value`; `defaultValue` is what applies without it (nil: nothing). A `required`
+    /// option has no default.
     package init(
         _ name: String, _ value: Value, _ help: String, default defaultValue: String? = nil,
-        repeatable: Bool = false, listed: Bool = true
+        repeatable: Bool = false, listed: Bool = true, required: Bool = false
     ) {
         self.name = name
         self.value = value
@@ -50,6 +54,7 @@ package struct CommandOption: Sendable {
         self.defaultValue = defaultValue
         self.repeatable = repeatable
         self.listed = listed
+        self.required = required
     }
 
     /// A flag: an option without a value (off unless given).
@@ -61,10 +66,12 @@ package struct CommandOption: Sendable {
     package var synopsis: String { value.placeholder.map { name + " " + $0 } ?? name }
 
     /// The help sentence with its default: `The collector (default COHORLY_HOST, else http://127.0.0.1:4000).`; a
-    /// flag's default, which says what happens without it, after a colon: `(default: the refused ones)`.
+    /// flag's default, which says what happens without it, after a colon: `(default: the refused ones)`; a
+    /// required option's `(required)`.
     package var helpWithDefault: String {
-        guard let defaultValue else { return help }
         let sentence = help.hasSuffix(".") ? String(help.dropLast()) : help
+        if required { return sentence + " (required)." }
+        guard let defaultValue else { return help }
         return sentence + (value == .none ? " (default: " : " (default ") + defaultValue + ")."
     }
 }

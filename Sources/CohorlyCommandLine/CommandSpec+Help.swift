@@ -20,12 +20,14 @@ extension CommandSpec {
         return text + "\n" + epilogue
     }
 
-    /// `USAGE: cohorly <words> <positionals> [--option VALUE]… …`, wrapped with continuation lines aligned after
-    /// the command's words.
+    /// `USAGE: cohorly <words> <positionals> [--option VALUE]… …` (a required option without brackets), wrapped
+    /// with continuation lines aligned after the command's words.
     package var usage: String {
         let lead = "USAGE: cohorly " + name + " "
         var items = positionals.usage.isEmpty ? [] : [positionals.usage]
-        items += options.filter(\.listed).map { "[" + $0.synopsis + "]" + ($0.repeatable ? "…" : "") }
+        items += options.filter(\.listed).map { option in
+            (option.required ? option.synopsis : "[" + option.synopsis + "]") + (option.repeatable ? "…" : "")
+        }
         return Self.wrap(items.joined(separator: " "), first: lead, rest: String(repeating: " ", count: lead.count))
     }
 

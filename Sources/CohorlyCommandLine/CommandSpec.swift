@@ -32,7 +32,8 @@ package struct CommandSpec: Sendable {
 
     /// Parses `arguments` (the words after the command's): the options the table declares (a flag takes no
     /// value, an option one; `-h`/`--help` is always the flag `--help`), each choice checked against its values,
-    /// the number of positionals checked. Errors are usage errors whose reason says what to fix.
+    /// the number of positionals checked, then every required option present (`missing -o CACHE`). Errors are
+    /// usage errors whose reason says what to fix.
     package func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
         let flags = Set(options.filter { $0.value == .none }.map(\.name))
         let valued = Set(options.filter { $0.value != .none }.map(\.name))
@@ -47,6 +48,9 @@ package struct CommandSpec: Sendable {
             throw UsageError(
                 reason: positionals.tooMany
                     ?? "unexpected argument '\(parsed.positionals[positionals.count.upperBound])'")
+        }
+        if let missing = options.first(where: { $0.required && parsed.options[$0.name] == nil }) {
+            throw UsageError(reason: "missing " + missing.synopsis)
         }
         return parsed
     }

@@ -13,7 +13,8 @@ package struct ParsedArguments {
 
     /// Parses `--flag`, `--option VALUE`, `--option=VALUE` and positionals (`--` ends the options).
     /// `-h`/`--help` is always accepted as the flag `--help`. Anything else starting with `-` is an error.
-    package static func parse(_ arguments: [String], flags: Set<String>, options: Set<String>)
+    /// Internal: commands parse through their option table (``CommandSpec/parse(_:)``), never by hand.
+    static func parse(_ arguments: [String], flags: Set<String>, options: Set<String>)
         throws(UsageError)
         -> ParsedArguments
     {

@@ -30,7 +30,7 @@ enum SentryEventRecord {
         let time = event["timestamp"].flatMap(milliseconds) ?? now
         properties["time"] = .int(Int(time))
         properties["$insert_id"] = .string(eventId)
-        properties["$sentry_project_id"] = .string(projectId)
+        properties[CollectorStore.NewEvent.projectProperty] = .string(projectId)
         properties["$sentry_platform"] = event["platform"]
         properties["$lib"] = event["sdk"]?["name"]
         properties["$lib_version"] = event["sdk"]?["version"]

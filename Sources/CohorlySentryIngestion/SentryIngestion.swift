@@ -18,7 +18,7 @@ import Foundation
 /// - Stored with one commit per group of envelopes that arrive together (`CollectorStore.insert(together:)`):
 ///   an envelope's event and sessions are committed (in one transaction) before it is answered.
 /// - Answer: 200 `{"id": "<event id, 32 hex>"}` (`{}` without an event). Injected faults (``Fault``) apply,
-///   with Sentry's error body; a fault's `sentryRateLimits` is sent as `X-Sentry-Rate-Limits`, also on a 200.
+///   with Sentry's error body; a fault's `rateLimits` is sent as `X-Sentry-Rate-Limits`, also on a 200.
 ///   The collector's rate limit answers 429 with `Retry-After` and `X-Sentry-Rate-Limits: <s>::organization`.
 struct SentryIngestion: Sendable {
     let store: CollectorStore
@@ -61,7 +61,7 @@ struct SentryIngestion: Sendable {
         if fault.dropConnection { return nil }
         var headers: [(String, String)] = []
         if let retryAfter = fault.retryAfter { headers.append(("Retry-After", retryAfter)) }
-        if let limits = fault.sentryRateLimits { headers.append(("X-Sentry-Rate-Limits", limits)) }
+        if let limits = fault.rateLimits { headers.append(("X-Sentry-Rate-Limits", limits)) }
         if let status = fault.status { return Self.error(status, "injected fault", headers: headers) }
         var answer = stored ?? accept(request, projectId: projectId)
         answer.headers += headers

@@ -6,42 +6,38 @@ import CohorlySymbols
 #endif
 
 /// `cohorly debug-files cache FILE -o CACHE [--debug-dir DIR]…`.
-enum DebugFilesCacheCommand: Command {
-    static let words = ["debug-files", "cache"]
-    static let summary = "Write a symbol cache of an ELF file (what `symbolicate --exe --cache` reads)."
-    static let help = """
-        USAGE: cohorly debug-files cache FILE -o CACHE [--debug-dir DIR]…
-
-        Writes the symbol cache of FILE (an executable or library; its debug file is found as `symbolicate` finds
-        it): a compact, versioned file keyed by FILE's GNU build id holding every answer `symbolicate --exe`
-        gives — functions, inline chains, file:line:column, names stored demangled (full and simplified) with
-        thunks and `Swift runtime failure:` frames flagged. `cohorly symbolicate --exe FILE --cache CACHE` reads
-        it in place (mapped) and gives the same answers. Format: docs/symbol-cache.md.
-
-        OPTIONS:
-          -o CACHE          Where to write the cache (replaced whole: written beside it, then renamed).
-          --debug-dir DIR   Also look for FILE's debug file here (recursive; repeatable; must exist).
-          -h, --help        Show this help.
-
-        EXIT STATUS: 0 written, 1 FILE unreadable or without a build id, or CACHE not writable, 2 usage error.
-        """
+enum DebugFilesCacheCommand: DeclaredCommand {
+    static let spec = CommandSpec(
+        words: ["debug-files", "cache"],
+        summary: "Write a symbol cache of an ELF file (what `symbolicate --exe --cache` reads).",
+        positionals: CommandPositionals(
+            "FILE", count: 1...1, missing: "expected exactly one FILE", tooMany: "expected exactly one FILE",
+            areFiles: true),
+        about: """
+            Writes the symbol cache of FILE (an executable or library; its debug file is found as `symbolicate` finds
+            it): a compact, versioned file keyed by FILE's GNU build id holding every answer `symbolicate --exe`
+            gives — functions, inline chains, file:line:column, names stored demangled (full and simplified) with
+            thunks and `Swift runtime failure:` frames flagged. `cohorly symbolicate --exe FILE --cache CACHE` reads
+            it in place (mapped) and gives the same answers. Format: docs/symbol-cache.md.
+            """,
+        options: [
+            CommandOption(
+                "-o", .file("CACHE"), "Where to write the cache, replaced whole: written beside it, then renamed.",
+                required: true),
+            CommandOption(
+                "--debug-dir", .directory("DIR"),
+                "Also look for FILE's debug file here (recursive; repeatable; must exist).", repeatable: true),
+        ],
+        epilogue:
+            "EXIT STATUS: 0 written, 1 FILE unreadable or without a build id, or CACHE not writable, 2 usage error.")
 
     static func run(_ arguments: [String]) -> ExitStatus {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ParsedArguments.parse(arguments, flags: [], options: ["-o", "--debug-dir"])
-        } catch {
-            return Console.usageError(error.reason, command: "debug-files cache")
-        }
-        guard parsed.positionals.count == 1, let file = parsed.positionals.first else {
-            return Console.usageError("expected exactly one FILE", command: "debug-files cache")
-        }
-        guard let outputs = parsed.options["-o"], outputs.count == 1, let output = outputs.first else {
-            return Console.usageError("missing -o CACHE", command: "debug-files cache")
-        }
+        guard let parsed = spec.parseOrReport(arguments) else { return .usage }
+        // The table has checked both: one FILE, and `-o` (required).
+        guard let file = parsed.positionals.first, let output = parsed.options["-o"]?.last else { return .usage }
         let debugDirs = parsed.options["--debug-dir"] ?? []
         if let missing = DirectoryArguments.firstMissing(debugDirs) {
-            return Console.usageError("--debug-dir \(missing): no such directory", command: "debug-files cache")
+            return spec.usageError("--debug-dir \(missing): no such directory")
         }
         let bytes: [UInt8]
         do {

@@ -73,5 +73,9 @@ import Testing
         #expect(reply.status == 200, "\(reply.text)")
         let issues = try Self.issues(collector, "?app=42")
         #expect(issues.count == 1 && issues.first?["short_id"] == "42-1", "\(issues)")
+        // The ingestion records the project under the property the collector core reads, named for no vendor.
+        let events = send(collector, "GET", "/api/events", headers: []).body?["events"]?.arrayValue ?? []
+        let properties = try #require(events.first?["properties"])
+        #expect(properties["$ingestion_project_id"] == "42" && properties["$sentry_project_id"] == nil, "\(properties)")
     }
 }

@@ -48,4 +48,26 @@ import CohorlyCollector
             ], receivedAt: 1_800_000_000_000)
         #expect(try queries.list(IssueFilter(app: "Shop"), sort: .lastSeen, limit: 1).first?.shortId == "SHOP-2")
     }
+
+    /// The project a wire was addressed to names the app before `$app_name`, under the neutral property the
+    /// ingestion sets, and events an earlier collector stored with the property named for Sentry keep theirs.
+    @Test func theWiresProjectNamesTheAppUnderTheNeutralAndTheFormerProperty() throws {
+        let store = try CollectorStore(directory: nil)
+        for (key, app) in [(CollectorStore.NewEvent.projectProperty, "42"), ("$sentry_project_id", "7")] {
+            var properties = try #require(
+                TwoAppCrashes.properties("e-" + app, app: "Shop", function: "Cart.pay()", release: "Shop@2.0.0")
+                    .objectValue)
+            properties[key] = .string(app)
+            _ = try store.insert(
+                events: [
+                    CollectorStore.NewEvent(
+                        token: "t", event: "$exception", distinctId: "u", time: 1_800_000_000_000, insertId: "e-" + app,
+                        propertiesJSON: JSONValue.object(properties).jsonString)
+                ], receivedAt: 1_800_000_000_000)
+        }
+        let queries = IssueQueries(store: store)
+        let issues = try queries.list(IssueFilter(), sort: .lastSeen, limit: 100).map { "\($0.app) \($0.shortId)" }
+        #expect(issues.sorted() == ["42 42-1", "7 7-1"], "\(issues)")
+        #expect(try queries.list(IssueFilter(app: "Shop"), sort: .lastSeen, limit: 100).isEmpty)
+    }
 }

@@ -71,6 +71,22 @@ import Testing
         #expect(send(collector, "/admin/faults", body: "nope", headers: []).status == 400)
     }
 
+    /// A fault's rate-limit header value is `rate_limits` on the admin endpoint, and still read under its former
+    /// name, `sentry_rate_limits` (scripts written before keep working); both list back as `rate_limits`.
+    @Test func aFaultsRateLimitsAreReadUnderTheNeutralAndTheFormerName() throws {
+        let collector = try startCollector()
+        defer { collector.stop() }
+        for key in ["rate_limits", "sentry_rate_limits"] {
+            let body = #"{"count":1,"\#(key)":"60:error:project"}"#
+            #expect(send(collector, "/admin/faults", body: body, headers: []).status == 200)
+        }
+        let listed = send(collector, "GET", "/admin/faults", headers: []).body?["faults"]?.arrayValue ?? []
+        #expect(listed.map { $0["rate_limits"]?.stringValue } == ["60:error:project", "60:error:project"])
+        #expect(listed.allSatisfy { $0["sentry_rate_limits"] == nil })
+        let tooLong = #"{"rate_limits":"\#(String(repeating: "x", count: 2049))"}"#
+        #expect(send(collector, "/admin/faults", body: tooLong, headers: []).status == 400)
+    }
+
     @Test func theOptionalRateLimitAnswers429WithRetryAfter() throws {
         let collector = try startCollector { $0.rateLimit = .init(requests: 3, window: 60) }
         defer { collector.stop() }

@@ -158,7 +158,7 @@ import CohorlyCollector
         let collector = try startCollector { $0.rateLimit = .init(requests: 1, window: 60) }
         defer { collector.stop() }
         let body = E.envelope([:], [("session", E.json(E.session(Self.sid, status: "ok")))])
-        collector.injectFault(Fault(path: E.path, sentryRateLimits: "60:session:project"))
+        collector.injectFault(Fault(path: E.path, rateLimits: "60:session:project"))
         let first = sendBytes(collector, E.path, body: body, headers: E.headers())
         #expect(first.status == 200)
         let limited = post(collector, body)
@@ -181,11 +181,11 @@ import CohorlyCollector
             method: "POST", path: E.path,
             headers: Dictionary(uniqueKeysWithValues: E.headers().map { ($0.0.lowercased(), $0.1) }),
             body: body)
-        faults.add(Fault(sentryRateLimits: "60:session:project"), count: 1)
+        faults.add(Fault(rateLimits: "60:session:project"), count: 1)
         let answer = try #require(route.handle(request, projectId: "42"))
         #expect(answer.status == 200)
         #expect(answer.headers.contains { $0 == ("X-Sentry-Rate-Limits", "60:session:project") })
-        faults.add(Fault(status: 429, retryAfter: "5", sentryRateLimits: "5::organization"), count: 1)
+        faults.add(Fault(status: 429, retryAfter: "5", rateLimits: "5::organization"), count: 1)
         let refused = try #require(route.handle(request, projectId: "42"))
         #expect(refused.status == 429)
         #expect(refused.headers.contains { $0 == ("X-Sentry-Rate-Limits", "5::organization") })

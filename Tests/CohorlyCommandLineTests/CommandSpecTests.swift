@@ -85,6 +85,46 @@ import Testing
         #expect(!help.contains("--secret"))
     }
 
+    /// A required option: usage shows it without brackets, OPTIONS says `(required)`, parsing without it is the
+    /// usage error `missing <synopsis>` (after the positionals are counted; `--help` needs none), and given, it
+    /// parses like any other.
+    @Test func requiredOptionIsShownAndChecked() throws {
+        let spec = CommandSpec(
+            words: ["cache"], summary: "",
+            positionals: CommandPositionals("FILE", count: 1...1, missing: "expected exactly one FILE"),
+            options: [
+                CommandOption("-o", .file("CACHE"), "Where to write.", required: true),
+                CommandOption("--dir", .directory("DIR"), "Also here.", repeatable: true),
+            ],
+            epilogue: "EXIT")
+        #expect(
+            spec.help == """
+                USAGE: cohorly cache FILE -o CACHE [--dir DIR]…
+
+                OPTIONS:
+                  -o CACHE    Where to write (required).
+                  --dir DIR   Also here.
+                  -h, --help  Show this help.
+
+                EXIT
+                """)
+        for (arguments, reason) in [
+            (["a"], "missing -o CACHE"), (["a", "--dir", "d"], "missing -o CACHE"),
+            (["-o", "c"], "expected exactly one FILE"),
+        ] {
+            do {
+                _ = try spec.parse(arguments)
+                Issue.record("\(arguments) parsed")
+            } catch {
+                #expect(error.reason == reason, "\(arguments)")
+            }
+        }
+        #expect(try spec.parse(["--help"]).flags == ["--help"])
+        let given = try spec.parse(["a", "-o", "c"])
+        #expect(given.positionals == ["a"] && given.options["-o"] == ["c"])
+        #expect(try spec.parse(["a", "-o=c"]).options["-o"] == ["c"])
+    }
+
     @Test func longUsageAndHelpLinesWrapUnderTheirColumn() throws {
         let long = String(repeating: "word ", count: 40) + "end."
         let spec = CommandSpec(

@@ -20,6 +20,17 @@ import Testing
         #expect(result.stdout.contains("USAGE: cohorly " + words.joined(separator: " ")))
     }
 
+    /// `debug-files cache` from its option table: `-o` is required, so usage shows it without brackets and
+    /// OPTIONS says so.
+    @Test func symbolCacheHelpShowsTheRequiredOutput() throws {
+        let result = try CLI.run(["debug-files", "cache", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("USAGE: cohorly debug-files cache FILE -o CACHE [--debug-dir DIR]…\n"))
+        #expect(result.stdout.contains("  -o CACHE  ") && result.stdout.contains("then renamed (required)."))
+        #expect(result.stdout.contains("--debug-dir DIR") && result.stdout.contains("-h, --help"))
+        #expect(result.stdout.hasSuffix("CACHE not writable, 2 usage error.\n"))
+    }
+
     @Test(arguments: [
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["debug-files", "zap"], "unknown debug-files command 'zap'"),
@@ -29,6 +40,14 @@ import Testing
         (["debug-files", "check", "--json", "--frob"], "unknown option '--frob'"),
         (["debug-files", "check"], "missing PATH"),
         (["debug-files", "find"], "missing ID"),
+        (["debug-files", "cache", "a.out"], "missing -o CACHE"),
+        (["debug-files", "cache", "-o", "a.cache"], "expected exactly one FILE"),
+        (["debug-files", "cache", "a.out", "b.out", "-o", "a.cache"], "expected exactly one FILE"),
+        (["debug-files", "cache", "a.out", "-o"], "option '-o' needs a value"),
+        (
+            ["debug-files", "cache", "a.out", "-o", "a.cache", "--debug-dr", "d"],
+            "unknown option '--debug-dr' (did you mean --debug-dir?)"
+        ),
     ])
     func usageErrors(_ arguments: [String], _ reason: String) throws {
         let result = try CLI.run(arguments)
