@@ -55,9 +55,43 @@ extension CapturedException {
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
         exceptionList = fields.listed ? .listed(fields.listedExceptions) : .missing
-        // Every member no field holds stays a property — the breadcrumbs and the fingerprint as sent, the
-        // crash-time `$exception_…` facts (pid, hang, abnormal exit…) — so the event read back renders as it arrived.
+        // Every member no field holds stays a property — the fingerprint as sent, the crash-time `$exception_…`
+        // facts (pid, hang, abnormal exit…), breadcrumbs the model cannot say exactly — so the event read back
+        // renders as it arrived.
         self.properties = fields.members.filter { !Self.fieldProperties.contains($0.key) }
+        if let sent = fields.members[Self.breadcrumbsProperty], let crumbs = Self.breadcrumbs(sent, crashingTask: task)
+        {
+            breadcrumbs = crumbs
+            self.properties[Self.breadcrumbsProperty] = nil
+        }
+    }
+
+    /// The breadcrumbs of an event's `$exception_breadcrumbs`, each with its `level` and `type` — nil unless the
+    /// model says the list exactly (``breadcrumbsValue(_:crashingTask:inData:)`` renders it back member for
+    /// member, in its order: the crashing task's first): a list with a member the model has no field for, a
+    /// member missing or of another type, or a timestamp not in the model's form stays a property as it arrived.
+    static func breadcrumbs(_ sent: CohorlyValue, crashingTask: UInt64?) -> [Breadcrumb]? {
+        guard let list = sent.arrayValue, !list.isEmpty else { return nil }
+        var crumbs: [Breadcrumb] = []
+        crumbs.reserveCapacity(list.count)
+        for entry in list {
+            guard let time = entry["timestamp"]?.stringValue, let ms = RFC3339.milliseconds(time),
+                let timestampMs = UInt64(exactly: ms), let category = entry["category"]?.stringValue,
+                let message = entry["message"]?.stringValue, let data = entry["data"]?.objectValue
+            else { return nil }
+            var crumb = Breadcrumb(
+                timestampMs: timestampMs, category: category, message: message, data: data,
+                task: entry["task"]?.intValue.flatMap { UInt64(exactly: $0) })
+            let level = entry["level"]?.stringValue
+            let type = entry["type"]?.stringValue
+            crumb.level = level == "info" ? nil : level
+            crumb.type = type == "default" ? nil : type
+            crumbs.append(crumb)
+        }
+        guard breadcrumbsValue(taskFirst(crumbs, task: crashingTask), crashingTask: crashingTask) == sent else {
+            return nil
+        }
+        return crumbs
     }
 
     /// The event's members the reader holds in fields of the model (rendered back from them by
