@@ -21,13 +21,13 @@ extension CapturedException {
     /// return addresses. A frame whose image is not among `$debug_images` still gets an image from its own
     /// `module` and `image_addr`. Events come from the network or from files: nothing in them can trap.
     public init(exceptionEvent properties: CohorlyValue) {
-        self.init(parts: ExceptionEventParts(properties: properties))
+        self.init(fields: ExceptionEventFields(properties: properties))
     }
 
-    /// The crash in an event's parts (from a parsed tree or straight from the bytes).
-    init(parts: ExceptionEventParts) {
-        let properties = CohorlyValue.object(parts.members)
-        let exception = parts.exception.map(CohorlyValue.object)
+    /// The crash in an event's fields (from a parsed tree or straight from the bytes).
+    init(fields: ExceptionEventFields) {
+        let properties = CohorlyValue.object(fields.members)
+        let exception = fields.exception.map(CohorlyValue.object)
         let mechanism = exception?["mechanism"]
         let facts = Self.facts(exception, properties: properties)
         self.init(
@@ -38,25 +38,60 @@ extension CapturedException {
         mechanismMeta = mechanism?["meta"]?.objectValue ?? [:]
         threads = [
             Self.thread(
-                parts.exceptionStack, tid: exception?["thread_id"], name: properties[Self.threadNameProperty],
+                fields.exceptionStack, tid: exception?["thread_id"], name: properties[Self.threadNameProperty],
                 crashed: true)
         ]
         // A producer may list the crashed thread again among all threads.
-        for other in parts.threads where !other.crashed {
+        for other in fields.threads where !other.crashed {
             var thread = Self.thread(other.stack, tid: other.tid, name: other.name, crashed: false)
             thread.catchSite = other.catchSite
             threads.append(thread)
         }
-        images = Self.images(parts.images, frames: parts.exceptionStack.frames + parts.threads.flatMap(\.stack.frames))
-        arch = parts.images.first?["arch"]?.stringValue
+        images = Self.images(
+            fields.images, frames: fields.exceptionStack.frames + fields.threads.flatMap(\.stack.frames))
+        arch = fields.images.first?["arch"]?.stringValue
         timestampMs = properties["time"]?.intValue.map(Int64.init) ?? 0
         insertId = properties["$insert_id"]?.stringValue ?? ""
         executable = properties["$exception_executable"]?.stringValue
         if case .bool(false)? = properties["$exception_report_complete"] { complete = false }
-        exceptionList = parts.listed ? .listed(parts.listedExceptions) : .missing
-        // Every member no field holds stays a property — the breadcrumbs and the fingerprint as sent, the
-        // crash-time `$exception_…` facts (pid, hang, abnormal exit…) — so the event read back renders as it arrived.
-        self.properties = parts.members.filter { !Self.fieldProperties.contains($0.key) }
+        exceptionList = fields.listed ? .listed(fields.listedExceptions) : .missing
+        // Every member no field holds stays a property — the fingerprint as sent, the crash-time `$exception_…`
+        // facts (pid, hang, abnormal exit…), breadcrumbs the model cannot say exactly — so the event read back
+        // renders as it arrived.
+        self.properties = fields.members.filter { !Self.fieldProperties.contains($0.key) }
+        if let sent = fields.members[Self.breadcrumbsProperty], let crumbs = Self.breadcrumbs(sent, crashingTask: task)
+        {
+            breadcrumbs = crumbs
+            self.properties[Self.breadcrumbsProperty] = nil
+        }
+    }
+
+    /// The breadcrumbs of an event's `$exception_breadcrumbs`, each with its `level` and `type` — nil unless the
+    /// model says the list exactly (``breadcrumbsValue(_:crashingTask:inData:)`` renders it back member for
+    /// member, in its order: the crashing task's first): a list with a member the model has no field for, a
+    /// member missing or of another type, or a timestamp not in the model's form stays a property as it arrived.
+    static func breadcrumbs(_ sent: CohorlyValue, crashingTask: UInt64?) -> [Breadcrumb]? {
+        guard let list = sent.arrayValue, !list.isEmpty else { return nil }
+        var crumbs: [Breadcrumb] = []
+        crumbs.reserveCapacity(list.count)
+        for entry in list {
+            guard let time = entry["timestamp"]?.stringValue, let ms = RFC3339.milliseconds(time),
+                let timestampMs = UInt64(exactly: ms), let category = entry["category"]?.stringValue,
+                let message = entry["message"]?.stringValue, let data = entry["data"]?.objectValue
+            else { return nil }
+            var crumb = Breadcrumb(
+                timestampMs: timestampMs, category: category, message: message, data: data,
+                task: entry["task"]?.intValue.flatMap { UInt64(exactly: $0) })
+            let level = entry["level"]?.stringValue
+            let type = entry["type"]?.stringValue
+            crumb.level = level == "info" ? nil : level
+            crumb.type = type == "default" ? nil : type
+            crumbs.append(crumb)
+        }
+        guard breadcrumbsValue(taskFirst(crumbs, task: crashingTask), crashingTask: crashingTask) == sent else {
+            return nil
+        }
+        return crumbs
     }
 
     /// The event's members the reader holds in fields of the model (rendered back from them by
@@ -101,7 +136,7 @@ extension CapturedException {
     /// the device resolved (its inlined calls innermost first, then itself), and the async frames after the
     /// physical frame they follow.
     private static func thread(
-        _ stack: ExceptionEventParts.Stack, tid: CohorlyValue?, name: CohorlyValue?, crashed: Bool
+        _ stack: ExceptionEventFields.Stack, tid: CohorlyValue?, name: CohorlyValue?, crashed: Bool
     ) -> Thread {
         var ordered: [(frame: StackFrame, hasKind: Bool)] = []
         for frame in stack.frames {
@@ -167,7 +202,7 @@ extension CapturedException {
 
     /// `$debug_images`, plus an image for each (`module`, `image_addr`) of a frame that none of them covers,
     /// sized to reach the frame's highest address.
-    static func images(_ list: [CohorlyValue], frames: [ExceptionEventParts.WireFrame]) -> [Image] {
+    static func images(_ list: [CohorlyValue], frames: [ExceptionEventFields.WireFrame]) -> [Image] {
         var images = list.compactMap { image -> Image? in
             guard let path = image["code_file"]?.stringValue, let base = wireAddress(image["image_addr"]) else {
                 return nil

@@ -28,73 +28,73 @@ extension CapturedException {
             try reader.skipValue()
         }
         var event: [String: CohorlyValue] = [:]
-        var parts: ExceptionEventParts?
+        var fields: ExceptionEventFields?
         if wrapped {
             try reader.readObject { reader, key throws(JSONReadError) in
                 switch key {
                 case "properties":
-                    parts = try reader.peek() == .object ? try ExceptionEventParts.read(&reader) : nil
-                    if parts == nil { try reader.skipValue() }
+                    fields = try reader.peek() == .object ? try ExceptionEventFields.read(&reader) : nil
+                    if fields == nil { try reader.skipValue() }
                 case "event", "uuid", "insert_id": event[key] = try reader.readScalar()
                 default: try reader.skipValue()
                 }
             }
         } else {
-            let bare = try ExceptionEventParts.read(&reader)
+            let bare = try ExceptionEventFields.read(&reader)
             event = bare.members
-            parts = bare
+            fields = bare
         }
-        guard let parts, parts.listed, event["event"] == nil || event["event"] == .string("$exception") else {
+        guard let fields, fields.listed, event["event"] == nil || event["event"] == .string("$exception") else {
             return nil
         }
-        let properties = parts.members
+        let properties = fields.members
         let id = event["uuid"] ?? event["insert_id"] ?? properties["$insert_id"]
         return ReadEvent(
-            crash: CapturedException(parts: parts), id: id?.stringValue,
+            crash: CapturedException(fields: fields), id: id?.stringValue,
             release: properties["release"]?.stringValue ?? properties["$app_version"]?.stringValue)
     }
 }
 
-extension ExceptionEventParts {
+extension ExceptionEventFields {
     /// Reads a properties object.
-    static func read(_ reader: inout JSONReader) throws(JSONReadError) -> ExceptionEventParts {
-        var parts = ExceptionEventParts()
+    static func read(_ reader: inout JSONReader) throws(JSONReadError) -> ExceptionEventFields {
+        var fields = ExceptionEventFields()
         try reader.readObject { reader, key throws(JSONReadError) in
             let kind = try reader.peek()
             switch key {
             case CapturedException.exceptionListProperty:
-                parts.exception = nil
-                parts.exceptionStack = Stack()
-                parts.listedExceptions = []
-                parts.listed = kind == .array
+                fields.exception = nil
+                fields.exceptionStack = Stack()
+                fields.listedExceptions = []
+                fields.listed = kind == .array
                 guard kind == .array else { return try reader.skipValue() }
                 try reader.readArray { reader throws(JSONReadError) in
                     // The first exception whole but its frames' unused members; of the others what the list says.
-                    let first = parts.listedExceptions.isEmpty
+                    let first = fields.listedExceptions.isEmpty
                     guard try reader.peek() == .object else {
                         try reader.skipValue()
-                        return parts.listedExceptions.append(CapturedException.ListedException(entry: .null))
+                        return fields.listedExceptions.append(CapturedException.ListedException(entry: .null))
                     }
                     var exception: [String: CohorlyValue] = [:]
                     try reader.readObject { reader, key throws(JSONReadError) in
                         switch key {
-                        case "stacktrace" where first: parts.exceptionStack = try stack(&reader)
+                        case "stacktrace" where first: fields.exceptionStack = try stack(&reader)
                         case "mechanism", "type", "value": exception[key] = try reader.readValue()
                         case _ where first: exception[key] = try reader.readScalar()
                         default: try reader.skipValue()
                         }
                     }
-                    parts.listedExceptions.append(CapturedException.ListedException(entry: .object(exception)))
-                    if first { parts.exception = exception }
+                    fields.listedExceptions.append(CapturedException.ListedException(entry: .object(exception)))
+                    if first { fields.exception = exception }
                 }
             case CapturedException.threadsProperty:
-                parts.threads = []
+                fields.threads = []
                 guard kind == .array else { return try reader.skipValue() }
                 try reader.readArray { reader throws(JSONReadError) in
                     var thread = WireThread()
                     guard try reader.peek() == .object else {
                         try reader.skipValue()
-                        return parts.threads.append(thread)
+                        return fields.threads.append(thread)
                     }
                     var members: [String: CohorlyValue] = [:]
                     try reader.readObject { reader, key throws(JSONReadError) in
@@ -108,20 +108,20 @@ extension ExceptionEventParts {
                     thread.catchSite = members["catch_site"] == .bool(true)
                     thread.tid = members["thread_id"]
                     thread.name = members["name"]
-                    parts.threads.append(thread)
+                    fields.threads.append(thread)
                 }
             case "$debug_images":
-                parts.images = []
+                fields.images = []
                 guard kind == .array else { return try reader.skipValue() }
                 try reader.readArray { reader throws(JSONReadError) in
-                    parts.images.append(try shallow(&reader))
+                    fields.images.append(try shallow(&reader))
                 }
             default:
                 // Kept as the event's properties, or read by the crash.
-                parts.members[key] = try reader.readValue()
+                fields.members[key] = try reader.readValue()
             }
         }
-        return parts
+        return fields
     }
 
     /// An object with its scalar members (nested containers emptied), or a scalar.

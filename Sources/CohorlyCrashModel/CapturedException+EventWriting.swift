@@ -153,7 +153,8 @@ extension CapturedException {
     }
 
     /// `$exception_breadcrumbs`: in the order given, each in Sentry's breadcrumb shape — `timestamp` (RFC 3339,
-    /// UTC, milliseconds), `type` (`default`), `level` (`info`), `category`, `message` and `data` — plus `task`
+    /// UTC, milliseconds), `type` (``Breadcrumb/type``, else `default`), `level` (``Breadcrumb/level``, else
+    /// `info`), `category`, `message` and `data` — plus `task`
     /// (the Swift task that added it) and, on those of `crashingTask`, `crashing_task: true`; with `inData` (Sentry,
     /// which shows only its own members) those two go into `data` as `$task` and `$crashing_task`.
     public static func breadcrumbsValue(_ breadcrumbs: [Breadcrumb], crashingTask: UInt64? = nil, inData: Bool = false)
@@ -168,8 +169,9 @@ extension CapturedException {
         -> CohorlyValue
     {
         var value: Properties = [
-            "timestamp": .string(RFC3339.format(milliseconds: Int64(clamping: crumb.timestampMs))), "type": "default",
-            "level": "info", "category": .string(crumb.category), "message": .string(crumb.message),
+            "timestamp": .string(RFC3339.format(milliseconds: Int64(clamping: crumb.timestampMs))),
+            "type": .string(crumb.type ?? "default"), "level": .string(crumb.level ?? "info"),
+            "category": .string(crumb.category), "message": .string(crumb.message),
         ]
         var data = crumb.data
         if let task = crumb.task {

@@ -68,7 +68,7 @@ extension CapturedException {
     }
 
     /// The grouping view of an `$exception` event's properties: the same reading as ``init(exceptionEvent:)``
-    /// (the same frames, reduced as ``ExceptionEventParts`` reduces them, in the same order, with the same images),
+    /// (the same frames, reduced as ``ExceptionEventFields`` reduces them, in the same order, with the same images),
     /// limited to what grouping looks at — the first exception, and of its frames only the in-app ones' names —
     /// so a collector storing thousands of events a second does not build the whole model of each.
     /// ``groupingFrames(symbols:)`` of the model read in full gives the same frames.
@@ -77,10 +77,10 @@ extension CapturedException {
         let facts = Self.facts(exception, properties: properties)
         // The frames of the first exception only, symbols only where they can name an in-app frame.
         let frames = (exception?["stacktrace"]?["frames"]?.arrayValue ?? []).map {
-            ExceptionEventParts.WireFrame($0, allSymbols: false)
+            ExceptionEventFields.WireFrame($0, allSymbols: false)
         }
         // Physical frames oldest first (as `thread` reads them), with what the device named for in-app ones:
-        // the frame's own symbol and its inlined calls (reduced as ExceptionEventParts reduces them).
+        // the frame's own symbol and its inlined calls (reduced as ExceptionEventFields reduces them).
         var ordered: [OrderedGroupingFrame] = []
         ordered.reserveCapacity(frames.count)
         for frame in frames {

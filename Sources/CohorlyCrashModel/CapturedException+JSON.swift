@@ -144,6 +144,8 @@ extension CapturedException {
             "message": .string(crumb.message), "data": .object(crumb.data),
         ]
         if let task = crumb.task { value["task"] = .int(Int(clamping: task)) }
+        if let level = crumb.level { value["level"] = .string(level) }
+        if let type = crumb.type { value["type"] = .string(type) }
         return .object(value)
     }
 }

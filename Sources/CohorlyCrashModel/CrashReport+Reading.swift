@@ -168,9 +168,12 @@ extension CrashReport {
     /// A breadcrumb; fields missing from a salvaged report take neutral values.
     static func breadcrumb(_ value: CohorlyValue) -> Breadcrumb? {
         guard value.objectValue != nil else { return nil }
-        return Breadcrumb(
+        var crumb = Breadcrumb(
             timestampMs: value["timestamp_ms"].flatMap(unsigned) ?? 0, category: value["category"]?.stringValue ?? "",
             message: value["message"]?.stringValue ?? "", data: value["data"]?.objectValue ?? [:],
             task: value["task"].flatMap(unsigned))
+        crumb.level = value["level"]?.stringValue
+        crumb.type = value["type"]?.stringValue
+        return crumb
     }
 }

@@ -198,6 +198,12 @@ public struct Breadcrumb: Sendable, Equatable {
     public var data: Properties
     /// The id of the Swift task that added it (nil outside a task).
     public var task: UInt64?
+    /// Its severity (Sentry's breadcrumb `level`: `debug`, `info`, `warning`, `error`, `fatal`) as it arrived with
+    /// an event; nil: `info`, what every breadcrumb the app adds is.
+    public var level: String? = nil
+    /// Its kind (Sentry's breadcrumb `type`: `default`, `http`, `navigation`, `error`…) as it arrived with an
+    /// event; nil: `default`, what every breadcrumb the app adds is.
+    public var type: String? = nil
 
     /// A breadcrumb with these parts.
     public init(timestampMs: UInt64, category: String, message: String, data: Properties = [:], task: UInt64? = nil) {

@@ -68,6 +68,52 @@ import CohorlyCollector
         #expect(session["attrs"]?["release"]?.stringValue == "app@1.0")
     }
 
+    /// A Sentry event's breadcrumbs are the stored model's, each with its `level`, `type`, `category` and `data`
+    /// as sent, nothing of them beside the model; read back as today (a numeric timestamp as RFC 3339). One the
+    /// model cannot say exactly (the fixture's: no `type` or `level`) stays a property as today.
+    @Test func aSentryEventsBreadcrumbsAreTheStoredModels() throws {
+        var event = E.crashEvent(eventId: Self.eventHex).objectValue ?? [:]
+        event["breadcrumbs"] = [
+            "values": [
+                [
+                    "timestamp": 1_796_119_200.5, "type": "http", "level": "warning", "category": "net",
+                    "message": "GET /pay", "data": ["status_code": 500],
+                ],
+                [
+                    "timestamp": "2026-12-01T10:00:00.750Z", "type": "error", "level": "error", "category": "app",
+                    "message": "retry", "data": [:],
+                ],
+            ]
+        ]
+        let record = SentryEventRecord.newEvent(
+            event, eventId: Self.eventId, token: E.key, projectId: E.projectId, now: 0)
+        let crash = try #require(record.crash)
+        #expect(crash.breadcrumbs.map(\.level) == ["warning", "error"])
+        #expect(crash.breadcrumbs.map(\.type) == ["http", "error"])
+        #expect(crash.breadcrumbs.map(\.category) == ["net", "app"])
+        #expect(crash.breadcrumbs.first?.data == ["status_code": 500])
+        #expect(crash.breadcrumbs.first?.timestampMs == 1_796_119_200_500)
+        let prepared = record.prepared()
+        let column = try #require(prepared.crashJSON)
+        let stored = try #require(StoredCrash.crash(column))
+        #expect(stored.breadcrumbs == crash.breadcrumbs)
+        let besides = JSONValue(json: prepared.propertiesJSON)?.objectValue ?? [:]
+        #expect(besides[CapturedException.breadcrumbsProperty] == nil)
+        let readBack = StoredCrash.properties(crash: column, properties: prepared.propertiesJSON)
+        #expect(
+            readBack?[CapturedException.breadcrumbsProperty]
+                == record.properties?[CapturedException.breadcrumbsProperty])
+        #expect(
+            readBack?[CapturedException.breadcrumbsProperty]?.arrayValue?.first?["timestamp"]
+                == "2026-12-01T10:00:00.500Z")
+
+        let fixture = SentryEventRecord.newEvent(
+            E.crashEvent(eventId: Self.eventHex).objectValue ?? [:], eventId: Self.eventId, token: E.key,
+            projectId: E.projectId, now: 0)
+        #expect(fixture.crash?.breadcrumbs.isEmpty == true)
+        #expect(fixture.crash?.properties[CapturedException.breadcrumbsProperty]?.arrayValue?.count == 1)
+    }
+
     /// The event id is the crash's `$insert_id`: sent again, or over the Cohorly wire with the same token, it is
     /// still one crash.
     @Test func aCrashIsDedupedByEventIdAcrossResendsAndWires() throws {

@@ -99,4 +99,75 @@ import Testing
         #expect(crash.properties.keys.filter { $0 == "$exception_list" || $0 == "$exception_level" }.isEmpty)
         #expect(crash.level == "error")
     }
+
+    /// Breadcrumbs the model says exactly are read into it, each with its `level` and `type` as sent, and rendered
+    /// back from it member for member (the crashing task's first, marked); through the model's JSON too.
+    @Test func breadcrumbsAreReadIntoTheModelWithTheirLevelAndType() throws {
+        let crash = CapturedException(exceptionEvent: Self.event)
+        let crumb = try #require(crash.breadcrumbs.first)
+        #expect(crash.breadcrumbs.count == 1)
+        #expect(crumb.level == "warning")
+        #expect(crumb.type == "http")
+        #expect(crumb.category == "net")
+        #expect(crumb.message == "GET /pay")
+        #expect(crumb.data == ["status": 500])
+        #expect(crumb.timestampMs == 1_796_119_200_500)
+        #expect(crash.properties[CapturedException.breadcrumbsProperty] == nil)
+        #expect(crash.eventProperties[CapturedException.breadcrumbsProperty] == Self.crumbs)
+        let stored = try #require(CapturedException(jsonValue: crash.jsonValue))
+        #expect(stored.breadcrumbs == crash.breadcrumbs)
+        #expect(stored.eventProperties[CapturedException.breadcrumbsProperty] == Self.crumbs)
+
+        var tasks = Self.event.objectValue ?? [:]
+        let taskCrumbs: CohorlyValue = [
+            [
+                "timestamp": "2026-12-01T10:00:01.000Z", "type": "default", "level": "info", "category": "app",
+                "message": "mine", "data": [:], "task": 7, "crashing_task": true,
+            ],
+            [
+                "timestamp": "2026-12-01T10:00:00.000Z", "type": "default", "level": "error", "category": "app",
+                "message": "other", "data": ["k": "v"], "task": 8,
+            ],
+        ]
+        tasks[CapturedException.breadcrumbsProperty] = taskCrumbs
+        tasks[CapturedException.taskProperty] = 7
+        let withTasks = CapturedException(exceptionEvent: .object(tasks))
+        #expect(withTasks.breadcrumbs.map(\.task) == [7, 8])
+        #expect(withTasks.breadcrumbs.map(\.level) == [nil, "error"])
+        #expect(withTasks.eventProperties[CapturedException.breadcrumbsProperty] == taskCrumbs)
+    }
+
+    /// A list the model cannot say exactly (a member it has no field for, one missing, a timestamp in another
+    /// form, an empty list) stays a property, as it arrived.
+    @Test func breadcrumbsTheModelCannotSayStayAsSent() {
+        let lists: [CohorlyValue] = [
+            [
+                [
+                    "timestamp": "2026-12-01T10:00:00.500Z", "category": "net", "message": "GET", "data": [:],
+                    "origin": "x",
+                ]
+            ],
+            [
+                [
+                    "timestamp": "2026-12-01T10:00:00.500Z", "type": "http", "level": "info", "category": "net",
+                    "data": [:],
+                ]
+            ],
+            [
+                [
+                    "timestamp": "2026-12-01T10:00:00Z", "type": "http", "level": "info", "category": "net",
+                    "message": "GET", "data": [:],
+                ]
+            ],
+            [],
+        ]
+        for list in lists {
+            var event = Self.event.objectValue ?? [:]
+            event[CapturedException.breadcrumbsProperty] = list
+            let crash = CapturedException(exceptionEvent: .object(event))
+            #expect(crash.breadcrumbs.isEmpty, "\(list)")
+            #expect(crash.properties[CapturedException.breadcrumbsProperty] == list)
+            #expect(crash.eventProperties[CapturedException.breadcrumbsProperty] == list)
+        }
+    }
 }

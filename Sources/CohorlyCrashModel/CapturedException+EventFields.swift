@@ -1,7 +1,7 @@
-/// The parts of an `$exception` event's properties that ``CapturedException/init(exceptionEvent:)`` reads, each
+/// The members of an `$exception` event's properties that ``CapturedException/init(exceptionEvent:)`` reads, each
 /// frame reduced to the members it uses: made from a parsed tree, or straight from the bytes
 /// (`CapturedException(exceptionEventJSON:)`, no tree of the frames), then read into the crash by one code.
-struct ExceptionEventParts {
+struct ExceptionEventFields {
     /// A member of a `stacktrace.frames` element that the readers use, told from its key by the key's length
     /// first: a frame has ten members, and comparing each key with every name in turn cost more than the rest
     /// of reading the frame (events hold thousands of frames; the collector groups every one it stores).
@@ -116,8 +116,8 @@ struct ExceptionEventParts {
     var members: [String: CohorlyValue] = [:]
 }
 
-extension ExceptionEventParts {
-    /// The parts of a parsed properties object.
+extension ExceptionEventFields {
+    /// The fields of a parsed properties object.
     init(properties: CohorlyValue) {
         let list = properties[CapturedException.exceptionListProperty]?.arrayValue
         let exception = list?.first
@@ -135,10 +135,10 @@ extension ExceptionEventParts {
     }
 }
 
-extension ExceptionEventParts.Stack {
+extension ExceptionEventFields.Stack {
     /// A parsed `stacktrace` value.
     init(_ stacktrace: CohorlyValue?) {
-        frames = (stacktrace?["frames"]?.arrayValue ?? []).map { ExceptionEventParts.WireFrame($0) }
+        frames = (stacktrace?["frames"]?.arrayValue ?? []).map { ExceptionEventFields.WireFrame($0) }
         asyncStop = stacktrace?[CapturedException.asyncStopKey]?.stringValue
     }
 }
