@@ -74,7 +74,7 @@ final class DwarfIndex {
         // `.debug_aranges`, when the file has it (and the scanner can read it): each listed unit's ranges.
         var listed: [UInt64: [(low: UInt64, high: UInt64)]] = [:]
         if file.header.e_ident.5 == UInt8(ELFDATA2LSB), let section = sectionBounds[".debug_aranges"],
-            let entries = DebugAranges.read(section)
+            let entries = DebugAranges.read(section, addressSize: addressSize)
         {
             for entry in entries { listed[entry.unitOffset, default: []].append((entry.low, entry.high)) }
         }
@@ -153,6 +153,9 @@ final class DwarfIndex {
         }
         return found
     }()
+
+    /// The size of an address in this file (8 in a 64-bit ELF file, 4 in a 32-bit one).
+    private var addressSize: Int { file.header.e_ident.4 == UInt8(ELFCLASS32) ? 4 : 8 }
 
     static func lastError() -> String {
         guard let message = dwarf_errmsg(-1) else { return "unknown libdw error" }
@@ -454,7 +457,9 @@ final class DwarfIndex {
     /// For tests: per unit whose ranges came from `.debug_aranges`, whether they equal the unit's own
     /// (`DW_AT_low_pc`/`high_pc`/`ranges` as libdw reads them), both sorted.
     func compareArangesWithUnitRanges() -> [Bool] {
-        guard let section = sectionBounds[".debug_aranges"], let entries = DebugAranges.read(section) else { return [] }
+        guard let section = sectionBounds[".debug_aranges"],
+            let entries = DebugAranges.read(section, addressSize: addressSize)
+        else { return [] }
         var listed: [UInt64: [[UInt64]]] = [:]
         for entry in entries { listed[entry.unitOffset, default: []].append([entry.low, entry.high]) }
         return units.compactMap { unit in
