@@ -11,8 +11,11 @@ enum DebugAranges {
     }
 
     /// The ranges listed in `section` (little-endian), without empty ranges and linker tombstones (address 0 or
-    /// ≥ -2: code that was discarded); nil when a set is malformed (the units' own ranges serve then).
-    static func read(_ section: DieScanner.Bounds) -> [Entry]? {
+    /// ≥ -2: code that was discarded); nil when the section cannot be trusted, and the units' own ranges serve
+    /// then: a set is malformed (a length past the section, a version other than 2, segments), its addresses are
+    /// not `addressSize` bytes (the file's), or ranges listed for two different units overlap (an address
+    /// would then have two units; the units' own ranges decide). A set naming no unit is ignored by the caller.
+    static func read(_ section: DieScanner.Bounds, addressSize expected: Int) -> [Entry]? {
         var entries: [Entry] = []
         var cursor = section.start
         let end = section.end
@@ -36,7 +39,7 @@ enum DebugAranges {
             let unitOffset = little(cursor + 2, offsetSize)
             cursor += 2 + offsetSize
             let addressSize = Int(cursor[0])
-            guard addressSize == 4 || addressSize == 8, cursor[1] == 0 else { return nil }  // no segments
+            guard addressSize == expected, cursor[1] == 0 else { return nil }  // no segments
             cursor += 2
             // The pairs start at a multiple of their size from the set's start.
             let pairSize = 2 * addressSize
@@ -55,7 +58,23 @@ enum DebugAranges {
             }
             cursor = setEnd
         }
-        return entries
+        return listsEachAddressOnce(entries) ? entries : nil
+    }
+
+    /// Whether no two ranges of different units overlap (ranges of one unit may: they name the same unit).
+    private static func listsEachAddressOnce(_ entries: [Entry]) -> Bool {
+        let sorted = entries.sorted { $0.low < $1.low }
+        // The range reaching furthest so far, and its unit.
+        var reach: (high: UInt64, unit: UInt64)?
+        for entry in sorted {
+            if let last = reach, entry.low < last.high {
+                if entry.unitOffset != last.unit { return false }
+                if entry.high > last.high { reach = (entry.high, entry.unitOffset) }
+            } else {
+                reach = (entry.high, entry.unitOffset)
+            }
+        }
+        return true
     }
 
     /// The little-endian value of `size` bytes at `position` (the caller checked they are in the section).

@@ -74,7 +74,7 @@ final class DwarfIndex {
         // `.debug_aranges`, when the file has it (and the scanner can read it): each listed unit's ranges.
         var listed: [UInt64: [(low: UInt64, high: UInt64)]] = [:]
         if file.header.e_ident.5 == UInt8(ELFDATA2LSB), let section = sectionBounds[".debug_aranges"],
-            let entries = DebugAranges.read(section)
+            let entries = DebugAranges.read(section, addressSize: addressSize)
         {
             for entry in entries { listed[entry.unitOffset, default: []].append((entry.low, entry.high)) }
         }
@@ -153,6 +153,9 @@ final class DwarfIndex {
         }
         return found
     }()
+
+    /// The size of an address in this file (8 in a 64-bit ELF file, 4 in a 32-bit one).
+    private var addressSize: Int { file.header.e_ident.4 == UInt8(ELFCLASS32) ? 4 : 8 }
 
     static func lastError() -> String {
         guard let message = dwarf_errmsg(-1) else { return "unknown libdw error" }
@@ -454,7 +457,9 @@ final class DwarfIndex {
     /// For tests: per unit whose ranges came from `.debug_aranges`, whether they equal the unit's own
     /// (`DW_AT_low_pc`/`high_pc`/`ranges` as libdw reads them), both sorted.
     func compareArangesWithUnitRanges() -> [Bool] {
-        guard let section = sectionBounds[".debug_aranges"], let entries = DebugAranges.read(section) else { return [] }
+        guard let section = sectionBounds[".debug_aranges"],
+            let entries = DebugAranges.read(section, addressSize: addressSize)
+        else { return [] }
         var listed: [UInt64: [[UInt64]]] = [:]
         for entry in entries { listed[entry.unitOffset, default: []].append([entry.low, entry.high]) }
         return units.compactMap { unit in
@@ -491,11 +496,12 @@ final class DwarfIndex {
     /// reads the functions first and each one's inline tree after (all of them here), libdw's walk everything
     /// in DIE order, so scopes are compared as a set: each with its ranges, call site and its parent's. Without `libdw`,
     /// only the linear pass runs (`same` is then true): libdw's walk re-reads each subtree once per ancestor,
-    /// too slow for a very deep tree.
-    func compareWalks(libdw: Bool = true) -> [(linear: Bool, same: Bool)] {
+    /// too slow for a very deep tree. With `treesByLibdw`, the linear pass reads the functions and libdw's walk
+    /// each one's inline tree (the fallback when the linear pass fails on a tree).
+    func compareWalks(libdw: Bool = true, treesByLibdw: Bool = false) -> [(linear: Bool, same: Bool)] {
         units.map { unit in
             let linear = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
-            linear.readAllTrees()
+            linear.readAllTrees(byLibdw: treesByLibdw)
             guard libdw else { return (linear.usedLinearWalk, true) }
             let walked = UnitIndex(unitDie: unit.die, scanner: nil)
             // Everything the linear pass decodes itself: offsets, nesting, ranges and call sites.
@@ -517,6 +523,35 @@ final class DwarfIndex {
                 && linear.roots.ranges.map { [$0.low, $0.high] } == walked.roots.ranges.map { [$0.low, $0.high] }
             return (linear.usedLinearWalk, same)
         }
+    }
+
+    /// For tests: per address, the inline chain (innermost first: name DIE and call site of each scope) found
+    /// by an index whose functions the linear pass read and whose inline trees libdw's walk read (the
+    /// fallback), and by an index libdw's walk read whole; empty chains where no function covers the address.
+    func innermostChainsWithTreesByLibdw(_ addresses: [UInt64]) -> [(fallback: [[UInt64]], libdw: [[UInt64]])] {
+        let fallback = units.map { unit in
+            let index = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
+            index.readAllTrees(byLibdw: true)
+            return index
+        }
+        let walked = units.map { UnitIndex(unitDie: $0.die, scanner: nil) }
+        func chain(_ indexes: [UnitIndex], _ address: UInt64) -> [[UInt64]] {
+            for index in indexes {
+                var scope = index.innermost(at: address)
+                guard scope >= 0 else { continue }
+                var chain: [[UInt64]] = []
+                while scope >= 0 {
+                    let entry = index.scopes[Int(scope)]
+                    chain.append([
+                        entry.dieOffset, UInt64(entry.callFile), UInt64(entry.callLine), UInt64(entry.callColumn),
+                    ])
+                    scope = entry.parent
+                }
+                return chain
+            }
+            return []
+        }
+        return addresses.map { (chain(fallback, $0), chain(walked, $0)) }
     }
 }
 

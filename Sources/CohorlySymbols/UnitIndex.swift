@@ -140,12 +140,16 @@ final class UnitIndex {
     }
 
     /// Reads the inline tree of the function `root` when it is not read yet: its scopes are appended after
-    /// all others (`firstChild` says where they start). When the linear pass cannot read it, libdw's walk does.
-    private func readTree(of root: Int32) {
+    /// all others (`firstChild` says where they start). When the linear pass cannot read it, libdw's walk does
+    /// (`byLibdw`: at once, for tests — the linear pass fails on a tree only where it failed on the unit's
+    /// functions pass, which then gave the whole unit to libdw, so no input reaches this walk otherwise).
+    private func readTree(of root: Int32, byLibdw: Bool = false) {
         guard let unread = unreadTrees.removeValue(forKey: root), let scanner else { return }
         let first = scopes.count
         let firstRange = ranges.count
-        if walkList(at: unread.children, parent: root, cu: cu, scanner: scanner, pass: .inlineTree) == nil {
+        if byLibdw
+            || walkList(at: unread.children, parent: root, cu: cu, scanner: scanner, pass: .inlineTree) == nil
+        {
             scopes.removeSubrange(first...)
             ranges.removeSubrange(firstRange...)
             var die = Dwarf_Die()
@@ -160,9 +164,9 @@ final class UnitIndex {
     }
 
     /// Reads every function's inline tree not read yet (for those that need every scope: the symbol cache's
-    /// writer, tests).
-    func readAllTrees() {
-        for root in unreadTrees.keys.sorted() { readTree(of: root) }
+    /// writer, tests); with `byLibdw`, each by libdw's walk (the fallback when the linear pass fails: tests).
+    func readAllTrees(byLibdw: Bool = false) {
+        for root in unreadTrees.keys.sorted() { readTree(of: root, byLibdw: byLibdw) }
     }
 
     /// Reads the children list starting at `start` (each DIE, then its own children list, in file order) and
