@@ -228,10 +228,10 @@ case "symbolicate-report":
         if options.crashedOnly { eventOptions.maxEventBytes = Int.max }
         let clock = ContinuousClock()
         let start = clock.now
-        let symbols = ExceptionEvent.symbolicate(
+        let symbols = ExceptionBuilder.symbolicate(
             options.crashedOnly ? onlyCrashed(report) : report, options: eventOptions)
         let symbolicated = clock.now
-        let event = ExceptionEvent.make(from: report, symbols: symbols, options: .init())
+        let event = ExceptionBuilder.make(from: report, symbols: symbols, options: .init())
         let made = clock.now
         let frames = symbols.threads.compactMap { $0 }.joined()
         let bytes = CohorlyValue.object(["event": "$exception", "properties": .object(event.properties)]).jsonString

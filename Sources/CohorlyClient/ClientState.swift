@@ -20,9 +20,11 @@ struct PendingEvent: Sendable {
     var time: Int64
 }
 
-/// An exception made off the caller's thread (a handled error, a hang), stamped like `track` at its reservation.
-struct PendingException: Sendable {
-    var record: ExceptionRecord
+/// An exception that fulfils a live-event reservation (``LiveEventTicket``): made off the caller's thread (a
+/// handled error, a hang), it carries the distinct id and super properties of the reservation, so the persister
+/// stamps it like `track` would have stamped an event at that moment.
+struct ReservedException: Sendable {
+    var record: QueuedException
     var superProperties: Properties
     var distinctId: String
 }
@@ -30,7 +32,7 @@ struct PendingException: Sendable {
 /// One step for the persister, kept in call order.
 enum PendingOperation: Sendable {
     case event(PendingEvent)
-    case exception(PendingException)
+    case exception(ReservedException)
     case profile(ProfileOperation)
     case store(QueueOperation)
 }

@@ -44,9 +44,9 @@ package final class LiveEventTicket: Sendable {
     /// Queues `record` as `track` would have queued an event at the reservation: its properties win over the
     /// super properties of that moment, which win over the automatic ones; `distinct_id` is the reservation's
     /// unless the record sets it. Dropped when the user opted out since.
-    package func fulfill(_ record: ExceptionRecord) {
+    package func fulfill(_ record: QueuedException) {
         guard settle() else { return }
-        let pending = PendingException(record: record, superProperties: superProperties, distinctId: distinctId)
+        let pending = ReservedException(record: record, superProperties: superProperties, distinctId: distinctId)
         client.state.enqueue { state in state.optedOut ? nil : .exception(pending) }
         client.liveEvents.settle(id)  // after the enqueue: a flush waiting on this ticket comes after it
     }

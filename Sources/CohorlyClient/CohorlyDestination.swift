@@ -63,7 +63,7 @@ final class CohorlyDestination: Destination, @unchecked Sendable {
         case .track:
             let bodies = batch.entries.compactMap { entry -> String? in
                 guard entry.kind == .exception else { return entry.json }
-                return ExceptionRecord(json: entry.json).map { EventRecord(prepared: $0.event).json }
+                return QueuedException(json: entry.json).map { EventRecord(prepared: $0.event).json }
             }
             return send(.track, bodies, context: context)
         case .engage:

@@ -24,7 +24,7 @@ package protocol Destination: AnyObject, Sendable {
     /// Called as an exception record is queued (on the thread queuing it, before it is written): the destination
     /// may add to it what it must send with it, and returns settings changes to commit with it. `meta` reads the
     /// queue's settings.
-    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation]
+    func willQueue(_ record: inout QueuedException, meta: (String) -> String?) -> [QueueOperation]
     /// How many of the batch's leading records one request carries (at least 1): the destination's batching rule.
     func requestLength(of batch: QueueBatch) -> Int
     /// The properties a capture item of an earlier version's queue row moved into its `options` (as this
@@ -67,7 +67,7 @@ package enum PreviousLaunchEnding {
 package extension Destination {
     func problem(with event: EventRecord) -> String? { nil }
     func problem(with operation: ProfileOperation) -> String? { nil }
-    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] { [] }
+    func willQueue(_ record: inout QueuedException, meta: (String) -> String?) -> [QueueOperation] { [] }
     func requestLength(of batch: QueueBatch) -> Int { batch.count }
     var legacyOptionProperties: OptionProperties { [] }
     var followsLaunches: Bool { false }

@@ -62,8 +62,8 @@ package struct EventRecord: Sendable {
     }
 
     /// The admission facts of an exception record (its `json` left empty: the queue holds the record itself).
-    package init(summarizing record: ExceptionRecord) {
-        name = ExceptionRecord.eventName
+    package init(summarizing record: QueuedException) {
+        name = QueuedException.eventName
         json = ""
         insertId = record.insertId
         distinctId = record.properties["distinct_id"] ?? .null

@@ -1,5 +1,5 @@
 // `CohorlyValue` and `Properties` live in CohorlyJSON (shared with the collector); users of the client see them
-// through `import Cohorly`. So does the crash model: a queued exception (`ExceptionRecord`) is a
+// through `import Cohorly`. So does the crash model: a queued exception (`QueuedException`) is a
 // `CapturedException`.
 @_exported import CohorlyCrashModel
 @_exported import CohorlyJSON

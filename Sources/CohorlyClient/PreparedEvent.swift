@@ -74,7 +74,7 @@ extension Cohorly {
     /// event: delete the source only after `.queued` or `.alreadyQueued`. The client adds `distinct_id` when the
     /// record has none.
     @discardableResult
-    public func enqueuePrepared(_ record: ExceptionRecord) throws -> PreparedEventDisposition {
+    public func enqueuePrepared(_ record: QueuedException) throws -> PreparedEventDisposition {
         guard !record.insertId.isEmpty else { throw CohorlyError.missingProperty("$insert_id") }
         waitUntilPersisted()
         var record = record

@@ -6,7 +6,7 @@ package enum RecordKind: String, Sendable {
     case event
     /// A profile operation (identify, alias, people), as ``ProfileOperation``'s JSON.
     case profile
-    /// A prepared exception (crash, handled error, hang, abnormal exit), as ``ExceptionRecord``'s JSON.
+    /// A prepared exception (crash, handled error, hang, abnormal exit), as ``QueuedException``'s JSON.
     case exception
     /// A destination's own record of a launch, as the destination that follows launches wrote it (opaque JSON it
     /// encodes and reads; other destinations drop it). Rows of earlier versions name it `session`.

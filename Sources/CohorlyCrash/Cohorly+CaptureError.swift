@@ -65,7 +65,7 @@ extension CohorlyCrash {
     }
 }
 
-/// The handled-error path between the public calls and ``LiveExceptionReporter``: description, rate limit
+/// The handled-error path between the public calls and ``NonFatalExceptionReporter``: description, rate limit
 /// and the settings of each client.
 enum HandledErrors {
     /// One client's settings and rate limiter.
@@ -177,11 +177,11 @@ enum HandledErrors {
                 catchSite,
             ]
         }
-        var exception = LiveException(
+        var exception = NonFatalException(
             type: description.type, value: description.value,
             mechanism: .init(type: "generic", handled: true, synthetic: synthetic),
             threads: threads, properties: properties, timestampMs: ticket.time)
         if throwSite != nil { exception.catchSiteIndex = 1 }
-        LiveExceptionReporter.shared.submit(exception, options: events, ticket: ticket)
+        NonFatalExceptionReporter.shared.submit(exception, options: events, ticket: ticket)
     }
 }

@@ -18,7 +18,7 @@ extension CohorlyCrash {
         let events = options.events
         HangWatchdog.start(configuration) { [weak cohorly] hang in
             // The event first: its ticket is reserved now, so a flush made after this hang includes it.
-            if let cohorly { _ = LiveExceptionReporter.shared.send(hang.exception, to: cohorly, options: events) }
+            if let cohorly { _ = NonFatalExceptionReporter.shared.send(hang.exception, to: cohorly, options: events) }
             hangObserver.withLock { $0 }?(hang.summary)
         }
     }
@@ -63,21 +63,21 @@ extension HangWatchdog.Hang {
             thresholdMs: HangWatchdog.nanoseconds(threshold) / 1_000_000)
     }
 
-    /// The hang's live `$exception` (piece of the shared builder, ``LiveException``): level `error`, mechanism
-    /// `hang` (handled), the hung thread as the subject and the others, the stacks captured at detection
-    /// (each frame with its kind: frame 0 of each is the exact interrupted PC).
-    var exception: LiveException {
+    /// The hang as a ``NonFatalException`` (built like a crash's `$exception`, by ``ExceptionBuilder``): level
+    /// `error`, mechanism `hang` (handled), the hung thread as the subject and the others, the stacks captured at
+    /// detection (each frame with its kind: frame 0 of each is the exact interrupted PC).
+    var exception: NonFatalException {
         let record = self.record
-        var description = ExceptionEvent.describeHang(record, diedHung: false)
-        var properties = ExceptionEvent.hangProperties(record)
+        var description = ExceptionBuilder.describeHang(record, diedHung: false)
+        var properties = ExceptionBuilder.hangProperties(record)
         if ongoing {
             properties["$exception_hang_ongoing"] = true
             description.value += " (still blocked)"
         }
         let threads = capture?.threads ?? [CrashReport.Thread(tid: tid, name: subject, crashed: true, frames: [])]
-        return LiveException(
+        return NonFatalException(
             type: description.type, value: description.value, level: "error",
-            mechanism: .init(type: "hang", handled: true, meta: ExceptionEvent.hangMeta(record)),
+            mechanism: .init(type: "hang", handled: true, meta: ExceptionBuilder.hangMeta(record)),
             issueName: description.issueName, threads: threads,
             modules: capture?.modules ?? [], properties: properties)
     }

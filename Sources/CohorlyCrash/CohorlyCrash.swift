@@ -291,10 +291,10 @@ public enum CohorlyCrash {
     /// symbolicating this report ended the process (then it goes raw: a report is never held back).
     static func event(
         for report: CrashReport, file: CrashReportStore.ReportFile, options: ExceptionEventOptions
-    ) -> ExceptionRecord {
+    ) -> QueuedException {
         guard options.symbolicate,
-            let symbols = SymbolicationGuard.once(file.url, { ExceptionEvent.symbolicate(report, options: options) })
-        else { return ExceptionEvent.record(from: report, options: options) }
-        return ExceptionEvent.record(from: report, symbols: symbols, options: options)
+            let symbols = SymbolicationGuard.once(file.url, { ExceptionBuilder.symbolicate(report, options: options) })
+        else { return ExceptionBuilder.record(from: report, options: options) }
+        return ExceptionBuilder.record(from: report, symbols: symbols, options: options)
     }
 }

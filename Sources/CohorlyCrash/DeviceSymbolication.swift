@@ -22,7 +22,7 @@ public struct ReportSymbols: Sendable, Equatable {
     }
 }
 
-extension ExceptionEvent {
+extension ExceptionBuilder {
     /// Symbolicates `report` on this machine: the crashed thread whole, then the other threads while
     /// ``ExceptionEventOptions/symbolicationBudget`` lasts. Each module is read from the crashed launch's
     /// binary when its build id still matches, else from its debug file (`.gnu_debuglink` next to it or under

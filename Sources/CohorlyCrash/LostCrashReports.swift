@@ -59,14 +59,14 @@ enum LostCrashReports {
     }
 
     /// The event of the lost report `name`: its time, pid and launch (insert id) from the name.
-    static func event(name: String, reason: String, in folder: ReportDirectory) -> ExceptionRecord? {
+    static func event(name: String, reason: String, in folder: ReportDirectory) -> QueuedException? {
         let parts = name.dropLast(".tmp".count).split(separator: "-", maxSplits: 2)
         guard parts.count == 3, let milliseconds = Int64(parts[0]), let pid = Int32(parts[1]) else { return nil }
         let insertId = String(parts[2])
         let record = launchRecord(insertId: insertId, in: folder)
-        var properties = record.map { ExceptionEvent.contextProperties($0.context) } ?? [:]
+        var properties = record.map { ExceptionBuilder.contextProperties($0.context) } ?? [:]
         let description = CrashDescription(
-            type: ExceptionEvent.abnormalExitType,
+            type: ExceptionBuilder.abnormalExitType,
             value: "Crashed, but its crash report was lost: \(reason). No stack trace.",
             mechanism: "abnormal_exit", issueName: "Crash (report lost)")
         var exception = CapturedException(
@@ -78,7 +78,7 @@ enum LostCrashReports {
         properties["$exception_abnormal_exit_cause"] = .string(cause)
         properties["$exception_pid"] = .int(Int(pid))
         exception.properties = properties
-        return ExceptionEvent.record(exception)
+        return ExceptionBuilder.record(exception)
     }
 
     /// The marker of the launch `insertId`, when it made one (a full disk may have stopped that too).

@@ -1,7 +1,7 @@
 /// An `$exception` before any wire: a crash read from its report, a handled error, a hang or an abnormal exit,
 /// with its threads (every frame with its kind, its in-app flag and the symbols found for it), the images the
 /// frames point into, breadcrumbs and the crash-time properties. The event builders make it; each destination
-/// renders its own schema from it (PostHog / Cohorly: `ExceptionEvent` in CohorlyCrash); the collector and the
+/// renders its own schema from it (PostHog / Cohorly: `ExceptionBuilder` in CohorlyCrash); the collector and the
 /// CLI read it back from a stored event (``init(exceptionEvent:)``) and symbolicate it.
 public struct CapturedException: Sendable, Equatable {
     /// The reason: type, value, mechanism type, issue name.

@@ -74,7 +74,7 @@ final class PostHogDestination: Destination, @unchecked Sendable {
             if let item = item(eventJSON: entry.json, time: now, random: &random) { return item }
             return Item(name: "?", json: "", uuid: "", problem: "unreadable queued event")
         case .exception:
-            guard let event = ExceptionRecord(json: entry.json)?.event else {
+            guard let event = QueuedException(json: entry.json)?.event else {
                 return Item(name: "?", json: "", uuid: "", problem: "unreadable queued exception")
             }
             return item(event.name, layers: [event.properties], distinctId: "", time: now, random: &random)

@@ -47,7 +47,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
     private func clockNow() -> Double { clockLock.withLock { clock }() }
 
     func problem(with event: EventRecord) -> String? {
-        guard event.name != ExceptionRecord.eventName else { return nil }
+        guard event.name != QueuedException.eventName else { return nil }
         return "not sent to Sentry, which has no analytics events (tracked events reach it as breadcrumbs of later "
             + "error events when CohorlyCrash is installed)"
     }
@@ -62,7 +62,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
         return "dropped \(call): Sentry has no profiles (the distinct id is each event's user.id)"
     }
 
-    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] {
+    func willQueue(_ record: inout QueuedException, meta: (String) -> String?) -> [QueueOperation] {
         configuration.sessions ? sessions.willQueue(&record, meta: meta) : []
     }
 
@@ -251,7 +251,7 @@ final class SentryDestination: Destination, @unchecked Sendable {
                         ids: ids, request: { envelope.request(endpoint, options: options) }, categories: ["session"],
                         label: "\(ids.count) session update(s)")
                 case .exception:
-                    guard let record = ExceptionRecord(json: entry.json) else {
+                    guard let record = QueuedException(json: entry.json) else {
                         context.log("dropped an unreadable queued exception")
                         removable.append(entry.id)
                         continue

@@ -48,7 +48,7 @@ enum SentryEvent {
     }
 
     /// The event JSON for `record`, trimmed to ``maxItemBytes``.
-    static func json(_ record: ExceptionRecord, configuration: SentryConfiguration) -> [UInt8] {
+    static func json(_ record: QueuedException, configuration: SentryConfiguration) -> [UInt8] {
         let exception = record.exception
         var stacks = Stacks(exception)
         let images =
@@ -73,7 +73,7 @@ enum SentryEvent {
     }
 
     /// The event for `record`, whole, as the JSON tree it is sent as.
-    static func value(_ record: ExceptionRecord, configuration: SentryConfiguration) -> CohorlyValue {
+    static func value(_ record: QueuedException, configuration: SentryConfiguration) -> CohorlyValue {
         let stacks = Stacks(record.exception)
         let images =
             record.exception.hasStack

@@ -252,7 +252,7 @@ final class SentrySessions: @unchecked Sendable {
 
     /// What queuing `record` changes: a handled error counts in this launch's session; an earlier launch's fatal
     /// event (crash, abnormal exit) ends that launch's waiting session, carried in the record for its envelope.
-    func willQueue(_ record: inout ExceptionRecord, meta: (String) -> String?) -> [QueueOperation] {
+    func willQueue(_ record: inout QueuedException, meta: (String) -> String?) -> [QueueOperation] {
         let exception = record.exception
         if record.level == "error", exception.handled {
             // Messages never count (docs/sentry.md "Release health").

@@ -19,9 +19,9 @@ import CohorlyCollector
     @Test(arguments: ["debug", "release"]) func frameworkFramesAndThunksAreNotInApp(configuration: String) throws {
         let report = try FrameworkApp.crash(configuration)
         defer { try? FileManager.default.removeItem(atPath: FrameworkApp.root(configuration)) }
-        let symbols = ExceptionEvent.symbolicate(report)
+        let symbols = ExceptionBuilder.symbolicate(report)
         #expect(symbols.sourceRoot == FrameworkApp.root(configuration) + "/App", "\(symbols.sourceRoot ?? "nil")")
-        let exception = ExceptionEvent.exception(from: report, symbols: symbols)
+        let exception = ExceptionBuilder.exception(from: report, symbols: symbols)
         let frames = try #require(exception.subject?.logicalFrames)
         func described(_ frame: CapturedException.StackFrame) -> String {
             "\(frame.inApp ? "app" : "   ") \(frame.symbols.map { $0.function ?? "?" }.joined(separator: " <- "))"
@@ -64,7 +64,7 @@ import CohorlyCollector
 
         // PostHog's event and Sentry's say the same of every frame (their frames oldest first, inlined calls
         // their own frames).
-        let record = ExceptionEvent.record(exception)
+        let record = ExceptionBuilder.record(exception)
         let posthog = record.event.properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]
         let posthogFrames = try #require(posthog?.arrayValue)
         let sentry = SentryEvent.value(
@@ -94,7 +94,7 @@ import CohorlyCollector
         // The same crash sent raw (the device had no binary at hand): the collector names its frames from the
         // binary and decides in-app as the device did — the same key, the same culprit, the same marks on the
         // crash page.
-        let raw = ExceptionEvent.exception(from: report)
+        let raw = ExceptionBuilder.exception(from: report)
         #expect(raw.subject?.logicalFrames.filter(inExecutable).allSatisfy { $0.inApp } == true)
         let locator = DebugFileLocator(searchPaths: [], debugRoots: [], debuginfod: nil)
         let symbolicator = ImageSymbolicator(images: raw.images.map(LoadedImage.init(image:)), locator: locator)

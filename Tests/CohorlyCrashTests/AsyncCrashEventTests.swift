@@ -29,7 +29,7 @@ import CohorlyCollector
         #expect(report.format == CrashReportFormat.v2)
         let chain = try #require(report.crashedThread?.async, "no async chain")
         #expect(chain.frames.allSatisfy { $0.kind == .asyncResume })
-        let event = ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
+        let event = ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
         #expect(EventSchema.violations(event) == [])
         let stacktrace = try #require(event["$exception_list"]?.arrayValue?.first?["stacktrace"])
         // PostHog's order: oldest first. Innermost first here, physical frames only.

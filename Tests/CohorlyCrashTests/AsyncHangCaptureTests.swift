@@ -46,10 +46,10 @@ func awaitTheBlockingActor(_ actor: BlockingActor) async -> Int {
         #expect(hung.frames.first?.kind == .pc)
         let chain = try #require(hung.async, "no async chain for the hung thread")
         #expect(chain.anchor < hung.frames.count)
-        let exception = LiveException(
+        let exception = NonFatalException(
             type: "Hang", value: "blocked", mechanism: .init(type: "hang", handled: true), threads: [hung],
             modules: LiveStack.modules())
-        let symbolicator = ExceptionEvent.makeSymbolicator(modules: exception.modules, options: .default)
+        let symbolicator = ExceptionBuilder.makeSymbolicator(modules: exception.modules, options: .default)
         let event = exception.event(symbols: exception.symbolicate(with: symbolicator, options: .default))
         let frames =
             (event.properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? [])

@@ -22,7 +22,7 @@ import Testing
         var context = CrashContext(distinctId: "u")
         context.featureFlags = ["checkout": "test", "beta": false]
         report.context = try #require(CohorlyValue(json: context.serializedForCrash())?.objectValue)
-        let properties = ExceptionEvent.contextProperties(report)
+        let properties = ExceptionBuilder.contextProperties(report)
         #expect(properties["$active_feature_flags"] == ["checkout"])
         #expect(properties["$feature/checkout"] == "test" && properties["$feature/beta"] == false)
     }

@@ -128,7 +128,7 @@ struct CrashMatrixTests {
             functions.contains { $0.contains(expectation.function) },
             "\(context): \(expectation.function) not among \(functions)")
         // The raw event (no symbols) meets PostHog's rules from every place too.
-        #expect(EventSchema.violations(ExceptionEvent.make(from: report).properties) == [], "\(context)")
+        #expect(EventSchema.violations(ExceptionBuilder.make(from: report).properties) == [], "\(context)")
         #expect(report.insertId.count == 36)
         #expect(report.context["release"]?.stringValue == "CrashDemo@1.0.0")
     }

@@ -46,7 +46,7 @@ import Testing
         // The event carries the label as the crashed thread's name, so the pages, the CLI and the thread
         // breakdown show it.
         let report = try #require(try await serial.reports().first)
-        let event = ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
+        let event = ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
         #expect(event["$exception_thread_name"] == .string("demo.checkout-queue"))
     }
 }

@@ -20,7 +20,7 @@ struct ExceptionEventSchemaTests {
 
     /// The event the next launch makes for `report` (the same calls as delivery).
     static func event(for report: CrashReport) -> Properties {
-        ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
+        ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
     }
 
     @Test(arguments: DemoBuild.allCases, [false, true])
@@ -36,7 +36,7 @@ struct ExceptionEventSchemaTests {
                         reportDirectory: root.appendingPathComponent(expectation.kind))
                     let report = try #require(try run.reports().first, "\(expectation.kind): no report")
                     let context = "\(expectation.kind) (\(build), stripped: \(stripped))"
-                    let raw = ExceptionEvent.make(from: report).properties
+                    let raw = ExceptionBuilder.make(from: report).properties
                     #expect(EventSchema.violations(raw) == [], "\(context), raw")
                     let event = Self.event(for: report)
                     #expect(EventSchema.violations(event) == [], "\(context)")
@@ -104,9 +104,9 @@ struct ExceptionEventSchemaTests {
             let report = try #require(try run.reports().first)
             #expect(report.allThreads.count == 20)
             #expect(report.allThreads.filter { $0.frames.count == 100 }.count >= 17)
-            let symbols = ExceptionEvent.symbolicate(report, options: .init(symbolicationBudget: .seconds(60)))
+            let symbols = ExceptionBuilder.symbolicate(report, options: .init(symbolicationBudget: .seconds(60)))
             #expect(symbols.threads.allSatisfy { $0 != nil })
-            let event = ExceptionEvent.make(from: report, symbols: symbols).properties
+            let event = ExceptionBuilder.make(from: report, symbols: symbols).properties
             let bytes = CohorlyValue.object(["event": "$exception", "properties": .object(event)]).jsonString.utf8.count
             #expect(bytes <= 900_000, "\(build): \(bytes) bytes")
             #expect(EventSchema.violations(event) == [], "\(build)")

@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func theEventCarriesEveryKindAndTheAsyncCallersInCallerOrder() throws {
-        let properties = ExceptionEvent.make(from: Self.asyncReport()).properties
+        let properties = ExceptionBuilder.make(from: Self.asyncReport()).properties
         let stacktrace = try #require(properties["$exception_list"]?.arrayValue?.first?["stacktrace"])
         let frames = try #require(stacktrace["frames"]?.arrayValue)
         // Oldest first: executor frames, then the task's root caller, the awaiting caller, the funclet, the crash site.
@@ -57,7 +57,7 @@ import Testing
 
     @Test func readingTheEventBackGivesTheKindsAndTheChain() throws {
         let report = Self.asyncReport()
-        let properties = CohorlyValue.object(ExceptionEvent.make(from: report).properties)
+        let properties = CohorlyValue.object(ExceptionBuilder.make(from: report).properties)
         let read = CapturedException(exceptionEvent: properties)
         let crashed = try #require(read.threads.first)
         #expect(crashed.frames.map(\.frame) == report.crashedThread?.frames)

@@ -58,7 +58,7 @@ struct GroupingTests {
                     let result = try await runCrashDemo(
                         run.arguments, executable: run.install, reportDirectory: root.appendingPathComponent(run.label))
                     let report = try #require(try result.reports().first, "\(run.label): no report")
-                    let event = ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report))
+                    let event = ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report))
                     return (run.label, event.properties)
                 }
             }

@@ -54,7 +54,7 @@ import CohorlyCollector
     @Test func theWiresCarryTheShortNameAndTheFullOne() async throws {
         let events = try await Self.crashes.events()
         let report = try #require(await Self.crashes.report("server-generic", .release))
-        let crash = ExceptionEvent.exception(from: report, symbols: ExceptionEvent.symbolicate(report))
+        let crash = ExceptionBuilder.exception(from: report, symbols: ExceptionBuilder.symbolicate(report))
         // `$exception`: the frame of the generic handler, short; the full name the specialized one.
         let properties = try #require(events["server-generic"]?[.release])
         let frames = properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue ?? []
@@ -68,7 +68,7 @@ import CohorlyCollector
         let symbols = read.threads.first?.allFrames.flatMap(\.symbols) ?? []
         #expect(symbols.contains { $0.function == full && $0.shortFunction == handler["function"]?.stringValue })
         // Sentry: the same short and full names, kept by Sentry's normalizer.
-        let record = ExceptionEvent.record(crash)
+        let record = ExceptionBuilder.record(crash)
         let sentry = SentryEvent.value(
             record, configuration: try SentryConfiguration(dsn: "http://key@127.0.0.1:9/1"))
         let normalized = try await sentryNormalized(eventsJSON: CohorlyValue.array([sentry]).jsonString)
@@ -124,7 +124,7 @@ actor ServerCrashEvents {
             var reports: [String: [DemoBuild: CrashReport]] = [:]
             for try await (scenario, build, report) in group {
                 events[scenario, default: [:]][build] =
-                    ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
+                    ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
                 reports[scenario, default: [:]][build] = report
             }
             return (events, reports)

@@ -92,7 +92,7 @@ import Testing
                     let run = try await runCrashDemo(
                         ["crash", expectation.kind], reportDirectory: root.appendingPathComponent(expectation.kind))
                     let report = try #require(try run.reports().first, "\(expectation.kind): no report")
-                    let record = ExceptionEvent.record(from: report, symbols: ExceptionEvent.symbolicate(report))
+                    let record = ExceptionBuilder.record(from: report, symbols: ExceptionBuilder.symbolicate(report))
                     return SentryEvent.value(record, configuration: sentry)
                 }
             }

@@ -93,7 +93,7 @@ import Testing
         let (event, report) = try await Self.crashAndSend(expectation.kind, collecting)
         // On Sentry's wire: no single adjustment fits a stack with async callers, so the return addresses
         // are sent stepped back (`none`) and the task's root is the start of the chained stack.
-        let record = ExceptionEvent.record(from: report, symbols: ExceptionEvent.symbolicate(report))
+        let record = ExceptionBuilder.record(from: report, symbols: ExceptionBuilder.symbolicate(report))
         let sentry = SentryEvent.value(record, configuration: try SentryConfiguration(dsn: collecting.dsn))
         let refused = try await sentryNormalizerErrors(eventsJSON: CohorlyValue.array([sentry]).jsonString)
         #expect(refused == [], "\(refused)")

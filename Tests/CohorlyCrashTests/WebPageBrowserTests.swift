@@ -271,7 +271,7 @@ struct WebCrashes: Sendable {
             guard let report = try run.reports().first else {
                 throw Chromium.Failure(description: "CrashDemo left no report: \(run.stderr)")
             }
-            let event = ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
+            let event = ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
             crashes.append(
                 WebCrashes(
                     insertId: report.insertId, time: Int64(report.timestampMs),

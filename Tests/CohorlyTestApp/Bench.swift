@@ -170,7 +170,7 @@ enum Bench {
     }
 
     /// A handled error as CohorlyCrash makes it: 20 symbolicated frames in two images.
-    static func exception(_ index: Int) -> ExceptionRecord {
+    static func exception(_ index: Int) -> QueuedException {
         let frames = (0..<20).map { depth in
             CapturedException.StackFrame(
                 Frame(UInt64(0x401000 + depth * 0x40), kind: .returnAddress), inApp: depth < 17,
@@ -193,7 +193,7 @@ enum Bench {
                 buildId: "68220ae2c65d65c1b6aaa12fa6765a6ec2f5f434")
         ]
         exception.properties = ["release": "Bench@1.0", "n": .int(index)]
-        return ExceptionRecord(exception)
+        return QueuedException(exception)
     }
 
     /// Current resident set size in MB (from /proc/self/statm).

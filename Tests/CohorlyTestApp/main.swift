@@ -102,7 +102,7 @@ if mode == "session" {
         error.insertId = UUID().uuidString.lowercased()
         error.timestampMs = Int64(Date().timeIntervalSince1970 * 1000)
         error.threads = [CapturedException.Thread(tid: 1, name: nil, crashed: true, frames: [])]
-        client.reserveLiveEvent()?.fulfill(ExceptionRecord(error))
+        client.reserveLiveEvent()?.fulfill(QueuedException(error))
     }
     client.waitUntilPersisted()
     say("started")

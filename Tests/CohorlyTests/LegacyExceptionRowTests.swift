@@ -349,7 +349,7 @@ import Cohorly
     }
 
     @Test func anOldRowRendersTheEventItStoodFor() throws {
-        let record = try #require(ExceptionRecord(json: Self.row))
+        let record = try #require(QueuedException(json: Self.row))
         let old = try #require(CohorlyValue(json: Self.event))
         let new = CohorlyValue.object(record.event.properties)
         #expect(Self.withoutKindsAndLanguage(new) == Self.withoutKindsAndLanguage(old))
@@ -362,7 +362,7 @@ import Cohorly
         #expect(record.exception.breadcrumbs.map(\.message) == ["Checkout"])
         // Written again, it is the current layout.
         #expect(CohorlyValue(json: record.json)?["format"] == "cohorly-exception/1")
-        #expect(ExceptionRecord(json: record.json) == record)
+        #expect(QueuedException(json: record.json) == record)
     }
 
     @Test func anOldRowWithAsyncCallersKeepsTheirKindsAndTheImagePaths() throws {
@@ -392,7 +392,7 @@ import Cohorly
                 ]
             ],
         ]
-        let record = try #require(ExceptionRecord(json: row.jsonString))
+        let record = try #require(QueuedException(json: row.jsonString))
         let thread = try #require(record.exception.threads.first)
         #expect(thread.frames.map(\.frame) == [Frame(0x2100, kind: .pc), Frame(0x7000, kind: .returnAddress)])
         #expect(thread.async?.frames.map(\.frame) == [Frame(0x2300, kind: .asyncResume)])

@@ -26,7 +26,7 @@ import Cohorly
     }
 
     /// A crash whose thread continues, after the crash site, in two async callers (task root last).
-    static func asyncCrash() -> ExceptionRecord {
+    static func asyncCrash() -> QueuedException {
         var record = SentryRecords.crash("0190a6b4-0000-7000-8000-0000000000a5")
         record.exception.threads[0].async = CapturedException.AsyncStack(
             anchor: 0, stop: .taskRoot,

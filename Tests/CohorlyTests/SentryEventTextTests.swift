@@ -18,7 +18,7 @@ struct SentryEventTextTests {
     }
 
     /// A crash whose texts need escaping, with non-ASCII and over-long tag keys and the mapped fields set.
-    static func escaped() -> ExceptionRecord {
+    static func escaped() -> QueuedException {
         var record = SentryRecords.crash("0190a6b4-0000-7000-8000-0000000000b1")
         record.properties["$hostname"] = "host\u{1}\"q\"\\"
         record.properties["ünï"] = "välue\t\r\n"
@@ -31,7 +31,7 @@ struct SentryEventTextTests {
     }
 
     /// A crash of `threads` threads of `frames` frames each, with long function names.
-    static func large(threads: Int, frames: Int) -> ExceptionRecord {
+    static func large(threads: Int, frames: Int) -> QueuedException {
         var record = SentryRecords.crash("0190a6b4-0000-7000-8000-0000000000b2")
         let stack = (0..<frames).map { depth in
             CapturedException.StackFrame(

@@ -59,7 +59,7 @@ enum SentryRecords {
     }
 
     static func crash(_ insertId: String = "5c8e3a02-3f7a-4d57-9d7e-6f7f0a1b2c3d", at time: Int64 = 1_796_032_800_000)
-        -> ExceptionRecord
+        -> QueuedException
     {
         var exception = exception(
             type: "Swift runtime failure: Index out of range", value: "Index out of range", mechanism: "swift_fatal",
@@ -76,10 +76,10 @@ enum SentryRecords {
             Breadcrumb(timestampMs: UInt64(time - 1000), category: "track", message: "Checkout", data: ["step": "pay"])
         ]
         exception.properties["$exception_pid"] = 4242
-        return ExceptionRecord(exception)
+        return QueuedException(exception)
     }
 
-    static func signal(_ insertId: String = "0190a6b4-0000-7000-8000-00000000000a") -> ExceptionRecord {
+    static func signal(_ insertId: String = "0190a6b4-0000-7000-8000-00000000000a") -> QueuedException {
         var record = crash(insertId)
         record.exception.description = CrashDescription(
             type: "SIGSEGV", value: "Segmentation fault: address not mapped at 0x0", mechanism: "signal", issueName: nil
@@ -89,7 +89,7 @@ enum SentryRecords {
     }
 
     /// A handled error: the stack captured by a call (every frame a return address), without the inlined call.
-    static func handled(_ insertId: String = UUID().uuidString.lowercased()) -> ExceptionRecord {
+    static func handled(_ insertId: String = UUID().uuidString.lowercased()) -> QueuedException {
         var exception = exception(
             type: "App.ParseError", value: "bad input at line 3", mechanism: "generic", level: "error", handled: true,
             insertId: insertId, at: Int64(Date().timeIntervalSince1970 * 1000))
@@ -97,10 +97,10 @@ enum SentryRecords {
         frames[0].frame.kind = .returnAddress
         frames[0].symbols.removeFirst()
         exception.threads = [CapturedException.Thread(tid: 100, name: nil, crashed: true, frames: frames)]
-        return ExceptionRecord(exception)
+        return QueuedException(exception)
     }
 
-    static func message(_ insertId: String = UUID().uuidString.lowercased()) -> ExceptionRecord {
+    static func message(_ insertId: String = UUID().uuidString.lowercased()) -> QueuedException {
         var record = handled(insertId)
         record.exception.description.type = "Payment retried"
         record.exception.description.value = "Payment retried\nthree times"
@@ -108,7 +108,7 @@ enum SentryRecords {
         return record
     }
 
-    static func hang(_ insertId: String = UUID().uuidString.lowercased()) -> ExceptionRecord {
+    static func hang(_ insertId: String = UUID().uuidString.lowercased()) -> QueuedException {
         var record = handled(insertId)
         record.exception.description = CrashDescription(
             type: "Hang", value: "main thread blocked for 3.02 s", mechanism: "hang", issueName: nil)
@@ -118,7 +118,7 @@ enum SentryRecords {
         return record
     }
 
-    static func abnormalExit(_ insertId: String = UUID().uuidString.lowercased(), at time: Int64) -> ExceptionRecord {
+    static func abnormalExit(_ insertId: String = UUID().uuidString.lowercased(), at time: Int64) -> QueuedException {
         var exception = exception(
             type: "AbnormalExit", value: "Killed or lost power (SIGKILL, reboot, …). No stack trace.",
             mechanism: "abnormal_exit", issueName: "Abnormal exit", level: "fatal", handled: false, insertId: insertId,
@@ -126,6 +126,6 @@ enum SentryRecords {
         exception.hasStack = false
         exception.images = []
         exception.properties["$exception_abnormal_exit_cause"] = "killed_or_lost_power"
-        return ExceptionRecord(exception)
+        return QueuedException(exception)
     }
 }

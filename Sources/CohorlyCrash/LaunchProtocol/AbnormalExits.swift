@@ -21,10 +21,10 @@ import CohorlyLaunch
 ///    (SIGQUIT, SIGUSR1, SIGUSR2) with its default action, or while the app's own handler for it ran → the marker
 ///    is removed, no event: a `systemctl stop`, `docker stop` or Ctrl-C is how a launch is meant to end, not an
 ///    error to track (an event per deploy per server would bury the real ones).
-/// 5. Otherwise the launch ended abnormally → one fatal `$exception` (``ExceptionEvent/abnormalExit(_:cause:rebooted:)``),
-///    and the marker is removed once the event is durably queued. When the app's handler of a termination
-///    signal had returned (the launch went on) the event says so: it was then killed without exiting, typically
-///    by SIGKILL after a stop timeout.
+/// 5. Otherwise the launch ended abnormally → one fatal `$exception`
+///    (``ExceptionBuilder/abnormalExit(_:cause:rebooted:)``), and the marker is removed once the event is durably
+///    queued. When the app's handler of a termination signal had returned (the launch went on) the event says so:
+///    it was then killed without exiting, typically by SIGKILL after a stop timeout.
 ///
 /// Limits: a launch that exec'd a program that has already ended when the next launch looks is taken for a
 /// killed one (call ``CohorlyCrash/prepareForExec()`` before an exec); `_exit()` outside a termination signal's
@@ -81,7 +81,7 @@ enum AbnormalExits {
                     folder.remove(name)
                 case .reported, .unreadable: folder.remove(name)
                 case .abnormal(let record, let cause, let rebooted):
-                    let event = ExceptionEvent.abnormalExit(record, cause: cause, rebooted: rebooted)
+                    let event = ExceptionBuilder.abnormalExit(record, cause: cause, rebooted: rebooted)
                     switch try? cohorly.enqueuePrepared(event) {
                     case .queued, .alreadyQueued:
                         queued += 1

@@ -48,8 +48,8 @@ actor CrashEvents {
         let run = try await runCrashDemo(arguments, label: label)
         defer { try? FileManager.default.removeItem(at: run.reportDirectory) }
         let report = try #require(try run.reports().first, "\(label): no report\n\(run.stderr)")
-        let symbolicated = ExceptionEvent.make(from: report, symbols: ExceptionEvent.symbolicate(report)).properties
-        return (report, symbolicated, ExceptionEvent.make(from: report).properties)
+        let symbolicated = ExceptionBuilder.make(from: report, symbols: ExceptionBuilder.symbolicate(report)).properties
+        return (report, symbolicated, ExceptionBuilder.make(from: report).properties)
     }
 }
 

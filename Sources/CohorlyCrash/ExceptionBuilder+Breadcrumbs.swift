@@ -1,6 +1,6 @@
 import Cohorly
 
-extension ExceptionEvent {
+extension ExceptionBuilder {
     /// The event property holding the breadcrumbs.
     public static let breadcrumbsProperty = CapturedException.breadcrumbsProperty
 

@@ -3,7 +3,7 @@ import CohorlyCrashModel
 /// The queue's JSON of an exception record: the crash model's JSON of the exception
 /// (``CapturedException/jsonValue``). Rows the previous version wrote (its own layout of the event) are read as
 /// well (``init(legacyQueueValue:)``), so nothing queued before an upgrade is lost.
-extension ExceptionRecord {
+extension QueuedException {
     /// The record as queue JSON.
     package var json: String { exception.jsonValue.jsonString }
 
@@ -12,7 +12,7 @@ extension ExceptionRecord {
         guard let value = CohorlyValue(json: json) else { return nil }
         if let exception = CapturedException(jsonValue: value) {
             self.init(exception)
-        } else if let legacy = ExceptionRecord(legacyQueueValue: value) {
+        } else if let legacy = QueuedException(legacyQueueValue: value) {
             self = legacy
         } else {
             return nil

@@ -7,7 +7,7 @@ import CohorlyCrashModel
 /// names them, then what the event reader leaves out (the reason as it was, the level, the properties, the
 /// breadcrumbs, whether there was a stack) is taken from the row as it is. The event rendered from it means what
 /// the old version's event meant (LegacyExceptionRowTests).
-extension ExceptionRecord {
+extension QueuedException {
     /// The record a previous version's row holds; nil when `value` is not one.
     init?(legacyQueueValue value: CohorlyValue) {
         guard let insertId = value["insertId"]?.stringValue, let time = value["timestampMs"]?.intValue,

@@ -10,7 +10,7 @@ import CohorlyCrashModel
 /// `record.properties` (the crash-time context, what the client adds, and the facts destinations pass on as they
 /// are).
 @dynamicMemberLookup
-public struct ExceptionRecord: Sendable, Equatable {
+public struct QueuedException: Sendable, Equatable {
     /// The exception.
     public var exception: CapturedException
 

@@ -13,11 +13,11 @@ func captureOneLevelDeeper() -> [Frame] { captureHere() }
 
 /// The shared builder of live `$exception` events (what hangs use): several threads with a subject, a mechanism
 /// with extra fields, the live modules and the device's symbols, held against PostHog's rules.
-@Suite struct LiveExceptionTests {
+@Suite struct NonFatalExceptionTests {
     /// A hang-like exception from two real stacks of this thread: the subject (innermost `captureHere`) and
     /// another (innermost `captureOneLevelDeeper`'s call into `captureHere`).
-    func hangLike() -> LiveException {
-        LiveException(
+    func hangLike() -> NonFatalException {
+        NonFatalException(
             type: "Hang", value: "main thread blocked for 2.5 s",
             mechanism: .init(
                 type: "hang", handled: false, meta: ["duration_ms": 2500]),
@@ -32,7 +32,7 @@ func captureOneLevelDeeper() -> [Frame] { captureHere() }
         var exception = hangLike()
         exception.modules = LiveStack.modules()
         let options = ExceptionEventOptions.default
-        let symbolicator = ExceptionEvent.makeSymbolicator(modules: exception.modules, options: options)
+        let symbolicator = ExceptionBuilder.makeSymbolicator(modules: exception.modules, options: options)
         let event = exception.event(
             symbols: exception.symbolicate(with: symbolicator, options: options), options: options)
         let properties = event.properties
@@ -88,7 +88,7 @@ func captureOneLevelDeeper() -> [Frame] { captureHere() }
         let client = Cohorly(apiHost: collector.baseURL, token: "test-token", options: options)
         defer { client.shutdown() }
         client.identify("hung-user")
-        #expect(LiveExceptionReporter.shared.send(hangLike(), to: client))
+        #expect(NonFatalExceptionReporter.shared.send(hangLike(), to: client))
         #expect(await client.flush())
         let events = try collector.store.events(matching: EventQuery(event: "$exception"))
         try #require(events.count == 1)
@@ -97,6 +97,6 @@ func captureOneLevelDeeper() -> [Frame] { captureHere() }
         #expect(EventSchema.violations(properties.objectValue ?? [:], level: "error", mechanisms: ["hang"]) == [])
         #expect(properties["$exception_threads"]?.arrayValue?.count == 1)
         client.optOut()
-        #expect(!LiveExceptionReporter.shared.send(hangLike(), to: client))
+        #expect(!NonFatalExceptionReporter.shared.send(hangLike(), to: client))
     }
 }

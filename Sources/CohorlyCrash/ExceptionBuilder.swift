@@ -2,11 +2,12 @@ import Cohorly
 import CohorlySymbols
 import Foundation
 
-/// The `$exception` event for PostHog and Cohorly: the one place that knows its shape, rendered from the crash
-/// model's ``CapturedException`` (which the builders here make from a crash report, a handled error, a hang, an
-/// abnormal exit).
+/// Builds exceptions along the crash pipeline: a crash report, a hang, an abnormal exit into the crash model's
+/// ``CapturedException`` (a handled error or a live hang comes as a ``NonFatalException``, which uses these
+/// builders too); the model into the ``QueuedException`` the queue holds; and that into the `$exception` event for
+/// PostHog and Cohorly, whose shape only this type knows.
 ///
-/// One shape for both destinations: the one PostHog error tracking (`cymbal`) reads — native frames
+/// One event shape for both destinations: the one PostHog error tracking (`cymbal`) reads — native frames
 /// (`platform: "native"`, `instruction_addr`, `image_addr`, `module` = the image's file name, `in_app`, and
 /// `function`/`filename`/`lineno` when symbolicated on the device), oldest first with the crash site last,
 /// inlined calls as `inline: true` frames after their physical frame, each physical frame's kind under
@@ -14,7 +15,7 @@ import Foundation
 /// callers after the frame they continue from, and `$debug_images` for the images the frames reference, so a
 /// server holding the debug files can resolve what the device could not. Everything about the launch comes
 /// from the report (the launch that crashed), never from the launch that sends it.
-public enum ExceptionEvent {
+public enum ExceptionBuilder {
     /// The event name.
     public static let name = "$exception"
 
@@ -28,11 +29,11 @@ public enum ExceptionEvent {
         record(from: report, symbols: symbols, options: options).event
     }
 
-    /// The exception record (what the queue holds, each destination renders) for `report`: ``exception(from:
+    /// The queued exception (what the queue holds, each destination renders) for `report`: ``exception(from:
     /// symbols:options:)`` laid out by ``record(_:options:)``.
     public static func record(
         from report: CrashReport, symbols: ReportSymbols? = nil, options: ExceptionEventOptions = .default
-    ) -> ExceptionRecord {
+    ) -> QueuedException {
         record(exception(from: report, symbols: symbols, options: options), options: options)
     }
 
@@ -78,11 +79,11 @@ public enum ExceptionEvent {
     /// ``ExceptionEventOptions/maxEventBytes`` (``CapturedException/fitted(toEventBytes:)``: the other threads
     /// trimmed, then dropped; the subject thread whole).
     public static func record(_ exception: CapturedException, options: ExceptionEventOptions = .default)
-        -> ExceptionRecord
+        -> QueuedException
     {
         var exception = exception
         if exception.insertId.isEmpty { exception.insertId = UUID().uuidString.lowercased() }
-        return ExceptionRecord(exception.fitted(toEventBytes: options.maxEventBytes))
+        return QueuedException(exception.fitted(toEventBytes: options.maxEventBytes))
     }
 
     /// The report's crash-time context as event properties: the device fields and release, then the super

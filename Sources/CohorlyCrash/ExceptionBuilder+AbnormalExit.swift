@@ -1,6 +1,6 @@
 import Cohorly
 
-extension ExceptionEvent {
+extension ExceptionBuilder {
     /// The exception type of an OOM kill.
     static let oomKillType = "OOMKill"
     /// The exception type of any other abnormal exit.
@@ -12,7 +12,7 @@ extension ExceptionEvent {
     /// event carries), its last known resident memory, and the cause. No stack: nothing ran in the process when
     /// it was killed, so the exception has no `stacktrace` and its `value` says so. `time` is the last moment
     /// the launch was known alive (its last memory sample).
-    static func abnormalExit(_ record: LaunchRecord, cause: AbnormalExits.Cause, rebooted: Bool) -> ExceptionRecord {
+    static func abnormalExit(_ record: LaunchRecord, cause: AbnormalExits.Cause, rebooted: Bool) -> QueuedException {
         var properties = contextProperties(record.context)
         let type: String
         var value: String

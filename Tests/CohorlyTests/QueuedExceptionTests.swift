@@ -7,8 +7,8 @@ import Cohorly
 @testable import CohorlyPostHog
 
 /// A prepared exception is queued as a typed record and rendered by each destination when sent.
-@Suite struct ExceptionRecordTests {
-    static let record: ExceptionRecord = {
+@Suite struct QueuedExceptionTests {
+    static let record: QueuedException = {
         let description = CrashDescription(
             type: "Fatal error", value: "boom", mechanism: "swift_fatal", issueName: "Fatal error: boom",
             source: "message")
@@ -46,11 +46,11 @@ import Cohorly
         exception.insertId = "crash-7"
         exception.executable = "/app/bin/App"
         exception.complete = false
-        return ExceptionRecord(exception)
+        return QueuedException(exception)
     }()
 
     @Test func theQueueJSONRoundTripsTheWholeRecord() throws {
-        #expect(ExceptionRecord(json: Self.record.json) == Self.record)
+        #expect(QueuedException(json: Self.record.json) == Self.record)
         #expect(CohorlyValue(json: Self.record.json)?["format"] == "cohorly-exception/1")
     }
 
@@ -81,7 +81,7 @@ import Cohorly
         let frames = try #require(entry["stacktrace"]?["frames"]?.arrayValue)
         // Oldest first: `main` with its inlined call, the async caller, the crash site.
         #expect(frames.map { $0["instruction_addr"] } == ["0x1000", "0x1000", "0x1200", "0x1100"])
-        #expect(frames.map { $0[ExceptionRecord.frameKindKey] } == ["return_address", nil, "async_resume", "pc"])
+        #expect(frames.map { $0[QueuedException.frameKindKey] } == ["return_address", nil, "async_resume", "pc"])
         #expect(frames[0]["module"] == "App")
         #expect(frames[0]["function"] == "main")
         #expect(frames[0]["lineno"] == 3)
@@ -90,7 +90,7 @@ import Cohorly
         #expect(frames[1]["inline"] == true)
         #expect(frames[1]["function"] == "work()")
         #expect(frames[3]["function"] == nil)
-        #expect(entry["stacktrace"]?[ExceptionRecord.asyncStopKey] == "task_root")
+        #expect(entry["stacktrace"]?[QueuedException.asyncStopKey] == "task_root")
         #expect(properties["$debug_images"]?.arrayValue?.first?["debug_id"] == "e20a2268-5dc6-c165-b6aa-a12fa6765a6e")
         #expect(properties["$exception_threads"]?.arrayValue?.first?["name"] == "worker")
         #expect(properties["$exception_thread_name"] == "main")

@@ -1,6 +1,6 @@
 import CohorlySymbols
 
-extension ExceptionEvent {
+extension ExceptionBuilder {
     /// Exception type, value, mechanism and issue name, as an issue list shows them (the crash model's).
     public typealias Description = CrashDescription
 

@@ -1,6 +1,6 @@
 import Cohorly
 
-extension ExceptionEvent {
+extension ExceptionBuilder {
     /// The exception type of every hang event: PostHog groups hangs by it and the in-app frames of the hung
     /// thread.
     public static let hangType = CrashReason.hangType

@@ -2,7 +2,7 @@ import Cohorly
 import CohorlySymbols
 import Dispatch
 
-/// Makes ``LiveException``s into events and queues them, on one serial background queue per process, so the
+/// Makes ``NonFatalException``s into events and queues them, on one serial background queue per process, so the
 /// thread that captured the exception pays only for the capture: the module list, the symbols and the event's
 /// JSON are made here. The event goes through the ticket reserved at the capture (``Cohorly/reserveLiveEvent()``),
 /// so it carries the time, identity and super properties of the capture, and a `flush()` made after the capture
@@ -11,9 +11,9 @@ import Dispatch
 /// Modules are listed again only when a library was loaded or unloaded; the symbolicator (the debug files it
 /// opened, their address indexes) is kept while exceptions keep coming and released after
 /// ``symbolicatorIdleTime`` without one, so a quiet app holds no symbol memory.
-final class LiveExceptionReporter: Sendable {
+final class NonFatalExceptionReporter: Sendable {
     /// The process's reporter.
-    static let shared = LiveExceptionReporter()
+    static let shared = NonFatalExceptionReporter()
 
     /// How long the symbolicator is kept after the last exception.
     static let symbolicatorIdleTime: DispatchTimeInterval = .seconds(30)
@@ -22,11 +22,12 @@ final class LiveExceptionReporter: Sendable {
     private let worker = Worker()
 
     /// Sends `exception` through `cohorly` now: reserves the event (stamped with this moment's time, distinct
-    /// id and super properties; ``LiveException/timestampMs`` is set to it) and hands it to ``submit(_:options:ticket:)``.
-    /// Returns false, doing nothing, when the user opted out. `options` default to the client's: `install`'s
-    /// ``CohorlyCrash/Options/events`` (or ``HandledErrorOptions/events`` when set), else the defaults.
+    /// id and super properties; ``NonFatalException/timestampMs`` is set to it) and hands it to
+    /// ``submit(_:options:ticket:)``. Returns false, doing nothing, when the user opted out. `options` default to the
+    /// client's: `install`'s ``CohorlyCrash/Options/events`` (or ``HandledErrorOptions/events`` when set), else the
+    /// defaults.
     @discardableResult
-    func send(_ exception: LiveException, to cohorly: Cohorly, options: ExceptionEventOptions? = nil) -> Bool {
+    func send(_ exception: NonFatalException, to cohorly: Cohorly, options: ExceptionEventOptions? = nil) -> Bool {
         guard let ticket = cohorly.reserveLiveEvent() else { return false }
         var exception = exception
         exception.timestampMs = ticket.time
@@ -39,7 +40,7 @@ final class LiveExceptionReporter: Sendable {
     /// The event carries the release and dist of the running launch — the ones its crash would carry (the
     /// recorder's crash-time context, set by ``CohorlyCrash/install(cohorly:release:dist:version:options:)``) —
     /// unless the exception's properties set their own.
-    func submit(_ exception: LiveException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
+    func submit(_ exception: NonFatalException, options: ExceptionEventOptions, ticket: LiveEventTicket) {
         // The breadcrumbs of this moment, copied on the caller's thread (values are made on the queue).
         var exception = exception
         if exception.breadcrumbs == nil { exception.breadcrumbs = BreadcrumbRecorder.snapshot() }
@@ -65,7 +66,7 @@ final class LiveExceptionReporter: Sendable {
         private var symbolicator: (debugRoots: [String], value: ImageSymbolicator)?
         private var finished = 0
 
-        func event(for exception: LiveException, options: ExceptionEventOptions) -> ExceptionRecord {
+        func event(for exception: NonFatalException, options: ExceptionEventOptions) -> QueuedException {
             var exception = exception
             let live = exception.modules.isEmpty
             if live { exception.modules = currentModules() }
@@ -73,7 +74,7 @@ final class LiveExceptionReporter: Sendable {
             let symbolicator =
                 live
                 ? cachedSymbolicator(options)
-                : ExceptionEvent.makeSymbolicator(modules: exception.modules, options: options)
+                : ExceptionBuilder.makeSymbolicator(modules: exception.modules, options: options)
             return exception.record(
                 symbols: exception.symbolicate(with: symbolicator, options: options), options: options,
                 sourceRoot: symbolicator.sourceRoot(ofImageAt: exception.executable))
@@ -92,7 +93,7 @@ final class LiveExceptionReporter: Sendable {
 
         private func cachedSymbolicator(_ options: ExceptionEventOptions) -> ImageSymbolicator {
             if let symbolicator, symbolicator.debugRoots == options.debugRoots { return symbolicator.value }
-            let made = ExceptionEvent.makeSymbolicator(modules: modules, options: options)
+            let made = ExceptionBuilder.makeSymbolicator(modules: modules, options: options)
             symbolicator = (options.debugRoots, made)
             return made
         }

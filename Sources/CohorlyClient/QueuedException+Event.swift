@@ -2,7 +2,7 @@ import CohorlyCrashModel
 
 /// The `$exception` event of a record: the one shape the Cohorly API and the destinations taking it receive,
 /// written by the crash model (``CapturedException/eventProperties``) beside its one reader.
-extension ExceptionRecord {
+extension QueuedException {
     /// The event name.
     public static let eventName = CapturedException.eventName
     /// The event property holding the breadcrumbs.

@@ -4,13 +4,13 @@ import Foundation
 
 /// A non-fatal `$exception` taken from this running process — a handled error, a hang — and made into its event
 /// exactly as a crash report is: the same native frames, module and in-app rules, on-device symbols, debug
-/// images and size cap (``ExceptionEvent``), so that an error and a crash at the same place look alike and
-/// group alike. ``LiveExceptionReporter`` fills in the modules and symbols off the caller's thread and queues
+/// images and size cap (``ExceptionBuilder``), so that an error and a crash at the same place look alike and
+/// group alike. ``NonFatalExceptionReporter`` fills in the modules and symbols off the caller's thread and queues
 /// the event at once.
 ///
 /// The subject thread (the one that caught the error, or the hung one) is the ``CrashReport/Thread/crashed``
 /// one and goes into the event's exception list; the other threads go into `$exception_threads`, trimmed to fit.
-public struct LiveException: Sendable {
+public struct NonFatalException: Sendable {
     /// How the exception was caught: the `mechanism` of its entry in the event's exception list.
     public struct Mechanism: Sendable, Equatable {
         /// `generic` for a handled error, `hang` for a hang.
@@ -20,7 +20,7 @@ public struct LiveException: Sendable {
         /// Whether there was no error value, only a message (default false).
         public var synthetic: Bool
         /// More fields, sent under `mechanism.meta` (PostHog keeps only its known keys; put what a query needs
-        /// into ``LiveException/properties`` too). Default none.
+        /// into ``NonFatalException/properties`` too). Default none.
         public var meta: Properties
 
         /// A mechanism of `type`.
@@ -55,10 +55,10 @@ public struct LiveException: Sendable {
     /// The event's `time`, unix milliseconds (default: now).
     public var timestampMs: Int64
     /// The event's `$insert_id` (default: empty, which means a fresh UUID made when the event is built — off the
-    /// caller's thread when sent through ``LiveExceptionReporter``).
+    /// caller's thread when sent through ``NonFatalExceptionReporter``).
     public var insertId: String
-    /// The breadcrumbs of the moment of the capture (``LiveExceptionReporter/submit(_:options:ticket:)`` takes them):
-    /// sent as `$exception_breadcrumbs`.
+    /// The breadcrumbs of the moment of the capture (``NonFatalExceptionReporter/submit(_:options:ticket:)`` takes
+    /// them): sent as `$exception_breadcrumbs`.
     var breadcrumbs: BreadcrumbSnapshot?
     /// The index in ``threads`` of the catching thread's stack when the subject thread holds a captured error's
     /// throw site (``CapturedException/Thread/catchSite``).
@@ -96,12 +96,12 @@ public struct LiveException: Sendable {
     }
 
     /// The exception record (what the queue holds, each destination renders): ``exception(symbols:options:)``
-    /// as ``ExceptionEvent/record(_:options:)`` queues it (its event has no `$exception_threads` when only the
+    /// as ``ExceptionBuilder/record(_:options:)`` queues it (its event has no `$exception_threads` when only the
     /// subject thread was captured).
     public func record(
         symbols: [[[SymbolicatedFrame]]?]? = nil, options: ExceptionEventOptions = .default, sourceRoot: String? = nil
-    ) -> ExceptionRecord {
-        ExceptionEvent.record(exception(symbols: symbols, options: options, sourceRoot: sourceRoot), options: options)
+    ) -> QueuedException {
+        ExceptionBuilder.record(exception(symbols: symbols, options: options, sourceRoot: sourceRoot), options: options)
     }
 
     /// The exception in the crash model (what ``event(symbols:options:)`` renders): the threads with their
@@ -148,7 +148,7 @@ public struct LiveException: Sendable {
     func symbolicate(with symbolicator: ImageSymbolicator, options: ExceptionEventOptions) -> [[[SymbolicatedFrame]]?] {
         // The subject thread first, so the budget never cuts it.
         let order = (subjectIndex.map { [$0] } ?? []) + threads.indices.filter { $0 != subjectIndex }
-        let found = ExceptionEvent.symbolicate(
+        let found = ExceptionBuilder.symbolicate(
             order.map { threads[$0].frames + (threads[$0].async?.frames ?? []) }, with: symbolicator,
             budget: options.symbolicationBudget)
         var result = [[[SymbolicatedFrame]]?](repeating: nil, count: threads.count)

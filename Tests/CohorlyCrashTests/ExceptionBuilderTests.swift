@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 @Suite("Crash report → $exception event")
-struct ExceptionEventTests {
+struct ExceptionBuilderTests {
     static func fixture() throws -> CrashReport {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("fixtures/reports/null-write.json")
@@ -14,7 +14,7 @@ struct ExceptionEventTests {
 
     @Test func signalCrashBecomesAFatalExceptionWithNativeFramesAndTheDebugImagesTheyUse() throws {
         let report = try Self.fixture()
-        let event = ExceptionEvent.make(from: report)
+        let event = ExceptionBuilder.make(from: report)
         #expect(event.name == "$exception")
         let p = event.properties
         #expect(p["$insert_id"] == .string(report.insertId))
@@ -59,18 +59,18 @@ struct ExceptionEventTests {
         var report = try Self.fixture()
         report.message = "CrashDemo/main.swift:12: Fatal error: Index out of range\n"
         report.mechanism = .swiftFatal
-        #expect(ExceptionEvent.describe(report).type == "Fatal error")
-        #expect(ExceptionEvent.describe(report).value == "Index out of range")
+        #expect(ExceptionBuilder.describe(report).type == "Fatal error")
+        #expect(ExceptionBuilder.describe(report).value == "Index out of range")
         report.message = "CrashDemo/main.swift:3: Precondition failed: demo precondition\n"
-        #expect(ExceptionEvent.describe(report).type == "Precondition failed")
-        #expect(ExceptionEvent.describe(report).value == "demo precondition")
+        #expect(ExceptionBuilder.describe(report).type == "Precondition failed")
+        #expect(ExceptionBuilder.describe(report).value == "demo precondition")
         report.message = "Could not cast value of type 'Swift.Int' to 'Swift.String'."
-        #expect(ExceptionEvent.describe(report).type == "Fatal error")
-        #expect(ExceptionEvent.describe(report).value.hasPrefix("Could not cast"))
+        #expect(ExceptionBuilder.describe(report).type == "Fatal error")
+        #expect(ExceptionBuilder.describe(report).value.hasPrefix("Could not cast"))
         report.message = nil
         report.cxx = .init(type: "std::runtime_error", what: "bad")
         #expect(
-            ExceptionEvent.describe(report)
+            ExceptionBuilder.describe(report)
                 == .init(
                     type: "std::runtime_error", value: "bad", mechanism: "cxx_exception",
                     issueName: "std::runtime_error: bad", source: "cxx_exception"))
@@ -78,8 +78,8 @@ struct ExceptionEventTests {
 
     @Test func aReleaseTrapIsNamedByTheSwiftRuntimeFailureFrameAtTheCrashSite() throws {
         let report = try Self.fixture()
-        #expect(ExceptionEvent.describe(report).type == "SIGSEGV")
-        #expect(ExceptionEvent.describe(report).issueName == nil)
+        #expect(ExceptionBuilder.describe(report).type == "SIGSEGV")
+        #expect(ExceptionBuilder.describe(report).issueName == nil)
         let site = [
             SymbolicatedFrame(
                 function: "Swift runtime failure: Index out of range", rawFunction: nil, file: "<compiler-generated>",
@@ -89,7 +89,7 @@ struct ExceptionEventTests {
                 rawFunction: "$s9CrashDemo20crashIndexOutOfRangeyyF",
                 file: "/src/CrashKind.swift", line: 92, column: 30, isInlined: false, symbolOffset: nil),
         ]
-        let description = ExceptionEvent.describe(report, crashSite: site)
+        let description = ExceptionBuilder.describe(report, crashSite: site)
         #expect(description.type == "Swift runtime failure: Index out of range")
         #expect(description.mechanism == "swift_fatal")
         #expect(description.issueName == "Swift runtime failure: Index out of range")
@@ -97,7 +97,7 @@ struct ExceptionEventTests {
         let crashed = try #require(report.crashedThread)
         var threads: [[[SymbolicatedFrame]]?] = [crashed.frames.indices.map { $0 == 0 ? site : [] }]
         threads += report.threads.map { _ in nil }
-        let event = ExceptionEvent.make(from: report, symbols: ReportSymbols(threads: threads))
+        let event = ExceptionBuilder.make(from: report, symbols: ReportSymbols(threads: threads))
         let frames = try #require(
             event.properties["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue)
         #expect(frames.count == crashed.frames.count + 1)
@@ -135,7 +135,7 @@ struct ExceptionEventTests {
         var report = try Self.fixture()
         report.context["super_properties"] = ["plan": "pro", "$os": "Custom OS", "distinct_id": "not-this"]
         report.context["properties"] = ["plan": "free", "screen": "cart"]
-        let p = ExceptionEvent.make(from: report).properties
+        let p = ExceptionBuilder.make(from: report).properties
         #expect(p["plan"] == "pro")  // super properties win over the free-form crash properties
         #expect(p["screen"] == "cart")
         #expect(p["$os"] == "Custom OS")  // and over the device fields, as on every event
@@ -145,9 +145,9 @@ struct ExceptionEventTests {
 
     @Test func otherThreadsAreTrimmedThenDroppedToFitAndTheCutIsCounted() throws {
         let report = try Self.fixture()
-        let whole = ExceptionEvent.make(from: report)
+        let whole = ExceptionBuilder.make(from: report)
         let size = { (event: PreparedEvent) in CohorlyValue.object(event.properties).jsonString.utf8.count }
-        let crashedOnly = ExceptionEvent.make(
+        let crashedOnly = ExceptionBuilder.make(
             from: {
                 var r = report; r.threads = []; return r
             }(), options: .init(maxEventBytes: 10_000_000))
@@ -155,13 +155,13 @@ struct ExceptionEventTests {
         var options = ExceptionEventOptions()
         options.maxEventBytes =
             size(crashedOnly) + (size(whole) - size(crashedOnly)) / 2 + CapturedException.eventSizeMargin
-        let trimmed = ExceptionEvent.make(from: report, options: options)
+        let trimmed = ExceptionBuilder.make(from: report, options: options)
         #expect(size(trimmed) <= options.maxEventBytes)
         #expect((trimmed.properties["$exception_frames_dropped"]?.intValue ?? 0) > 0)
         #expect(trimmed.properties["$exception_list"] == whole.properties["$exception_list"])
         // A cap that leaves room for the crashed thread only: every other thread goes, counted.
         options.maxEventBytes = size(crashedOnly) + CapturedException.eventSizeMargin + 40
-        let dropped = ExceptionEvent.make(from: report, options: options)
+        let dropped = ExceptionBuilder.make(from: report, options: options)
         #expect(dropped.properties["$exception_threads_dropped"] == .int(report.threads.count))
         #expect(dropped.properties["$exception_threads"] == [])
         #expect(dropped.properties["$exception_list"] == whole.properties["$exception_list"])
@@ -170,11 +170,11 @@ struct ExceptionEventTests {
 
     @Test func debugIdFollowsTheByteSwappedGUIDRule() {
         #expect(
-            ExceptionEvent.debugId(fromBuildId: "02547a300b1c2d3e4f5061728394a5b6c7d8e9f0")
+            ExceptionBuilder.debugId(fromBuildId: "02547a300b1c2d3e4f5061728394a5b6c7d8e9f0")
                 == "307a5402-1c0b-3e2d-4f50-61728394a5b6")
-        #expect(ExceptionEvent.debugId(fromBuildId: "") == "")
+        #expect(ExceptionBuilder.debugId(fromBuildId: "") == "")
         // A short (8-byte) build id is padded with zeros.
-        #expect(ExceptionEvent.debugId(fromBuildId: "0102030405060708") == "04030201-0605-0807-0000-000000000000")
+        #expect(ExceptionBuilder.debugId(fromBuildId: "0102030405060708") == "04030201-0605-0807-0000-000000000000")
     }
 
     @Test func aSalvagedReportWithoutItsCrashedThreadStillMakesAnEvent() throws {
@@ -193,7 +193,7 @@ struct ExceptionEventTests {
                     ]
                 }
             })
-        let p = ExceptionEvent.make(from: report, symbols: symbols).properties
+        let p = ExceptionBuilder.make(from: report, symbols: symbols).properties
         #expect(p["$exception_report_complete"] == false)
         #expect(p["$exception_list"]?.arrayValue?.first?["stacktrace"]?["frames"] == [])
         let first = p["$exception_threads"]?.arrayValue?.first?["stacktrace"]?["frames"]?.arrayValue?.last
