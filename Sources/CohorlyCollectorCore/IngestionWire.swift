@@ -5,7 +5,8 @@
 /// stored through the collector it is handed. The collector names no vendor: `Router` asks the wires it was given
 /// (the registration list is `CollectorWires.all`, module CohorlyCollector) before its own routes.
 package protocol IngestionWire: Sendable {
-    /// The routes it answers, tried in order (the first whose path matches).
+    /// The routes it answers, tried in order (the first whose path matches); `Router` reads them once, when it is
+    /// made.
     var routes: [WireRoute] { get }
 
     /// The answer to `request` on `route` (its path parameters in `parameters`), nil to drop the connection
@@ -109,10 +110,8 @@ package struct PathPattern: Sendable, CustomStringConvertible {
 extension Router {
     /// The wire route `path` belongs to (whatever the method), with its wire and parameters.
     func wireRoute(_ path: String) -> (wire: any IngestionWire, route: WireRoute, parameters: [String: Substring])? {
-        for wire in wires {
-            for route in wire.routes {
-                if let parameters = route.path.match(path) { return (wire, route, parameters) }
-            }
+        for (wire, route) in wireRoutes {
+            if let parameters = route.path.match(path) { return (wire, route, parameters) }
         }
         return nil
     }

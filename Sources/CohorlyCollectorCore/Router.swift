@@ -13,10 +13,28 @@ package struct Router: Sendable {
     package let rateLimiter: RateLimiter?
     /// The vendors' ingestion wires, asked before the collector's own routes.
     let wires: [any IngestionWire]
+    /// Every wire's routes in the order they are tried, read from the wires once (IngestionWire.swift).
+    let wireRoutes: [(wire: any IngestionWire, route: WireRoute)]
     /// The web pages' login tokens and sessions (WebSessions.swift).
     var web = WebSessions()
     /// The `Cohorly-HMAC` nonces taken (RequestCredentials.swift).
     var credentials = RequestCredentials()
+
+    init(
+        ingestion: Ingestion, store: CollectorStore, debugFiles: DebugFileStore, faults: FaultInjector,
+        configuration: CollectorConfiguration, rateLimiter: RateLimiter?, wires: [any IngestionWire],
+        web: WebSessions = WebSessions()
+    ) {
+        self.ingestion = ingestion
+        self.store = store
+        self.debugFiles = debugFiles
+        self.faults = faults
+        self.configuration = configuration
+        self.rateLimiter = rateLimiter
+        self.wires = wires
+        wireRoutes = wires.flatMap { wire in wire.routes.map { (wire, $0) } }
+        self.web = web
+    }
 
     /// What the server answers a whole request on `port`: its refusal by `screen`, else its route's answer (nil:
     /// the connection is dropped). The server itself screens before the body is read, then routes.

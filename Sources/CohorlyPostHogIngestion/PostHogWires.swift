@@ -7,7 +7,7 @@ package enum PostHogWires {
 
 /// `POST /i/v1/analytics/events` (CaptureV1Ingestion.swift), injected faults around it.
 struct CaptureV1Wire: IngestionWire {
-    var routes: [WireRoute] { [WireRoute(PathPattern(CaptureV1Ingestion.path), screening: .json)] }
+    let routes = [WireRoute(PathPattern(CaptureV1Ingestion.path), screening: .json)]
 
     func answer(
         _ request: HTTPRequest, route: WireRoute, parameters: [String: Substring], collector: Router
@@ -26,8 +26,8 @@ struct CaptureV1Wire: IngestionWire {
 
 /// `POST /batch`, `/e`, `/capture` (PostHogLegacyIngestion.swift), injected faults around them.
 struct PostHogLegacyWire: IngestionWire {
-    var routes: [WireRoute] {
-        PostHogLegacyIngestion.routes.map { WireRoute(PathPattern($0, optionalTrailingSlash: true), screening: .json) }
+    let routes = PostHogLegacyIngestion.routes.map {
+        WireRoute(PathPattern($0, optionalTrailingSlash: true), screening: .json)
     }
 
     func answer(
@@ -47,7 +47,7 @@ struct PostHogLegacyWire: IngestionWire {
 
 /// `POST /flags` (FlagRoutes+PostHog.swift): the collector's flags in PostHog's shape.
 struct PostHogFlagsWire: IngestionWire {
-    var routes: [WireRoute] { [WireRoute(PathPattern("/flags"), methods: ["POST"], screening: .json)] }
+    let routes = [WireRoute(PathPattern("/flags"), methods: ["POST"], screening: .json)]
 
     func answer(
         _ request: HTTPRequest, route: WireRoute, parameters: [String: Substring], collector: Router

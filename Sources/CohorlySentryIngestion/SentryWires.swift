@@ -15,7 +15,7 @@ struct SentryEnvelopeWire: IngestionWire {
             id.count <= 20 && id.allSatisfy { $0.isASCII && $0.isNumber }
         }, screening: .mediaType(SentryIngestion.contentType))
 
-    var routes: [WireRoute] { [Self.route] }
+    let routes = [Self.route]
 
     func answer(
         _ request: HTTPRequest, route: WireRoute, parameters: [String: Substring], collector: Router
@@ -33,12 +33,10 @@ struct SentryEnvelopeWire: IngestionWire {
 
 /// Sentry's debug-file chunk upload under the admin secret (SentryChunkRoutes.swift): the chunks stream to disk.
 struct SentryChunkUploadWire: IngestionWire {
-    var routes: [WireRoute] {
-        [
-            WireRoute(SentryChunkRoutes.chunkUpload, screening: .collectorSecret),
-            WireRoute(SentryChunkRoutes.assemble, screening: .collectorSecret),
-        ]
-    }
+    let routes = [
+        WireRoute(SentryChunkRoutes.chunkUpload, screening: .collectorSecret),
+        WireRoute(SentryChunkRoutes.assemble, screening: .collectorSecret),
+    ]
 
     func answer(
         _ request: HTTPRequest, route: WireRoute, parameters: [String: Substring], collector: Router

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 import CohorlyCollector
@@ -26,6 +27,20 @@ import CohorlyCollector
         func refusal(_ status: Int, tag: String, _ description: String) -> HTTPResponse? {
             .json(status, ["echo_error": .string(tag)])
         }
+    }
+
+    /// A wire that counts how often its routes are read (they are built on every read, like a computed property).
+    final class CountingWire: IngestionWire {
+        let reads = Mutex(0)
+
+        var routes: [WireRoute] {
+            reads.withLock { $0 += 1 }
+            return [WireRoute(PathPattern("/count"), methods: ["POST"], screening: .json)]
+        }
+
+        func answer(
+            _ request: HTTPRequest, route: WireRoute, parameters: [String: Substring], collector: Router
+        ) -> HTTPResponse? { .json(200, ["counted": 1]) }
     }
 
     static let port: UInt16 = 4000
@@ -96,5 +111,15 @@ import CohorlyCollector
         #expect(Self.field(capture, "error") == "unsupported_content_type")
         #expect(Self.send(none, "POST", "/i/v1/analytics/events", type: "application/json")?.status == 404)
         #expect(Self.send(none, "POST", "/flags", type: "application/json")?.status == 404)
+    }
+
+    @Test func aWiresRoutesAreReadOnceWhenTheRouterIsMadeNotPerRequest() throws {
+        let wire = CountingWire()
+        let router = try Self.router([wire])
+        for _ in 0..<5 {
+            #expect(Self.send(router, "POST", "/count", type: "application/json")?.status == 200)
+            #expect(Self.send(router, "POST", "/other", type: "application/json")?.status == 404)
+        }
+        #expect(wire.reads.withLock { $0 } == 1)
     }
 }
