@@ -31,9 +31,9 @@ extension Cohorly {
     }
 
     /// ``sendQueued(storageDirectory:apiHost:token:timeout:options:destinations:clock:prepare:)`` without Swift
-    /// concurrency, on the calling thread: the detached crash sender runs it from a C constructor before `main`, where a task may never
-    /// run (the runtime of a `--static-swift-stdlib` or `-static-executable` build is not started yet). Every wait
-    /// ends by the deadline (an exchange in flight may run past it by its own timeout).
+    /// concurrency, on the calling thread: the detached crash sender runs it from a C constructor before `main`,
+    /// where a task may never run (the runtime of a `--static-swift-stdlib` or `-static-executable` build is not
+    /// started yet). Every wait ends by the deadline (an exchange in flight may run past it by its own timeout).
     package static func sendQueuedBlocking(
         storageDirectory: URL, apiHost: URL, token: String?, timeout: Double, options: CohorlyOptions,
         destinations: DestinationRestorer, prepare: (Cohorly) -> Void
