@@ -10,9 +10,9 @@ import Cohorly
 /// Queues written before the queue held wire-neutral records (each row named its endpoint and held that wire's
 /// JSON) are read after the upgrade: nothing queued before it is lost, whichever destination sends it.
 @Suite struct LegacyQueueTests {
-    /// A queue as the previous version left it: a `/track` event, a prepared `$exception`, a PostHog capture item,
-    /// an `/engage` operation and an `/alias` link.
-    func legacyQueue() throws -> URL {
+    /// A queue directory whose database has the previous schema (a row's kind in `endpoint`) and holds `rows`
+    /// (the `VALUES` list of `INSERT INTO queue(endpoint, insert_id, body, prepared)`).
+    func queueOfThePreviousSchema(_ rows: String) throws -> URL {
         let directory = temporaryDirectory()
         let db = try SQLiteDatabase(path: directory.appendingPathComponent("queue.sqlite").path)
         try db.execute(
@@ -22,7 +22,16 @@ import Cohorly
                 body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX queue_prepared_insert_id ON queue(insert_id) WHERE prepared = 1;
             CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES
+            INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES \(rows);
+            """)
+        return directory
+    }
+
+    /// A queue as the previous version left it: a `/track` event, a prepared `$exception`, a PostHog capture item,
+    /// an `/engage` operation and an `/alias` link.
+    func legacyQueue() throws -> URL {
+        try queueOfThePreviousSchema(
+            """
               ('track', 'ins-1',
                '{"event":"old track","properties":{"distinct_id":"u1","time":1796032800000,"$insert_id":"ins-1","k":"v"}}',
                0),
@@ -33,9 +42,8 @@ import Cohorly
                '{"event":"old capture","uuid":"0190a6b4-0000-7000-8000-000000000001","distinct_id":"u1","timestamp":"2026-11-30T10:00:02.000Z","options":{},"properties":{"k":"w"}}',
                0),
               ('engage', NULL, '{"distinct_id":"u1","$set":{"plan":"pro"}}', 0),
-              ('alias', NULL, '{"alias":"anon-1","distinct_id":"u1"}', 0);
+              ('alias', NULL, '{"alias":"anon-1","distinct_id":"u1"}', 0)
             """)
-        return directory
     }
 
     @Test func rowsOfThePreviousVersionAreSentToTheCohorlyAPI() async throws {
@@ -62,23 +70,14 @@ import Cohorly
     /// A queue as today's code wrote it before the `endpoint` column was named `kind` and the launch records' kind
     /// `launch`: an event and a Sentry session update (kind `session`), as `SentrySession.record` writes it.
     func sessionQueue() throws -> URL {
-        let directory = temporaryDirectory()
-        let db = try SQLiteDatabase(path: directory.appendingPathComponent("queue.sqlite").path)
-        try db.execute(
+        try queueOfThePreviousSchema(
             """
-            CREATE TABLE queue(
-                id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, insert_id TEXT,
-                body TEXT NOT NULL, prepared INTEGER NOT NULL DEFAULT 0);
-            CREATE INDEX queue_prepared_insert_id ON queue(insert_id) WHERE prepared = 1;
-            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            INSERT INTO queue(endpoint, insert_id, body, prepared) VALUES
               ('event', 'ins-1',
                '{"event":"old event","properties":{"distinct_id":"u1","time":1796032800000,"$insert_id":"ins-1"}}', 0),
               ('session', NULL,
                '{"sid":"5b3c1e2a-0000-4000-8000-000000000001","did":"u1","init":false,"started":"2026-11-30T10:00:00.000Z","timestamp":"2026-11-30T10:00:05.000Z","status":"exited","errors":0,"duration":5.0,"attrs":{"release":"app@0.9","environment":"production"}}',
-               1);
+               1)
             """)
-        return directory
     }
 
     /// The queue's columns, by name.
