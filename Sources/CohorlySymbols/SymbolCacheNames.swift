@@ -1,0 +1,243 @@
+import CZlib
+import CohorlyCrashModel
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The names part of a symbol cache: each name's flags, and the names (readable, raw, simplified) in compressed
+/// blocks. Demangling the simplified forms and compressing are much of the writer's work, so each block is made
+/// on libdispatch's global queue (a thread per core at most) as soon as its names are numbered, while the
+/// writer's thread goes on with the rows.
+enum SymbolCacheNames {
+    /// A name as the writer numbers it: its readable and raw (linkage) forms, either possibly empty.
+    struct Name: Sendable {
+        var readable: [UInt8]
+        var raw: [UInt8]
+    }
+
+    /// A block of names made: their flags, the block compressed, and its size inflated.
+    struct Block: Sendable {
+        var flags: [UInt8]
+        var compressed: [UInt8]
+        var plainSize: UInt32
+    }
+
+    /// Takes the names in order of their numbers and makes each block once it is full (the last one at
+    /// ``finish()``). A full block waits in a list and a task on the global queue takes one waiting block; at
+    /// ``finish()`` the caller makes the blocks still waiting itself and then waits only for those being made, so
+    /// the cache is made even when no other thread is free (the collector makes caches on its request threads).
+    struct Maker {
+        /// How many names were added.
+        private(set) var count = 0
+        private var pending: [Name] = []
+        private var submitted = 0
+        private let work = NameWork()
+
+        /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on).
+        mutating func add(readable: UnsafeBufferPointer<UInt8>, raw: UnsafeBufferPointer<UInt8>) {
+            pending.append(Name(readable: Array(readable), raw: Array(raw)))
+            count += 1
+            if pending.count == SymbolCacheFormat.namesPerBlock { submit() }
+        }
+
+        private mutating func submit() {
+            work.append((count - 1) / SymbolCacheFormat.namesPerBlock, pending)
+            submitted += 1
+            pending = []
+            pending.reserveCapacity(SymbolCacheFormat.namesPerBlock)
+            let work = self.work
+            DispatchQueue.global().async { work.makeOne() }
+        }
+
+        /// Every name's flags, the block table and the blocks' data, once every block is made.
+        mutating func finish() -> (flags: [UInt8], blockTable: [UInt8], data: [UInt8]) {
+            if !pending.isEmpty { submit() }
+            while work.makeOne() {}
+            for _ in 0..<submitted { work.made.wait() }
+            return work.assemble()
+        }
+    }
+
+    /// The blocks waiting to be made and those made, by number; `made` is signalled once per block made.
+    private final class NameWork: Sendable {
+        /// The blocks handed over, in order (a block's names are dropped when it is taken), the first not taken,
+        /// and the blocks made.
+        private let state = Mutex<(waiting: [(index: Int, names: [Name])], next: Int, blocks: [Block?])>(([], 0, []))
+        let made = DispatchSemaphore(value: 0)
+
+        func append(_ index: Int, _ names: [Name]) {
+            state.withLock { $0.waiting.append((index, names)) }
+        }
+
+        /// Makes one waiting block (the first); false when none was waiting.
+        @discardableResult func makeOne() -> Bool {
+            let job: (index: Int, names: [Name])? = state.withLock { state in
+                guard state.next < state.waiting.count else { return nil }
+                let job = state.waiting[state.next]
+                state.waiting[state.next].names = []
+                state.next += 1
+                return job
+            }
+            guard let job else { return false }
+            let block = SymbolCacheNames.block(job.names)
+            state.withLock { state in
+                if state.blocks.count <= job.index {
+                    state.blocks += repeatElement(nil, count: job.index + 1 - state.blocks.count)
+                }
+                state.blocks[job.index] = block
+            }
+            made.signal()
+            return true
+        }
+
+        func assemble() -> (flags: [UInt8], blockTable: [UInt8], data: [UInt8]) {
+            state.withLock { state in
+                var flags: [UInt8] = []
+                var table: [UInt8] = []
+                var data: [UInt8] = []
+                flags.reserveCapacity(state.blocks.count * SymbolCacheFormat.namesPerBlock)
+                table.reserveCapacity(state.blocks.count * SymbolCacheFormat.nameBlockEntrySize)
+                data.reserveCapacity(state.blocks.reduce(0) { $0 + ($1?.compressed.count ?? 0) })
+                for block in state.blocks {
+                    guard let block else { continue }  // every block is made before `finish` assembles them
+                    flags += block.flags
+                    table.appendLittleEndian(UInt64(data.count))
+                    table.appendLittleEndian(UInt32(truncatingIfNeeded: block.compressed.count))
+                    table.appendLittleEndian(block.plainSize)
+                    data += block.compressed
+                }
+                return (flags, table, data)
+            }
+        }
+    }
+
+    /// zlib's fastest level: on swift-format's 26 MB of names it compresses in two thirds of level 6's time,
+    /// to 4.2 MB against 3.6 MB (the cache stays well under the GSYM's size).
+    static let level: Int32 = 1
+
+    /// The block of `names`: each one's flags, and `full\0raw\0simplified\0` of each, compressed.
+    static func block(_ names: [Name]) -> Block {
+        var flags: [UInt8] = []
+        flags.reserveCapacity(names.count)
+        var plain: [UInt8] = []
+        plain.reserveCapacity(names.reduce(0) { $0 + 2 * $1.readable.count + $1.raw.count + 3 })
+        for name in names {
+            let readable = String(decoding: name.readable, as: UTF8.self)
+            let simplified =
+                Demangler.name(
+                    function: name.readable.isEmpty ? nil : readable,
+                    rawFunction: name.raw.isEmpty ? nil : String(decoding: name.raw, as: UTF8.self),
+                    style: .simplified) ?? ""
+            var kind: SymbolCacheFormat.NameFlags = []
+            if isCompilerMade(name.readable, readable) { kind.insert(.compilerMade) }
+            if readable.hasPrefix("Swift runtime failure: ") { kind.insert(.runtimeFailure) }
+            flags.append(kind.rawValue)
+            plain += name.readable
+            plain.append(0)
+            plain += name.raw
+            plain.append(0)
+            plain.append(contentsOf: simplified.utf8)
+            plain.append(0)
+        }
+        let bound = Int(compressBound(uLong(plain.count)))
+        var status = Z_OK
+        var compressed = [UInt8](unsafeUninitializedCapacity: bound) { out, written in
+            var length = uLong(bound)
+            status = plain.withUnsafeBufferPointer {
+                compress2(out.baseAddress, &length, $0.baseAddress, uLong($0.count), level)
+            }
+            // compress2 fails only without memory: keep the block stored as is (zlib level 0 is still zlib).
+            if status != Z_OK {
+                length = uLong(bound)
+                status = plain.withUnsafeBufferPointer {
+                    compress2(out.baseAddress, &length, $0.baseAddress, uLong($0.count), 0)
+                }
+            }
+            written = status == Z_OK ? Int(length) : 0
+        }
+        if status != Z_OK { compressed = [] }
+        return Block(flags: flags, compressed: compressed, plainSize: UInt32(truncatingIfNeeded: plain.count))
+    }
+
+    /// ``AppCode/isCompilerMade(_:)`` of `readable` (whose UTF-8 bytes are `bytes`), read off the bytes where
+    /// that parse is known to come to a plain prefix test: an ASCII name (bytes and characters one to one) that
+    /// starts with neither an async piece's `(` nor `specialized ` and whose words before its first `<` are not a
+    /// specialization's is its own core, so it is compiler-made exactly when a compiler-made prefix starts it.
+    /// Other names are parsed by ``AppCode/isCompilerMade(_:)`` (the parse walks the string by characters: it
+    /// was a tenth of the writer's work on swift-format, where a quarter of the names pass the pre-check).
+    static func isCompilerMade(_ bytes: [UInt8], _ readable: String) -> Bool {
+        guard mayBeCompilerMade(bytes) else { return false }
+        return bytes.withUnsafeBufferPointer { name in
+            guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 }) else {
+                return AppCode.isCompilerMade(readable)
+            }
+            func starts(_ word: [UInt8], at start: Int = 0) -> Bool {
+                start + word.count <= name.count && memcmp(base + start, word, word.count) == 0
+            }
+            if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable) }
+            if let found = memchr(base, 0x3c, name.count) {  // "<"
+                let open = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                let isSpecialization =
+                    open >= specialization.count && starts(specialization, at: open - specialization.count)
+                if isSpecialization && memmemBytes(base, open, of: spacedOf) == nil {
+                    return AppCode.isCompilerMade(readable)
+                }
+            }
+            return compilerMadePrefixes.contains { starts($0) }
+        }
+    }
+
+    /// Where `word` first occurs in the `count` bytes at `base`, or nil.
+    private static func memmemBytes(_ base: UnsafePointer<UInt8>, _ count: Int, of word: [UInt8]) -> Int? {
+        guard let first = word.first, count >= word.count else { return nil }
+        var at = 0
+        while at + word.count <= count, let found = memchr(base + at, Int32(first), count - word.count + 1 - at) {
+            at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            if memcmp(base + at, word, word.count) == 0 { return at }
+            at += 1
+        }
+        return nil
+    }
+
+    private static let openParenthesis = Array("(".utf8)
+    private static let specialized = Array("specialized ".utf8)
+    private static let specialization = Array("specialization ".utf8)
+    private static let spacedOf = Array(" of ".utf8)
+
+    /// Whether a readable name may be compiler-made: one of ``AppCode``'s compiler-made prefixes occurs where
+    /// ``AppCode/isCompilerMade(_:)`` may find it, at the start or right after the words it strips (an async
+    /// piece's `… for `, `specialized `, a specialization's `> of `). A necessary condition, so
+    /// ``AppCode/isCompilerMade(_:)`` (a parse of the string, much slower than these byte searches) is asked
+    /// only then; it holds for about a quarter of swift-format's names.
+    static func mayBeCompilerMade(_ name: [UInt8]) -> Bool {
+        name.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            func hasPrefix(at start: Int) -> Bool {
+                compilerMadePrefixes.contains {
+                    start + $0.count <= bytes.count && memcmp(base + start, $0, $0.count) == 0
+                }
+            }
+            if hasPrefix(at: 0) { return true }
+            // The words end with a space: only after a space can a prefix count (one scan, not one per prefix).
+            var at = 0
+            while at < bytes.count, let found = memchr(base + at, 0x20, bytes.count - at) {
+                let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                if coreStarts.contains(where: { end >= $0.count && memcmp(base + end - $0.count, $0, $0.count) == 0 })
+                    && hasPrefix(at: end)
+                {
+                    return true
+                }
+                at = end
+            }
+            return false
+        }
+    }
+
+    /// ``AppCode``'s compiler-made prefixes, as bytes.
+    private static let compilerMadePrefixes = AppCode.compilerMadePrefixes.map { Array($0.utf8) }
+    /// The endings of the words ``AppCode/isCompilerMade(_:)`` strips, after which a compiler-made prefix counts.
+    private static let coreStarts: [[UInt8]] = ["for ", "specialized ", " of "].map { Array($0.utf8) }
+}
