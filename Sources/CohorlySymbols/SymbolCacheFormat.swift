@@ -8,13 +8,24 @@
 /// - Row data: per block, the number of rows, then per row its length in bytes of code and its answer — the
 ///   whole inline chain, outermost frame first, encoded against the row before (see ``FrameFlags``).
 /// - Files: `UInt32` offsets into NUL-terminated paths.
-/// - Names: per name one flags byte (``NameFlags``), and the names in zlib-compressed blocks of
-///   ``namesPerBlock`` names, each `full\0raw\0simplified\0`.
+/// - Names: per name one flags byte (``NameFlags``), and the names in compressed blocks of ``namesPerBlock``
+///   names, each `full\0raw\0simplified\0`: zstd frames in format version 2, zlib streams in version 1
+///   (``NameCompression``).
 enum SymbolCacheFormat {
     /// The file's first 8 bytes.
     static let magic: [UInt8] = Array("CLYSYMC\0".utf8)
-    /// The format version this code writes and reads (a reader refuses any other).
-    static let version: UInt32 = 1
+    /// The format version this code writes when libzstd is there (see ``NameCompression``).
+    static let version: UInt32 = NameCompression.zstd.rawValue
+
+    /// How the name blocks are compressed; the raw value is the format version that says so. The versions
+    /// differ in nothing else, and a reader reads both.
+    enum NameCompression: UInt32, Sendable {
+        /// Version 1: each block a zlib stream (RFC 1950). Written when libzstd cannot be loaded.
+        case zlib = 1
+        /// Version 2: each block one zstd frame (RFC 8878): several times faster to make and to read than zlib's,
+        /// and as small.
+        case zstd = 2
+    }
     /// Magic, version, header size: the bytes before the fields.
     static let prefixSize = 16
 

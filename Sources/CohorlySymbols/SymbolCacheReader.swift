@@ -1,4 +1,5 @@
 import CZlib
+import CZstd
 
 #if canImport(Glibc)
     import Glibc
@@ -13,9 +14,10 @@ public enum SymbolCacheFile {
     }
 }
 
-/// Answers addresses from a symbol cache file (``SymbolCacheFormat``), mapped and read in place: opening checks
-/// the header and that every table lies inside the file; a lookup binary-searches the block starts, decodes at
-/// most one block's rows and inflates the name blocks it names (each once, kept while the reader lives). Every
+/// Answers addresses from a symbol cache file (``SymbolCacheFormat``, versions 1 and 2), mapped and read in place:
+/// opening checks the header and that every table lies inside the file; a lookup binary-searches the block
+/// starts, decodes at most one block's rows and inflates the name blocks it names (each once, kept while the
+/// reader lives). Every
 /// read of the file is bounded, so a corrupt cache yields no answer, never a fault. Not thread-safe.
 final class SymbolCacheReader {
     /// The file's path.
@@ -43,6 +45,8 @@ final class SymbolCacheReader {
     private let namesData: UnsafePointer<UInt8>
     private let namesDataLength: Int
     private let namesPerBlock: Int
+    /// How the name blocks are compressed (the file's format version).
+    let compression: SymbolCacheFormat.NameCompression
 
     /// Per name: its raw and readable names' numbers in the text table (-2: not added yet, -1: none).
     @exclusivity(unchecked) private var nameTexts: [(raw: Int32, readable: Int32)]
@@ -63,9 +67,10 @@ final class SymbolCacheReader {
         var symbolOffset: UInt64?
     }
 
-    /// Maps and checks the cache at `path`.
+    /// Maps and checks the cache at `path`. `zstdLoadError` is why libzstd cannot be loaded (nil: it can); a
+    /// version 2 cache (zstd names) is refused then.
     /// - Throws: ``SymbolsError/badSymbolCache(path:reason:)`` (or the opening's errors).
-    init(path: String) throws(SymbolsError) {
+    init(path: String, zstdLoadError: String? = SymbolCacheReader.zstdLoadError) throws(SymbolsError) {
         let file = try RegularFile(path: path)
         guard file.size >= UInt64(SymbolCacheFormat.headerSize), file.size <= UInt64(Int.max) else {
             throw .badSymbolCache(path: path, reason: "shorter than its header")
@@ -76,7 +81,7 @@ final class SymbolCacheReader {
         }
         let base = UnsafeRawPointer(mapped)
         do {
-            let layout = try Layout(base: base, size: size, path: path)
+            let layout = try Layout(base: base, size: size, path: path, zstdLoadError: zstdLoadError)
             self.path = path
             self.base = base
             self.size = size
@@ -103,6 +108,7 @@ final class SymbolCacheReader {
             namesData = (base + layout.namesData.offset).assumingMemoryBound(to: UInt8.self)
             namesDataLength = layout.namesData.length
             namesPerBlock = layout.namesPerBlock
+            compression = layout.compression
         } catch {
             munmap(mapped, size)
             throw error
@@ -135,8 +141,9 @@ final class SymbolCacheReader {
         var nameBlockTable: Int
         var namesData: (offset: Int, length: Int)
         var namesPerBlock: Int
+        var compression: SymbolCacheFormat.NameCompression
 
-        init(base: UnsafeRawPointer, size: Int, path: String) throws(SymbolsError) {
+        init(base: UnsafeRawPointer, size: Int, path: String, zstdLoadError: String?) throws(SymbolsError) {
             typealias Field = SymbolCacheFormat.Field
             func bad(_ reason: String) -> SymbolsError { .badSymbolCache(path: path, reason: reason) }
             guard
@@ -144,9 +151,16 @@ final class SymbolCacheReader {
                     SymbolCacheFormat.magic)
             else { throw bad("not a symbol cache: no CLYSYMC magic") }
             let version = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            guard version == SymbolCacheFormat.version else {
-                throw bad("format version \(version), this reader reads \(SymbolCacheFormat.version)")
+            guard let compression = SymbolCacheFormat.NameCompression(rawValue: version) else {
+                throw bad("format version \(version), this reader reads 1 and \(SymbolCacheFormat.version)")
             }
+            if compression == .zstd, let zstdLoadError {
+                throw bad(
+                    "format version 2, its names zstd-compressed, and \(zstdLoadError); install libzstd (Debian,"
+                        + " Ubuntu: libzstd1), or make the cache on this machine: without libzstd it is written"
+                        + " with zlib (version 1)")
+            }
+            self.compression = compression
             let headerSize = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
             guard headerSize == UInt32(SymbolCacheFormat.headerSize) else { throw bad("header size \(headerSize)") }
             func field(_ field: Field) -> UInt64 {
@@ -342,6 +356,9 @@ final class SymbolCacheReader {
         return SymbolCacheFormat.NameFlags(rawValue: nameFlags[index])
     }
 
+    /// Why libzstd cannot be loaded here, or nil when it can.
+    static var zstdLoadError: String? { cly_zstd_load_error().map { String(cString: $0) } }
+
     /// Name block `block` inflated (once; kept), its names' string starts filled in; nil when it is corrupt.
     private func inflate(_ block: Int) -> UnsafeMutablePointer<UInt8>? {
         if let done = inflated[block] { return done }
@@ -355,7 +372,13 @@ final class SymbolCacheReader {
         else { return nil }
         // One byte more than the block, always NUL: the last string ends inside the buffer whatever the file says.
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: plain + 1)
-        guard Self.inflateBlock(namesData + Int(offset), compressed, into: buffer, plain) else {
+        let source = namesData + Int(offset)
+        let unpacked =
+            switch compression {
+            case .zlib: Self.inflateBlock(source, compressed, into: buffer, plain)
+            case .zstd: Self.decompressBlock(source, compressed, into: buffer, plain)
+            }
+        guard unpacked else {
             buffer.deallocate()
             return nil
         }
@@ -376,6 +399,17 @@ final class SymbolCacheReader {
         }
         inflated[block] = buffer
         return buffer
+    }
+
+    /// Decompresses the zstd frame of `length` bytes at `source` into exactly `plain` bytes at `target` (with this
+    /// thread's zstd context: a lookup decompresses a whole block per name it prints). False when it is no such
+    /// frame or does not decompress to `plain` bytes.
+    private static func decompressBlock(
+        _ source: UnsafePointer<UInt8>, _ length: Int, into target: UnsafeMutablePointer<UInt8>, _ plain: Int
+    ) -> Bool {
+        var error: UnsafePointer<CChar>?
+        let made = cly_zstd_decompress_reusing(target, plain, source, length, &error)
+        return error == nil && made == plain
     }
 
     /// Inflates the zlib stream (RFC 1950) of `length` bytes at `source` into exactly `plain` bytes at `target`:

@@ -234,7 +234,7 @@ public enum SymbolCacheWriter {
             place(names.data, .namesDataOffset, .namesDataLength)
 
             var header = SymbolCacheFormat.magic
-            header.appendLittleEndian(SymbolCacheFormat.version)
+            header.appendLittleEndian(self.names.compression.rawValue)  // the version says how names are compressed
             header.appendLittleEndian(UInt32(SymbolCacheFormat.headerSize))
             for field in fields { header.appendLittleEndian(field) }
             file.replaceSubrange(0..<header.count, with: header)

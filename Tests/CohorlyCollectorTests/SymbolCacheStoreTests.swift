@@ -52,6 +52,37 @@ import Testing
         #expect(other.debugFiles.symbolCache(buildId: program.buildId) != nil)
     }
 
+    /// A version 1 cache (zlib names, made before the names were zstd-compressed) stays the build's cache when its
+    /// debug file arrives later, and symbolication reads it with the answers of the file's DWARF.
+    @Test func versionOneCacheIsKeptAndRead() throws {
+        let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/fuzz").path
+        let file = seeds + "/objectinfo/seed-exe-dwarf5"
+        let versionOne = contents(seeds + "/symcache/seed-v1-exe-dwarf5.symcache")
+        #expect(versionOne[8] == 1)
+        let buildId = try #require(try ObjectInfo(path: file).codeId)
+        let collector = try DebugFileStoreTests.collector()
+        let cache = try DebugFileStoreTests.upload(collector, versionOne, buildId: buildId, kind: "symcache")
+        #expect(cache.status == 201, "\(cache.text)")
+        let debug = try DebugFileStoreTests.upload(collector, contents(file), buildId: buildId, kind: "debuginfo")
+        #expect(debug.status == 201, "\(debug.text)")
+        let stored = try #require(collector.debugFiles.symbolCache(buildId: buildId))
+        #expect(contents(stored.path) == versionOne)
+        let id = try #require(DebugId.buildId(hex: buildId))
+        let crashes = CrashQueries(store: collector.store, debugFiles: collector.debugFiles, extraDirectories: [])
+        let module = try ModuleSymbolicator.open(
+            codeFile: "/nowhere/seed", buildId: id, locator: crashes.locator(for: [id]))
+        #expect(module.usesSymbolCache)
+        let dwarf = try ModuleSymbolicator(debugFile: file)
+        var named = 0
+        for address in stride(from: dwarf.loadAddress, to: dwarf.loadAddress + 0x200, by: 1) {
+            let found = module.symbolicate(address)
+            #expect(found == dwarf.symbolicate(address))
+            if found.frames.first?.function != nil { named += 1 }
+        }
+        #expect(named > 16)
+    }
+
     @Test func uploadedCacheIsKeptOnlyForItsBuild() throws {
         let program = try SplitProgram.get()
         let collector = try DebugFileStoreTests.collector()

@@ -72,6 +72,7 @@ import Testing
     func namesAreStoredDemangledAndFlagged(_ name: String) throws {
         let fixtures = try Fixtures.get()
         let reader = try SymbolCacheReader(path: try Self.makeCache(fixtures.path(name), name: "names-" + name))
+        #expect(reader.compression == .zstd)
         var compilerMade = 0
         var failures = 0
         var swiftNames = 0
@@ -92,6 +93,52 @@ import Testing
         #expect(swiftNames > 10)
         #expect(compilerMade > 0)
         if name == "shop_release" { #expect(failures > 0) }
+    }
+
+    /// The committed tiny ELF seed `seed-exe-dwarf5` and its caches: version 1 (zlib names, made by the writer of
+    /// before version 2) and version 2 (zstd names).
+    static let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("fixtures/fuzz").path
+    static let seedFile = seeds + "/objectinfo/seed-exe-dwarf5"
+    static let versionOneCache = seeds + "/symcache/seed-v1-exe-dwarf5.symcache"
+
+    /// A version 1 cache (zlib names: the collector keeps the caches it made before version 2) answers every
+    /// address as the file's DWARF does, as a version 2 cache made of it now does.
+    @Test func readsVersionOneCaches() throws {
+        let old = try SymbolCacheReader(path: Self.versionOneCache)
+        #expect(old.compression == .zlib)
+        #expect((0..<old.nameCount).contains { old.strings(of: $0).map { strlen($0.readable) > 0 } ?? false })
+        let current = try Self.makeCache(Self.seedFile, name: "seed-v2")
+        #expect(try SymbolCacheReader(path: current).compression == .zstd)
+        let versionOne = try ModuleSymbolicator(cache: Self.versionOneCache, codeFile: Self.seedFile)
+        let versionTwo = try ModuleSymbolicator(cache: current, codeFile: Self.seedFile)
+        let dwarf = try ModuleSymbolicator(debugFile: Self.seedFile)
+        let functions = try Reference.functions(Self.seedFile).filter { $0.size > 0 }
+        let low = try #require(functions.map(\.start).min())
+        let high = try #require(functions.map { $0.start + $0.size }.max())
+        var named = 0
+        for address in low - 4..<high + 4 {
+            let expected = dwarf.symbolicate(address)
+            #expect(versionOne.symbolicate(address) == expected, "0x\(String(address, radix: 16))")
+            #expect(versionTwo.symbolicate(address) == expected, "0x\(String(address, radix: 16))")
+            if expected.frames.first?.function != nil { named += 1 }
+        }
+        #expect(named > 16)
+    }
+
+    /// Where libzstd cannot be loaded, a version 2 cache (zstd names) is refused at open, saying so and how to
+    /// fix it; a version 1 cache (zlib) opens.
+    @Test func refusesZstdNamesWithoutLibzstd() throws {
+        let missing = "libzstd.so.1 could not be loaded: no such file"
+        let current = try Self.makeCache(Self.seedFile, name: "seed-no-zstd")
+        #expect {
+            _ = try SymbolCacheReader(path: current, zstdLoadError: missing)
+        } throws: { error in
+            guard case .badSymbolCache(let path, let reason) = error as? SymbolsError else { return false }
+            return path == current && reason.contains("format version 2") && reason.contains(missing)
+                && reason.contains("install libzstd")
+        }
+        #expect(try SymbolCacheReader(path: Self.versionOneCache, zstdLoadError: missing).compression == .zlib)
     }
 
     /// A cache made for another build is refused, naming both files, both build ids and the command that makes
@@ -181,7 +228,8 @@ import Testing
         // blockStartsOffset (field 3) far past the end.
         table.replaceSubrange(16 + 3 * 8..<16 + 4 * 8, with: [0, 0, 0, 0, 0, 0, 0, 0x7f])
         for (bytes, reason) in [
-            (magic, "magic"), (version, "format version 9"), (Array(good[0..<20]), "shorter than its header"),
+            (magic, "magic"), (version, "format version 9, this reader reads 1 and 2"),
+            (Array(good[0..<20]), "shorter than its header"),
             (table, "block starts outside the file"),
         ] {
             #expect {

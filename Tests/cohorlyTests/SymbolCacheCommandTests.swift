@@ -29,6 +29,57 @@ import Testing
         }
     }
 
+    /// Where libzstd cannot be loaded (a preloaded `dlopen` refuses it), `debug-files cache` writes the names with
+    /// zlib (format version 1), which `symbolicate --cache` reads as it reads a zstd one (version 2, made where
+    /// libzstd is), with the same output; a version 2 cache is refused there with the file, the problem and the
+    /// fix, exit 1.
+    @Test func withoutLibzstdCachesAreMadeWithZlibAndZstdOnesRefused() throws {
+        let fixtures = try CLIFixtures.get()
+        let shop = fixtures.path("shop")
+        let source = Scratch.path("no-zstd.c")
+        try """
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <string.h>
+        void *dlopen(const char *file, int mode) {
+            if (file != NULL && strstr(file, "libzstd") != NULL) return NULL;
+            void *(*next)(const char *, int) = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+            return next(file, mode);
+        }
+        """.write(toFile: source, atomically: true, encoding: .utf8)
+        let shim = Scratch.path("no-zstd.so")
+        let compiled = try CLI.run(
+            ["-shared", "-fPIC", "-O1", source, "-o", shim, "-ldl"], executable: "/opt/swift/usr/bin/clang")
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["DEBUGINFOD_URLS"] = nil
+        environment["LD_PRELOAD"] = shim
+        let zlib = Scratch.path("shop-zlib.symcache")
+        let zstd = Scratch.path("shop-zstd.symcache")
+        let madeZlib = try CLI.run(["debug-files", "cache", shop, "-o", zlib], environment: environment)
+        #expect(madeZlib.status == 0, "\(madeZlib.stderr)")
+        #expect(try CLI.run(["debug-files", "cache", shop, "-o", zstd]).status == 0)
+        func version(_ path: String) throws -> UInt8 { try Data(contentsOf: URL(fileURLWithPath: path))[8] }
+        #expect(try version(zlib) == 1)
+        #expect(try version(zstd) == 2)
+        let main = try #require(try fixtures.symbol("main"))
+        let input = (0..<32).map { "0x" + String(main + UInt64($0 * 5), radix: 16) }.joined(separator: "\n") + "\n"
+        let dwarf = try CLI.run(["symbolicate", "--exe", shop], input: input)
+        #expect(dwarf.stdout.contains("shop.swift"))
+        for (cache, environment) in [(zlib, environment), (zlib, nil), (zstd, nil)] {
+            let cached = try CLI.run(
+                ["symbolicate", "--exe", shop, "--cache", cache], input: input, environment: environment)
+            #expect(cached.stdout == dwarf.stdout, "\(cache) \(environment == nil ? "with" : "without") libzstd")
+        }
+        let refused = try CLI.run(
+            ["symbolicate", "--exe", shop, "--cache", zstd, "0x10"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("cohorly: \(zstd): not a usable symbol cache (format version 2"))
+        #expect(refused.stderr.contains("libzstd.so.1 could not be loaded"))
+        #expect(refused.stderr.contains("install libzstd"))
+    }
+
     @Test func refusesTheCacheOfAnotherBuild() throws {
         let fixtures = try CLIFixtures.get()
         let cache = Scratch.path("inline.symcache")

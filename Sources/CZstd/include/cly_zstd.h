@@ -1,5 +1,5 @@
-// libzstd for Swift, loaded on first use (see cly_library_loader.h): the PostHog symbol-set payload is
-// zstd-compressed. <zstd.h> (Debian libzstd-dev) is included for its constants only; the library is not linked,
+// libzstd for Swift, loaded on first use (see cly_library_loader.h): the PostHog symbol-set payload, zstd debug
+// sections and a symbol cache's name blocks are zstd-compressed. <zstd.h> (Debian libzstd-dev) is included for its constants only; the library is not linked,
 // so a CLI run that never packs a symbol set never maps it.
 #ifndef CLY_ZSTD_H
 #define CLY_ZSTD_H
@@ -26,5 +26,14 @@ unsigned long long cly_zstd_frame_content_size(const void *source, size_t size);
 /// in `*error`.
 size_t cly_zstd_decompress(void *destination, size_t capacity, const void *source, size_t size,
                            const char **error);
+
+/// `cly_zstd_compress` with this thread's compression context, made on first use and kept until the thread ends
+/// (for many small inputs: making a context per call costs as much as compressing a few kilobytes).
+size_t cly_zstd_compress_reusing(void *destination, size_t capacity, const void *source, size_t size, int level,
+                                 const char **error);
+
+/// `cly_zstd_decompress` with this thread's decompression context (as `cly_zstd_compress_reusing`).
+size_t cly_zstd_decompress_reusing(void *destination, size_t capacity, const void *source, size_t size,
+                                   const char **error);
 
 #endif
