@@ -67,10 +67,11 @@ final class SymbolCacheReader {
         var symbolOffset: UInt64?
     }
 
-    /// Maps and checks the cache at `path`. `zstdLoadError` is why libzstd cannot be loaded (nil: it can); a
-    /// version 2 cache (zstd names) is refused then.
+    /// Maps and checks the cache at `path`. `zstdLoadError` says why libzstd cannot be loaded (nil: it can); it
+    /// is asked only for a version 2 cache (zstd names), which is refused then. A version 1 cache (zlib) does
+    /// not load libzstd.
     /// - Throws: ``SymbolsError/badSymbolCache(path:reason:)`` (or the opening's errors).
-    init(path: String, zstdLoadError: String? = SymbolCacheReader.zstdLoadError) throws(SymbolsError) {
+    init(path: String, zstdLoadError: () -> String? = { SymbolCacheReader.zstdLoadError }) throws(SymbolsError) {
         let file = try RegularFile(path: path)
         guard file.size >= UInt64(SymbolCacheFormat.headerSize), file.size <= UInt64(Int.max) else {
             throw .badSymbolCache(path: path, reason: "shorter than its header")
@@ -143,7 +144,7 @@ final class SymbolCacheReader {
         var namesPerBlock: Int
         var compression: SymbolCacheFormat.NameCompression
 
-        init(base: UnsafeRawPointer, size: Int, path: String, zstdLoadError: String?) throws(SymbolsError) {
+        init(base: UnsafeRawPointer, size: Int, path: String, zstdLoadError: () -> String?) throws(SymbolsError) {
             typealias Field = SymbolCacheFormat.Field
             func bad(_ reason: String) -> SymbolsError { .badSymbolCache(path: path, reason: reason) }
             guard
@@ -154,7 +155,7 @@ final class SymbolCacheReader {
             guard let compression = SymbolCacheFormat.NameCompression(rawValue: version) else {
                 throw bad("format version \(version), this reader reads 1 and \(SymbolCacheFormat.version)")
             }
-            if compression == .zstd, let zstdLoadError {
+            if compression == .zstd, let zstdLoadError = zstdLoadError() {
                 throw bad(
                     "format version 2, its names zstd-compressed, and \(zstdLoadError); install libzstd (Debian,"
                         + " Ubuntu: libzstd1), or make the cache on this machine: without libzstd it is written"

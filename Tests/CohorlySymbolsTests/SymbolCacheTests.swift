@@ -132,13 +132,13 @@ import Testing
         let missing = "libzstd.so.1 could not be loaded: no such file"
         let current = try Self.makeCache(Self.seedFile, name: "seed-no-zstd")
         #expect {
-            _ = try SymbolCacheReader(path: current, zstdLoadError: missing)
+            _ = try SymbolCacheReader(path: current, zstdLoadError: { missing })
         } throws: { error in
             guard case .badSymbolCache(let path, let reason) = error as? SymbolsError else { return false }
             return path == current && reason.contains("format version 2") && reason.contains(missing)
                 && reason.contains("install libzstd")
         }
-        #expect(try SymbolCacheReader(path: Self.versionOneCache, zstdLoadError: missing).compression == .zlib)
+        #expect(try SymbolCacheReader(path: Self.versionOneCache, zstdLoadError: { missing }).compression == .zlib)
     }
 
     /// A cache made for another build is refused, naming both files, both build ids and the command that makes

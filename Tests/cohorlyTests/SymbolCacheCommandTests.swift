@@ -31,8 +31,8 @@ import Testing
 
     /// Where libzstd cannot be loaded (a preloaded `dlopen` refuses it), `debug-files cache` writes the names with
     /// zlib (format version 1), which `symbolicate --cache` reads as it reads a zstd one (version 2, made where
-    /// libzstd is), with the same output; a version 2 cache is refused there with the file, the problem and the
-    /// fix, exit 1.
+    /// libzstd is), with the same output, and without loading libzstd; a version 2 cache is refused there with the
+    /// file, the problem and the fix, exit 1.
     @Test func withoutLibzstdCachesAreMadeWithZlibAndZstdOnesRefused() throws {
         let fixtures = try CLIFixtures.get()
         let shop = fixtures.path("shop")
@@ -71,6 +71,12 @@ import Testing
                 ["symbolicate", "--exe", shop, "--cache", cache], input: input, environment: environment)
             #expect(cached.stdout == dwarf.stdout, "\(cache) \(environment == nil ? "with" : "without") libzstd")
         }
+        // A version 1 cache does not need libzstd, and is read without loading it.
+        let (libraries, readZlib) = try LazyLibraryTests.loadedLibraries([
+            "symbolicate", "--exe", shop, "--cache", zlib, "0x" + String(main, radix: 16),
+        ])
+        #expect(readZlib.status == 0, "\(readZlib.stderr.suffix(500))")
+        #expect(libraries.contains("libdw.so.1") && !libraries.contains("libzstd.so.1"), "\(libraries.sorted())")
         let refused = try CLI.run(
             ["symbolicate", "--exe", shop, "--cache", zstd, "0x10"], environment: environment)
         #expect(refused.status == 1)
