@@ -1,4 +1,6 @@
 import Cohorly
+import CohorlyCrashModel
+import CohorlySQLite
 import Foundation
 import Testing
 
@@ -98,5 +100,36 @@ import CohorlyCollector
             let want = try String(contentsOf: Self.fixture.appendingPathComponent(name), encoding: .utf8)
             #expect(text == want, "\(name)")
         }
+    }
+}
+
+/// A Sentry crash is stored as its model: the `properties` column, read over SQLite, holds no copy of the
+/// exception list, the threads or the breadcrumbs (the model renders them back as they arrived).
+@Suite struct SentryStoredModelTests {
+    @Test func aSentryCrashsPropertiesColumnHoldsNoCopyOfWhatTheModelSays() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let collector = try startCollector { $0.dataDirectory = directory }
+        defer { collector.stop() }
+        for (id, event) in SentryAnswerGoldenTests.events {
+            let envelope = SentryEnvelopes.envelope(["event_id": .string(id)], [("event", SentryEnvelopes.json(event))])
+            #expect(
+                sendBytes(collector, SentryEnvelopes.path, body: envelope, headers: SentryEnvelopes.headers()).status
+                    == 200)
+        }
+        let database = try SQLiteDatabase(path: directory.appendingPathComponent("collector.sqlite").path)
+        var rows = 0
+        try database.prepare("SELECT properties FROM events WHERE event = '$exception'").rows { row in
+            rows += 1
+            let properties = JSONValue(json: row.text(0) ?? "")?.objectValue ?? [:]
+            for member in [
+                CapturedException.exceptionListProperty, CapturedException.threadsProperty,
+                CapturedException.breadcrumbsProperty,
+            ] {
+                #expect(properties[member] == nil, "\(member): \(row.text(0) ?? "")")
+            }
+            return true
+        }
+        #expect(rows == SentryAnswerGoldenTests.events.count)
     }
 }
