@@ -94,10 +94,10 @@ extension CapturedException {
         return .listed(list.map(ListedException.init(entry:)))
     }
 
-    /// The list as it arrived, when every entry was read whole (an event read from a parsed tree); nil for the
-    /// model's own rendering, a missing list, or entries read in part.
+    /// The list as it arrived, when every entry was read whole (``init(receivedEvent:)``); nil for the model's own
+    /// rendering, a missing or empty list, or entries read in part.
     var sentExceptionList: CohorlyValue? {
-        guard case .listed(let list) = exceptionList else { return nil }
+        guard case .listed(let list) = exceptionList, !list.isEmpty else { return nil }
         var values: [CohorlyValue] = []
         values.reserveCapacity(list.count)
         for entry in list {
