@@ -36,6 +36,42 @@ extension CapturedException {
         listedThreads = ListedThread.list(properties[Self.threadsProperty])
     }
 
+    /// The crash a wire of another shape listed (Sentry's events, decoded at their edge): its exceptions, the one
+    /// raised first, and other threads as the model's listed entries, the debug images (`code_file`, `code_id`,
+    /// `image_addr`, `image_size`, `arch`) and the event's other properties (level, subject thread's name,
+    /// breadcrumbs, fingerprint, context…): read as ``init(receivedEvent:)`` reads the event these render
+    /// (``eventProperties``), without that event being made.
+    package init(
+        listedExceptions: [ListedException], listedThreads: [ListedThread]?, images: [CohorlyValue],
+        properties: Properties
+    ) {
+        var fields = ExceptionEventFields()
+        fields.listed = true
+        fields.listedExceptions = listedExceptions
+        if let first = listedExceptions.first {
+            var exception = first.sent?.kept ?? [:]
+            exception["type"] = first.type
+            exception["value"] = first.value
+            exception["mechanism"] = first.mechanism
+            exception["module"] = first.module
+            exception["thread_id"] = first.threadId
+            exception["stacktrace"] = nil
+            fields.exception = exception
+            fields.exceptionStack = ExceptionEventFields.Stack(first.stack?.value)
+        }
+        fields.threads = (listedThreads ?? []).map { listed in
+            let entry = listed.value
+            return ExceptionEventFields.WireThread(
+                crashed: entry["crashed"] == .bool(true), catchSite: entry["catch_site"] == .bool(true),
+                stack: ExceptionEventFields.Stack(entry["stacktrace"]), tid: listed.threadId, name: listed.name)
+        }
+        fields.images = images
+        fields.members = properties
+        self.init(fields: fields)
+        exceptionList = .listed(listedExceptions)
+        self.listedThreads = listedThreads
+    }
+
     /// The crash in an event's fields (from a parsed tree or straight from the bytes).
     init(fields: ExceptionEventFields) {
         let properties = CohorlyValue.object(fields.members)

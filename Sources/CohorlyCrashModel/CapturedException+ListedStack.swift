@@ -24,7 +24,7 @@ extension CapturedException {
         }
 
         /// The frame `value` as it arrived (its members as a frame of an `$exception` stacktrace).
-        init(sent value: CohorlyValue) {
+        package init(sent value: CohorlyValue) {
             let wire = ExceptionEventFields.WireFrame(value)
             let frame = wire.pc.map { pc in
                 StackFrame(
@@ -112,7 +112,7 @@ extension CapturedException {
         }
 
         /// The entry `value`; nil when it is not an object.
-        init?(sent value: CohorlyValue) {
+        package init?(sent value: CohorlyValue) {
             guard let members = value.objectValue else { return nil }
             self.init(
                 threadId: members["thread_id"], name: members["name"],
