@@ -5,7 +5,7 @@
 extension CapturedException {
     /// One entry of an event's exception list, its members as sent (nil: absent; any JSON value, as the event
     /// gave it). An entry read whole (``sent`` not nil) also holds its whole `mechanism`, `module`, `thread_id`
-    /// and stack, and renders back as it arrived (``value``).
+    /// and stack, and renders back as it arrived (``sentValue``).
     public struct ListedException: Sendable, Equatable {
         /// `type`.
         public var type: CohorlyValue?
