@@ -23,18 +23,7 @@ import CohorlyCollector
     /// The events posted, by event id (hex, as Sentry sends it).
     static var events: [(id: String, event: CohorlyValue)] {
         var typed = E.crashEvent(eventId: "c0000000000040008000000000000002").objectValue ?? [:]
-        typed["breadcrumbs"] = [
-            "values": [
-                [
-                    "timestamp": 1_796_119_200.5, "type": "http", "level": "warning", "category": "net",
-                    "message": "GET /pay", "data": ["status_code": 500],
-                ],
-                [
-                    "timestamp": "2026-12-01T10:00:00.750Z", "type": "error", "level": "error", "category": "app",
-                    "message": "retry", "data": [:],
-                ],
-            ]
-        ]
+        typed["breadcrumbs"] = E.typedBreadcrumbs
         return [
             ("c0000000000040008000000000000001", E.crashEvent(eventId: "c0000000000040008000000000000001")),
             ("c0000000000040008000000000000002", .object(typed)),

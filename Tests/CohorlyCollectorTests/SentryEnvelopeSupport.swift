@@ -101,6 +101,20 @@ enum SentryEnvelopes {
         ]
     }
 
+    /// Breadcrumbs with every member Sentry defines: an `http` one (a numeric timestamp) and an `error` one.
+    static let typedBreadcrumbs: CohorlyValue = [
+        "values": [
+            [
+                "timestamp": 1_796_119_200.5, "type": "http", "level": "warning", "category": "net",
+                "message": "GET /pay", "data": ["status_code": 500],
+            ],
+            [
+                "timestamp": "2026-12-01T10:00:00.750Z", "type": "error", "level": "error", "category": "app",
+                "message": "retry", "data": [:],
+            ],
+        ]
+    ]
+
     /// A session update.
     static func session(_ sid: String, status: String, initial: Bool = false, errors: Int = 0) -> CohorlyValue {
         [

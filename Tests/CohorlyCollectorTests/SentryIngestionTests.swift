@@ -73,18 +73,7 @@ import CohorlyCollector
     /// without `type` or `level` (the fixture's) is the model's too, those two marked absent.
     @Test func aSentryEventsBreadcrumbsAreTheStoredModels() throws {
         var event = E.crashEvent(eventId: Self.eventHex).objectValue ?? [:]
-        event["breadcrumbs"] = [
-            "values": [
-                [
-                    "timestamp": 1_796_119_200.5, "type": "http", "level": "warning", "category": "net",
-                    "message": "GET /pay", "data": ["status_code": 500],
-                ],
-                [
-                    "timestamp": "2026-12-01T10:00:00.750Z", "type": "error", "level": "error", "category": "app",
-                    "message": "retry", "data": [:],
-                ],
-            ]
-        ]
+        event["breadcrumbs"] = E.typedBreadcrumbs
         let record = SentryEventRecord.newEvent(
             event, eventId: Self.eventId, token: E.key, projectId: E.projectId, now: 0)
         let crash = try #require(record.crash)
