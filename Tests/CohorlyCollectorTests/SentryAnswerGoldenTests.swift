@@ -121,4 +121,32 @@ import CohorlyCollector
         }
         #expect(rows == SentryAnswerGoldenTests.events.count)
     }
+
+    /// A `crash` column as the collector wrote it before the model held the list, threads and breadcrumbs whole
+    /// (the earlier reader's model: entries of `type`, `value` and `mechanism.type` only, breadcrumbs without
+    /// `type` or `level` left among its properties; the list and threads kept verbatim in `properties`) reads as
+    /// it was written: the same properties, member for member, and the same list.
+    @Test func aColumnWrittenBeforeTheModelHeldTheListWholeReadsAsWritten() throws {
+        let answers = try String(
+            contentsOf: SentryAnswerGoldenTests.fixture.appendingPathComponent("events.json"), encoding: .utf8)
+        let events = JSONValue(json: answers)?["events"]?.arrayValue ?? []
+        #expect(events.count == 3)
+        for event in events {
+            let properties = try #require(event["properties"])
+            var earlier = CapturedException(exceptionEvent: properties)
+            if earlier.breadcrumbDifferences != nil {
+                earlier.properties[CapturedException.breadcrumbsProperty] =
+                    properties[CapturedException.breadcrumbsProperty]
+                earlier.breadcrumbs = []
+                earlier.breadcrumbDifferences = nil
+            }
+            #expect(earlier.listedThreads == nil)
+            let columns = StoredCrash.columns(earlier, properties: properties)
+            let besides = JSONValue(json: columns.properties)?.objectValue ?? [:]
+            #expect(besides[CapturedException.exceptionListProperty] != nil)
+            #expect(StoredCrash.properties(crash: columns.crash, properties: columns.properties) == properties)
+            let read = StoredCrash.crash(columns.crash, propertiesJSON: columns.properties)
+            #expect(read?.exceptionList == earlier.exceptionList)
+        }
+    }
 }
