@@ -19,9 +19,10 @@ extension CollectorStore.NewEvent {
     /// The property holding the fingerprint a sender chose (IssueKey.swift reads it).
     package static let fingerprintProperty = "$exception_fingerprint"
 
-    /// The crash of an event of PostHog's shape: nil unless it is an `$exception`.
+    /// The crash of an event of PostHog's shape, its exception list and threads held as they arrived
+    /// (``CapturedException/init(receivedEvent:)``): nil unless it is an `$exception`.
     package static func crash(event: String, properties: JSONValue) -> CapturedException? {
-        event == CapturedException.eventName ? CapturedException(exceptionEvent: properties) : nil
+        event == CapturedException.eventName ? CapturedException(receivedEvent: properties) : nil
     }
 
     /// The crash the issue grouping files and its fingerprint: the ones decoded at the edge, else (an event made

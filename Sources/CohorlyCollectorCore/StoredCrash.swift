@@ -8,7 +8,9 @@ import CohorlyCrashModel
 /// the model's rendering of them (``CapturedException/eventProperties``, the PostHog `$exception` writer), those
 /// stored members over it, without the members the event did not have (`absent`): the same properties, member
 /// for member, as the event had when it arrived (so `GET /api/events` answers as before); a crash of the
-/// device's own making has all of its `$exception…` members rendered, none kept beside the model.
+/// device's own making has all of its `$exception…` members rendered, none kept beside the model, and so has one
+/// read as received (``CapturedException/init(receivedEvent:)``, a Sentry event): its exception list, threads and
+/// breadcrumbs are the model's, as they arrived. Both differences are a ``CapturedException/SentDifference``.
 ///
 /// Columns the collector queries stay columns (`event`, `distinct_id`, `time`, `insert_id`, `token`).
 enum StoredCrash {
@@ -28,12 +30,11 @@ enum StoredCrash {
         let model = crash.jsonValue
         // Rendered from the model as it will be read back, so what is left out is what reading gives.
         let rendered = (CapturedException(jsonValue: model) ?? crash).eventProperties
-        let received = properties.objectValue ?? [:]
-        let kept = received.filter { rendered[$0.key] != $0.value }
-        let absent = rendered.keys.filter { received[$0] == nil }.sorted()
+        let difference = CapturedException.SentDifference(rendered: rendered, sent: properties.objectValue ?? [:])
         var value: [String: JSONValue] = ["version": .int(version), "exception": model, "facts": facts(crash.facts)]
-        if !absent.isEmpty { value["absent"] = .array(absent.map(JSONValue.string)) }
-        return Columns(crash: JSONValue.object(value).jsonString, properties: JSONValue.object(kept).jsonString)
+        if !difference.absent.isEmpty { value["absent"] = .array(difference.absent.map(JSONValue.string)) }
+        return Columns(
+            crash: JSONValue.object(value).jsonString, properties: JSONValue.object(difference.kept).jsonString)
     }
 
     /// The crash of a `crash` column; nil when it is not one this collector reads.
@@ -112,9 +113,9 @@ enum StoredCrash {
     /// The event's properties as they arrived, from its two columns; nil when the crash column cannot be read.
     static func properties(crash column: String, properties: String) -> JSONValue? {
         guard let value = JSONValue(json: column), let crash = crash(value: value) else { return nil }
-        var members = crash.eventProperties
-        for key in value["absent"]?.arrayValue ?? [] { if let key = key.stringValue { members[key] = nil } }
-        for (key, member) in JSONValue(json: properties)?.objectValue ?? [:] { members[key] = member }
-        return .object(members)
+        let difference = CapturedException.SentDifference(
+            kept: JSONValue(json: properties)?.objectValue ?? [:],
+            absent: (value["absent"]?.arrayValue ?? []).compactMap(\.stringValue))
+        return .object(difference.applied(to: crash.eventProperties))
     }
 }

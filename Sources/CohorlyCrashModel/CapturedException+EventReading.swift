@@ -24,6 +24,54 @@ extension CapturedException {
         self.init(fields: ExceptionEventFields(properties: properties))
     }
 
+    /// The crash in an `$exception` event's properties as ``init(exceptionEvent:)`` reads it, with the exception
+    /// list and `$exception_threads` also held as they arrived, entry for entry and frame for frame
+    /// (``ListedException/sent``, ``listedThreads``), so ``eventProperties`` renders them back as they arrived:
+    /// what a collector stores of an event it received.
+    public init(receivedEvent properties: CohorlyValue) {
+        self.init(exceptionEvent: properties)
+        if let list = properties[Self.exceptionListProperty]?.arrayValue {
+            exceptionList = .listed(list.map(ListedException.init(whole:)))
+        }
+        listedThreads = ListedThread.list(properties[Self.threadsProperty])
+    }
+
+    /// The crash a wire of another shape listed (Sentry's events, decoded at their edge): its exceptions, the one
+    /// raised first, and other threads as the model's listed entries, the debug images (`code_file`, `code_id`,
+    /// `image_addr`, `image_size`, `arch`) and the event's other properties (level, subject thread's name,
+    /// breadcrumbs, fingerprint, context…): read as ``init(receivedEvent:)`` reads the event these render
+    /// (``eventProperties``), without that event being made.
+    package init(
+        listedExceptions: [ListedException], listedThreads: [ListedThread]?, images: [CohorlyValue],
+        properties: Properties
+    ) {
+        var fields = ExceptionEventFields()
+        fields.listed = true
+        fields.listedExceptions = listedExceptions
+        if let first = listedExceptions.first {
+            var exception = first.sent?.kept ?? [:]
+            exception["type"] = first.type
+            exception["value"] = first.value
+            exception["mechanism"] = first.mechanism
+            exception["module"] = first.module
+            exception["thread_id"] = first.threadId
+            exception["stacktrace"] = nil
+            fields.exception = exception
+            fields.exceptionStack = ExceptionEventFields.Stack(first.stack?.value)
+        }
+        fields.threads = (listedThreads ?? []).map { listed in
+            let entry = listed.value
+            return ExceptionEventFields.WireThread(
+                crashed: entry["crashed"] == .bool(true), catchSite: entry["catch_site"] == .bool(true),
+                stack: ExceptionEventFields.Stack(entry["stacktrace"]), tid: listed.threadId, name: listed.name)
+        }
+        fields.images = images
+        fields.members = properties
+        self.init(fields: fields)
+        exceptionList = .listed(listedExceptions)
+        self.listedThreads = listedThreads
+    }
+
     /// The crash in an event's fields (from a parsed tree or straight from the bytes).
     init(fields: ExceptionEventFields) {
         let properties = CohorlyValue.object(fields.members)
@@ -59,28 +107,32 @@ extension CapturedException {
         // facts (pid, hang, abnormal exit…), breadcrumbs the model cannot say exactly — so the event read back
         // renders as it arrived.
         self.properties = fields.members.filter { !Self.fieldProperties.contains($0.key) }
-        if let sent = fields.members[Self.breadcrumbsProperty], let crumbs = Self.breadcrumbs(sent, crashingTask: task)
-        {
-            breadcrumbs = crumbs
+        if let sent = fields.members[Self.breadcrumbsProperty], let read = Self.breadcrumbs(sent, crashingTask: task) {
+            breadcrumbs = read.crumbs
+            breadcrumbDifferences = read.differences
             self.properties[Self.breadcrumbsProperty] = nil
         }
     }
 
-    /// The breadcrumbs of an event's `$exception_breadcrumbs`, each with its `level` and `type` — nil unless the
-    /// model says the list exactly (``breadcrumbsValue(_:crashingTask:inData:)`` renders it back member for
-    /// member, in its order: the crashing task's first): a list with a member the model has no field for, a
-    /// member missing or of another type, or a timestamp not in the model's form stays a property as it arrived.
-    static func breadcrumbs(_ sent: CohorlyValue, crashingTask: UInt64?) -> [Breadcrumb]? {
+    /// The breadcrumbs of an event's `$exception_breadcrumbs`, each with its `level` and `type`, and how each
+    /// entry differs from the model's rendering of it (``breadcrumbsValue(_:crashingTask:inData:)``, in its
+    /// order: the crashing task's first; nil when none differs): a member the model has no field for, a
+    /// `category`, `message`, `data`, `type` or `level` missing or of another type, a timestamp in another form.
+    /// Nil unless the list is an array of objects, each with an RFC 3339 `timestamp` (it then stays a property
+    /// as it arrived).
+    static func breadcrumbs(_ sent: CohorlyValue, crashingTask: UInt64?) -> (
+        crumbs: [Breadcrumb], differences: [SentDifference]?
+    )? {
         guard let list = sent.arrayValue, !list.isEmpty else { return nil }
         var crumbs: [Breadcrumb] = []
         crumbs.reserveCapacity(list.count)
         for entry in list {
-            guard let time = entry["timestamp"]?.stringValue, let ms = RFC3339.milliseconds(time),
-                let timestampMs = UInt64(exactly: ms), let category = entry["category"]?.stringValue,
-                let message = entry["message"]?.stringValue, let data = entry["data"]?.objectValue
+            guard entry.objectValue != nil, let time = entry["timestamp"]?.stringValue,
+                let ms = RFC3339.milliseconds(time), let timestampMs = UInt64(exactly: ms)
             else { return nil }
             var crumb = Breadcrumb(
-                timestampMs: timestampMs, category: category, message: message, data: data,
+                timestampMs: timestampMs, category: entry["category"]?.stringValue ?? "",
+                message: entry["message"]?.stringValue ?? "", data: entry["data"]?.objectValue ?? [:],
                 task: entry["task"]?.intValue.flatMap { UInt64(exactly: $0) })
             let level = entry["level"]?.stringValue
             let type = entry["type"]?.stringValue
@@ -88,10 +140,14 @@ extension CapturedException {
             crumb.type = type == "default" ? nil : type
             crumbs.append(crumb)
         }
-        guard breadcrumbsValue(taskFirst(crumbs, task: crashingTask), crashingTask: crashingTask) == sent else {
-            return nil
+        guard
+            let rendered = breadcrumbsValue(taskFirst(crumbs, task: crashingTask), crashingTask: crashingTask)
+                .arrayValue, rendered.count == list.count
+        else { return nil }
+        let differences = zip(rendered, list).map { rendered, sent in
+            SentDifference(rendered: rendered.objectValue ?? [:], sent: sent.objectValue ?? [:])
         }
-        return crumbs
+        return (crumbs, differences.allSatisfy(\.isEmpty) ? nil : differences)
     }
 
     /// The event's members the reader holds in fields of the model (rendered back from them by

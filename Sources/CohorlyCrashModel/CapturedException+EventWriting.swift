@@ -45,7 +45,11 @@ extension CapturedException {
     public var eventProperties: Properties {
         var properties = wireProperties
         if hasBreadcrumbs {
-            properties[Self.breadcrumbsProperty] = Self.breadcrumbsValue(breadcrumbsTaskFirst, crashingTask: task)
+            var crumbs = Self.breadcrumbsValue(breadcrumbsTaskFirst, crashingTask: task)
+            if let differences = breadcrumbDifferences, let list = crumbs.arrayValue, list.count == differences.count {
+                crumbs = .array(zip(list, differences).map { .object($1.applied(to: $0.objectValue ?? [:])) })
+            }
+            properties[Self.breadcrumbsProperty] = crumbs
         }
         properties["time"] = .int(Int(clamping: timestampMs))
         properties["$insert_id"] = .string(insertId)
@@ -58,17 +62,19 @@ extension CapturedException {
             "value": .string(String(description.value.prefix(10_000))), "mechanism": mechanismValue,
         ]
         guard hasStack else {
-            properties[Self.exceptionListProperty] = [.object(entry)]
+            properties[Self.exceptionListProperty] = sentExceptionList ?? [.object(entry)]
             return properties
         }
         let subject = crashedThread
         let subjectFrames = subject.map(laidOutFrames(of:)) ?? []
         entry["thread_id"] = .int(Int(subject?.tid ?? 0))
         entry["stacktrace"] = Self.stacktraceValue(subjectFrames, asyncStop: subject?.async?.stop)
-        properties[Self.exceptionListProperty] = [.object(entry)]
+        properties[Self.exceptionListProperty] = sentExceptionList ?? [.object(entry)]
         let others = otherThreads
         let otherFrames = others.map(laidOutFrames(of:))
-        if !others.isEmpty || properties["$exception_threads_dropped"] != nil {
+        if let listedThreads {
+            properties[Self.threadsProperty] = .array(listedThreads.map(\.value))
+        } else if !others.isEmpty || properties["$exception_threads_dropped"] != nil {
             properties[Self.threadsProperty] = .array(
                 zip(others, otherFrames).map { thread, frames in Self.threadValue(thread, frames: frames) })
         }

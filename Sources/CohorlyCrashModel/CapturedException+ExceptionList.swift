@@ -4,7 +4,8 @@
 /// an absent type from an empty one, without the event's JSON.
 extension CapturedException {
     /// One entry of an event's exception list, its members as sent (nil: absent; any JSON value, as the event
-    /// gave it).
+    /// gave it). An entry read whole (``sent`` not nil) also holds its whole `mechanism`, `module`, `thread_id`
+    /// and stack, and renders back as it arrived (``sentValue``).
     public struct ListedException: Sendable, Equatable {
         /// `type`.
         public var type: CohorlyValue?
@@ -12,6 +13,17 @@ extension CapturedException {
         public var value: CohorlyValue?
         /// `mechanism.type`.
         public var mechanismType: CohorlyValue?
+        /// `mechanism`, every member (nil: absent, or the entry was not read whole).
+        public var mechanism: CohorlyValue? = nil
+        /// `module`.
+        public var module: CohorlyValue? = nil
+        /// `thread_id`.
+        public var threadId: CohorlyValue? = nil
+        /// `stacktrace`, frame for frame (nil: absent, or not an object: then it is in ``sent``).
+        public var stack: ListedStack? = nil
+        /// What the entry's rendering lacks to be the one that arrived; nil when it was not read whole (the
+        /// model's JSON of a collector before it kept the list whole, or an event read from its bytes).
+        public var sent: SentDifference? = nil
 
         /// An entry.
         public init(type: CohorlyValue?, value: CohorlyValue?, mechanismType: CohorlyValue?) {
@@ -20,10 +32,36 @@ extension CapturedException {
             self.mechanismType = mechanismType
         }
 
-        /// The entry `entry` of an event's list (all members nil when it is not an object).
+        /// The `type`, `value` and `mechanism.type` of the entry `entry` of an event's list (all nil when it is
+        /// not an object).
         init(entry: CohorlyValue) {
             self.init(type: entry["type"], value: entry["value"], mechanismType: entry["mechanism"]?["type"])
         }
+
+        /// The entry `entry` read whole (``sent`` nil when it is not an object).
+        init(whole entry: CohorlyValue) {
+            self.init(entry: entry)
+            guard let members = entry.objectValue else { return }
+            mechanism = members["mechanism"]
+            module = members["module"]
+            threadId = members["thread_id"]
+            stack = members["stacktrace"].flatMap(ListedStack.init(sent:))
+            sent = SentDifference(rendered: renderedMembers, sent: members)
+        }
+
+        var renderedMembers: Properties {
+            var members: Properties = [:]
+            members["type"] = type
+            members["value"] = self.value
+            members["mechanism"] = mechanism
+            members["module"] = module
+            members["thread_id"] = threadId
+            members["stacktrace"] = stack?.value
+            return members
+        }
+
+        /// The entry as it arrived; nil when it was not read whole.
+        public var sentValue: CohorlyValue? { sent.map { .object($0.applied(to: renderedMembers)) } }
     }
 
     /// Where the exceptions an event lists come from.
@@ -56,6 +94,19 @@ extension CapturedException {
         return .listed(list.map(ListedException.init(entry:)))
     }
 
+    /// The list as it arrived, when every entry was read whole (``init(receivedEvent:)``); nil for the model's own
+    /// rendering, a missing or empty list, or entries read in part.
+    var sentExceptionList: CohorlyValue? {
+        guard case .listed(let list) = exceptionList, !list.isEmpty else { return nil }
+        var values: [CohorlyValue] = []
+        values.reserveCapacity(list.count)
+        for entry in list {
+            guard let value = entry.sentValue else { return nil }
+            values.append(value)
+        }
+        return .array(values)
+    }
+
     /// The member of the model's JSON (``jsonValue``) holding a read event's list, and the one saying it had none.
     static let listJSONKey = "exception_list"
     static let missingListJSONKey = "exception_list_missing"
@@ -73,6 +124,13 @@ extension CapturedException {
                         members["type"] = entry.type
                         members["value"] = entry.value
                         members["mechanism_type"] = entry.mechanismType
+                        if let sent = entry.sent {
+                            members["mechanism"] = entry.mechanism
+                            members["module"] = entry.module
+                            members["thread_id"] = entry.threadId
+                            members["stack"] = entry.stack.map(Self.json)
+                            members["sent"] = sent.json
+                        }
                         return .object(members)
                     })
             ]
@@ -85,7 +143,16 @@ extension CapturedException {
         if let list = value[listJSONKey]?.arrayValue {
             return .listed(
                 list.map { entry in
-                    ListedException(type: entry["type"], value: entry["value"], mechanismType: entry["mechanism_type"])
+                    var listed = ListedException(
+                        type: entry["type"], value: entry["value"], mechanismType: entry["mechanism_type"])
+                    if let sent = entry["sent"] {
+                        listed.mechanism = entry["mechanism"]
+                        listed.module = entry["module"]
+                        listed.threadId = entry["thread_id"]
+                        listed.stack = entry["stack"].map(listedStack)
+                        listed.sent = SentDifference(json: sent)
+                    }
+                    return listed
                 })
         }
         return value[missingListJSONKey] == .bool(true) ? .missing : .rendered

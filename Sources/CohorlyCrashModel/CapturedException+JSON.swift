@@ -23,6 +23,10 @@ extension CapturedException {
         if let arch { members["arch"] = .string(arch) }
         if let executable { members["executable"] = .string(executable) }
         members.merge(exceptionListJSON) { _, listed in listed }
+        if let listedThreads { members["listed_threads"] = .array(listedThreads.map(Self.json)) }
+        if let breadcrumbDifferences {
+            members["breadcrumb_differences"] = .array(breadcrumbDifferences.map(\.json))
+        }
         return .object(members)
     }
 
@@ -51,6 +55,46 @@ extension CapturedException {
         complete = value["complete"] != .bool(false)
         hasStack = value["has_stack"] != .bool(false)
         exceptionList = Self.exceptionList(json: value)
+        listedThreads = value["listed_threads"]?.arrayValue?.map(Self.listedThread)
+        breadcrumbDifferences = value["breadcrumb_differences"]?.arrayValue?.map(SentDifference.init(json:))
+    }
+
+    /// A listed stack: `{"frames": [{"frame", "kind_sent", "inline", "sent"}…], "sent"}`.
+    static func json(_ stack: ListedStack) -> CohorlyValue {
+        [
+            "frames": .array(
+                stack.frames.map { listed in
+                    var members: Properties = ["sent": listed.sent.json]
+                    if let frame = listed.frame { members["frame"] = json(frame) }
+                    if !listed.kindSent { members["kind_sent"] = false }
+                    if listed.inlined { members["inline"] = true }
+                    return .object(members)
+                }),
+            "sent": stack.sent.json,
+        ]
+    }
+
+    static func listedStack(_ value: CohorlyValue) -> ListedStack {
+        ListedStack(
+            frames: (value["frames"]?.arrayValue ?? []).map { listed in
+                ListedFrame(
+                    frame: listed["frame"].flatMap(stackFrame), kindSent: listed["kind_sent"] != .bool(false),
+                    inlined: listed["inline"] == .bool(true), sent: SentDifference(json: listed["sent"]))
+            }, sent: SentDifference(json: value["sent"]))
+    }
+
+    private static func json(_ thread: ListedThread) -> CohorlyValue {
+        var members: Properties = ["sent": thread.sent.json]
+        members["thread_id"] = thread.threadId
+        members["name"] = thread.name
+        members["stack"] = thread.stack.map(json)
+        return .object(members)
+    }
+
+    private static func listedThread(_ value: CohorlyValue) -> ListedThread {
+        ListedThread(
+            threadId: value["thread_id"], name: value["name"], stack: value["stack"].map(listedStack),
+            sent: SentDifference(json: value["sent"]))
     }
 
     private static func json(_ thread: Thread) -> CohorlyValue {

@@ -43,6 +43,12 @@ public struct CapturedException: Sendable, Equatable {
     /// What the event it was read from listed as its exceptions, as sent (``ExceptionList/rendered``: made on
     /// the device, its list is its rendering).
     public var exceptionList: ExceptionList
+    /// The event's `$exception_threads` as it arrived, when it was read from one that had them (nil: the model's
+    /// own rendering of ``threads``).
+    public var listedThreads: [ListedThread]?
+    /// How each of the event's `$exception_breadcrumbs` differs from the model's rendering of its breadcrumb, in
+    /// the rendered order (nil: none differs: a breadcrumb made on the device, or one sent with every member).
+    public var breadcrumbDifferences: [SentDifference]?
 
     /// An exception with the given reason and threads; everything else empty.
     public init(description: CrashDescription, facts: CrashReason.Facts, level: String, handled: Bool) {

@@ -2,22 +2,24 @@ import CohorlyCollectorCore
 import CohorlyCrashModel
 import Foundation
 
-/// A Sentry event item (docs/sentry.md "What maps to what") stored as the other wires store theirs: an event with an
-/// exception becomes a `$exception` event in PostHog's native shape (what `CapturedException(exceptionEvent:)`
-/// reads), so `cohorly crashes list/show` and `GET /api/crashes` show it like the others and symbolicate its raw
-/// frames against the uploaded debug files. Its `$insert_id` is the event id as a dashed lowercase UUID: the Sentry
-/// destination sends the crash's `$insert_id` as the event id, so a crash that arrives over two wires with the
-/// same project token (the DSN's key) is stored once.
+/// A Sentry event item (docs/sentry.md "Local collector") decoded straight into the crash model where it arrives:
+/// an event with an exception becomes a `CapturedException` — its exceptions and other threads as the model's
+/// listed entries, each stack frame for frame as the model's frames — with the event's identity and its other
+/// properties, and is stored as the other wires' crashes are (`cohorly crashes list/show` and `GET /api/crashes`
+/// show it like the others and symbolicate its raw frames against the uploaded debug files); the properties
+/// `GET /api/events` shows are the model's `$exception` rendering. Its `$insert_id` is the event id as a dashed
+/// lowercase UUID: the Sentry destination sends the crash's `$insert_id` as the event id, so a crash that arrives
+/// over two wires with the same project token (the DSN's key) is stored once.
 ///
-/// What maps to what: `level` → `$exception_level`; `exception.values` (oldest first) → the exception list, the
-/// last (the one raised) first, each with its `mechanism` as sent; `stacktrace.frames` (oldest first, also taken
-/// from the crashed thread when the exception has none) keep their fields, `package` becoming `module`, and a
-/// frame marked `inline: true`, or repeating the previous frame's address under another function name, is an
-/// inlined call of that frame; the other `threads.values` → `$exception_threads`; `debug_meta.images` →
-/// `$debug_images`; `breadcrumbs` → `$exception_breadcrumbs`; `user.id` → distinct id; `release`, `dist`,
-/// `environment`, `contexts.os` / `device.arch` and `sdk` → the properties the other wires use; `tags` and `extra`
-/// → properties of their own names (the client's super properties), never over a mapped one. An event without an
-/// exception (a message) is stored as `$message`.
+/// What maps to what: `level` → `$exception_level`; `exception.values` (oldest first) → the listed exceptions,
+/// the last (the one raised) first, each with its `mechanism`, `module` and `thread_id` as sent; `stacktrace.frames`
+/// (oldest first, also taken from the crashed thread when the exception has none) keep their fields, `package`
+/// becoming `module`, and a frame marked `inline: true`, or repeating the previous frame's address under another
+/// function name, is an inlined call of that frame; the other `threads.values` → the listed threads
+/// (`$exception_threads`); `debug_meta.images` → the model's images; `breadcrumbs` → `$exception_breadcrumbs`;
+/// `user.id` → distinct id; `release`, `dist`, `environment`, `contexts.os` / `device.arch` and `sdk` → the
+/// properties the other wires use; `tags` and `extra` → properties of their own names (the client's super
+/// properties), never over a mapped one. An event without an exception (a message) is stored as `$message`.
 enum SentryEventRecord {
     /// The stored event for `event` (a JSON object) under `eventId` (dashed lowercase).
     static func newEvent(_ event: [String: JSONValue], eventId: String, token: String, projectId: String, now: Int64)
@@ -44,79 +46,120 @@ enum SentryEventRecord {
         properties["$kernel_version"] = os?["kernel_version"]
         properties["$arch"] = event["contexts"]?["device"]?["arch"]
         let level = event["level"]?.stringValue ?? "error"
-        let name: String
-        if let exceptions = values(event["exception"]), !exceptions.isEmpty {
-            name = "$exception"
-            properties[CapturedException.levelProperty] = .string(level)
-            addException(exceptions, threads: values(event["threads"]) ?? [], to: &properties)
-            properties["$debug_images"] = event["debug_meta"]?["images"]
-            properties["$exception_fingerprint"] = fingerprint(event["fingerprint"])
-            if let crumbs = values(event["breadcrumbs"]) {
-                properties[CapturedException.breadcrumbsProperty] = .array(crumbs.map(breadcrumb))
-            }
-        } else {
-            name = "$message"
+        let exceptions = values(event["exception"]) ?? []
+        guard !exceptions.isEmpty else {
             properties["$level"] = .string(level)
             properties["$message"] =
                 event["logentry"]?["formatted"] ?? event["logentry"]?["message"] ?? event["message"]?["formatted"]
                 ?? event["message"]
+            addContext(event, to: &properties, reserving: [])
+            let parsed = JSONValue.object(properties.filter { $0.value != .null })
+            return CollectorStore.NewEvent(
+                token: token, event: "$message", distinctId: distinctId, time: time, insertId: eventId,
+                propertiesJSON: parsed.jsonString, properties: parsed, crash: nil,
+                fingerprint: parsed[CollectorStore.NewEvent.fingerprintProperty])
         }
-        for source in [event["extra"], event["tags"]] {
-            for (key, value) in pairs(source) where properties[key] == nil { properties[key] = value }
+        properties[CapturedException.levelProperty] = .string(level)
+        let threads = values(event["threads"]) ?? []
+        let crashed = crashedThread(of: exceptions, in: threads)
+        properties[CapturedException.threadNameProperty] = crashed?["name"]
+        properties[CollectorStore.NewEvent.fingerprintProperty] = fingerprint(event["fingerprint"])
+        if let crumbs = values(event["breadcrumbs"]) {
+            properties[CapturedException.breadcrumbsProperty] = .array(crumbs.map(breadcrumb))
         }
+        addContext(
+            event, to: &properties,
+            reserving: [CapturedException.exceptionListProperty, CapturedException.threadsProperty, "$debug_images"])
         properties = properties.filter { $0.value != .null }
-        let parsed = JSONValue.object(properties)
+        let crash = CapturedException(
+            listedExceptions: listedExceptions(exceptions, crashed: crashed),
+            listedThreads: listedThreads(threads, crashed: crashed),
+            images: event["debug_meta"]?["images"]?.arrayValue ?? [], properties: properties)
+        // What the API shows of it: the model's rendering.
+        let shown = JSONValue.object(crash.eventProperties)
         return CollectorStore.NewEvent(
-            token: token, event: name, distinctId: distinctId, time: time, insertId: eventId,
-            propertiesJSON: parsed.jsonString, properties: parsed,
-            crash: CollectorStore.NewEvent.crash(event: name, properties: parsed),
+            token: token, event: CapturedException.eventName, distinctId: distinctId, time: time, insertId: eventId,
+            propertiesJSON: shown.jsonString, properties: shown, crash: crash,
             fingerprint: properties[CollectorStore.NewEvent.fingerprintProperty])
     }
 
-    /// The exceptions, the one raised first, with their stacks; the other threads.
-    private static func addException(
-        _ exceptions: [JSONValue], threads: [JSONValue], to properties: inout [String: JSONValue]
+    /// `tags` and `extra` as properties of their own names, never over a mapped one or one of `reserved`.
+    private static func addContext(
+        _ event: [String: JSONValue], to properties: inout [String: JSONValue], reserving reserved: Set<String>
     ) {
+        for source in [event["extra"], event["tags"]] {
+            for (key, value) in pairs(source) where properties[key] == nil && !reserved.contains(key) {
+                properties[key] = value
+            }
+        }
+    }
+
+    /// The thread the exception raised was on: the one its `thread_id` names, else the one marked crashed.
+    private static func crashedThread(of exceptions: [JSONValue], in threads: [JSONValue]) -> JSONValue? {
         let threadId = exceptions.last?["thread_id"]
-        let crashed = threads.first { thread in
+        return threads.first { thread in
             threadId.map { thread["id"].map(idText) == idText($0) } ?? (thread["crashed"] == .bool(true))
         }
-        properties[CapturedException.exceptionListProperty] = .array(
-            exceptions.reversed().enumerated().map { index, exception in
-                var entry: [String: JSONValue] = [
-                    "type": exception["type"] ?? .null, "value": exception["value"] ?? .null,
-                    "mechanism": exception["mechanism"] ?? .null, "module": exception["module"] ?? .null,
-                ]
-                if let id = (exception["thread_id"] ?? (index == 0 ? crashed?["id"] : nil)).flatMap(threadNumber) {
-                    entry["thread_id"] = .int(id)
-                }
-                let stacktrace = exception["stacktrace"] ?? (index == 0 ? crashed?["stacktrace"] : nil)
-                if let stacktrace { entry["stacktrace"] = Self.stacktrace(stacktrace) }
-                return .object(entry.filter { $0.value != .null })
-            })
-        properties[CapturedException.threadNameProperty] = crashed?["name"]
+    }
+
+    /// The exceptions as the model's listed entries, the one raised first, each with its own stack (the raised
+    /// one's from the crashed thread when it has none) and thread.
+    private static func listedExceptions(_ exceptions: [JSONValue], crashed: JSONValue?)
+        -> [CapturedException.ListedException]
+    {
+        exceptions.reversed().enumerated().map { index, exception in
+            let mechanism = present(exception["mechanism"])
+            var entry = CapturedException.ListedException(
+                type: present(exception["type"]), value: present(exception["value"]),
+                mechanismType: mechanism?["type"])
+            entry.mechanism = mechanism
+            entry.module = present(exception["module"])
+            entry.threadId = (exception["thread_id"] ?? (index == 0 ? crashed?["id"] : nil)).flatMap(threadNumber)
+                .map(JSONValue.int)
+            let stacktrace = exception["stacktrace"] ?? (index == 0 ? crashed?["stacktrace"] : nil)
+            entry.stack = stacktrace.map(listedStack)
+            entry.sent = CapturedException.SentDifference()
+            return entry
+        }
+    }
+
+    /// The threads but the crashed one as the model's listed entries (nil: none).
+    private static func listedThreads(_ threads: [JSONValue], crashed: JSONValue?)
+        -> [CapturedException.ListedThread]?
+    {
         let others = threads.filter { thread in
             guard let crashed else { return thread["crashed"] != .bool(true) }
             return thread["id"].map(idText) != crashed["id"].map(idText)
         }
-        guard !others.isEmpty else { return }
-        properties[CapturedException.threadsProperty] = .array(
-            others.map { thread in
-                var entry: [String: JSONValue] = ["name": thread["name"] ?? .null, "crashed": .bool(false)]
-                if let id = thread["id"].flatMap(threadNumber) { entry["thread_id"] = .int(id) }
-                if let stacktrace = thread["stacktrace"] { entry["stacktrace"] = Self.stacktrace(stacktrace) }
-                return .object(entry.filter { $0.value != .null })
-            })
+        guard !others.isEmpty else { return nil }
+        return others.map { thread in
+            CapturedException.ListedThread(
+                threadId: thread["id"].flatMap(threadNumber).map(JSONValue.int), name: present(thread["name"]),
+                stack: thread["stacktrace"].map(listedStack),
+                sent: CapturedException.SentDifference(kept: ["crashed": false]))
+        }
     }
 
-    /// A Sentry stacktrace as PostHog's raw one: same frames and order, `package` as `module`, addresses as
-    /// `0x…` strings, inlined frames marked `inline: true`, and every other frame's kind under
+    /// A Sentry stacktrace as the model's listed stack: its frames (``frames(_:)``) and `type: raw`.
+    private static func listedStack(_ stacktrace: JSONValue) -> CapturedException.ListedStack {
+        var kept: [String: JSONValue] = ["type": "raw"]
+        if let stop = stacktrace[CapturedException.asyncStopKey] { kept[CapturedException.asyncStopKey] = stop }
+        return CapturedException.ListedStack(
+            frames: frames(stacktrace).map(CapturedException.ListedFrame.init(sent:)),
+            sent: CapturedException.SentDifference(kept: kept))
+    }
+
+    /// A member as sent, nil when absent or `null`.
+    private static func present(_ value: JSONValue?) -> JSONValue? { value == .null ? nil : value }
+
+    /// A Sentry stacktrace's frames as the model's frames read them: same frames and order, `package` as `module`,
+    /// addresses as `0x…` strings, inlined frames marked `inline: true`, and every other frame's kind under
     /// `CapturedException.frameKindKey`: the one it was sent with, else what the stacktrace's
     /// `instruction_addr_adjustment` says (`all_but_first`: the innermost frame exact, the others return
     /// addresses; `all`: return addresses; `none`: exact; otherwise none, and the reader's positional rule
     /// applies). With `none`, a return address arrives already stepped back into its call: it is stored as the
     /// return address again (one byte on, with its inlined calls), as the other wires store it.
-    static func stacktrace(_ stacktrace: JSONValue) -> JSONValue {
+    static func frames(_ stacktrace: JSONValue) -> [JSONValue] {
         var frames: [[String: JSONValue]] = []
         var previous: (address: String, function: String?)?
         for frame in stacktrace["frames"]?.arrayValue ?? [] {
@@ -157,9 +200,7 @@ enum SentryEventRecord {
                 frames[index]["instruction_addr"] = restored
             }
         }
-        var result: [String: JSONValue] = ["type": "raw", "frames": .array(frames.map(JSONValue.object))]
-        if let stop = stacktrace[CapturedException.asyncStopKey] { result[CapturedException.asyncStopKey] = stop }
-        return .object(result)
+        return frames.map(JSONValue.object)
     }
 
     private static let kindKey = CapturedException.frameKindKey

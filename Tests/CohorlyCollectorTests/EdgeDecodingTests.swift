@@ -26,7 +26,7 @@ import CohorlyCollector
     ]
 
     func expectDecoded(_ event: CollectorStore.NewEvent?, _ wire: String) {
-        #expect(event?.crash == CapturedException(exceptionEvent: Self.properties), "\(wire)")
+        #expect(event?.crash == CapturedException(receivedEvent: Self.properties), "\(wire)")
         #expect(event?.crash?.subject?.frames.first?.symbols.first?.function == "Shop.pay()", "\(wire)")
         #expect(event?.crash?.description.type == "Fatal error", "\(wire)")
         #expect(event?.fingerprint == "checkout", "\(wire)")

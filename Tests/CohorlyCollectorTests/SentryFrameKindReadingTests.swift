@@ -11,7 +11,7 @@ import CohorlyCollector
     static func stored(_ adjustment: String?, _ frames: [JSONValue]) -> [JSONValue?] {
         var stacktrace: [String: JSONValue] = ["frames": .array(frames)]
         if let adjustment { stacktrace["instruction_addr_adjustment"] = .string(adjustment) }
-        return (SentryEventRecord.stacktrace(.object(stacktrace))["frames"]?.arrayValue ?? []).map {
+        return SentryEventRecord.frames(.object(stacktrace)).map {
             $0[CapturedException.frameKindKey]
         }
     }
@@ -42,11 +42,11 @@ import CohorlyCollector
             ["instruction_addr": "0x2400", CapturedException.frameKindKey: "pc"],
         ]
         let stacktrace: JSONValue = ["instruction_addr_adjustment": "none", "frames": .array(frames)]
-        let stored = SentryEventRecord.stacktrace(stacktrace)["frames"]?.arrayValue ?? []
+        let stored = SentryEventRecord.frames(stacktrace)
         #expect(stored.map { $0["instruction_addr"] } == ["0x7000", "0x2100", "0x2100", "0x2300", "0x2400"])
         #expect(stored[2]["inline"] == true)
         // Under any other adjustment the addresses are kept as sent.
-        let kept = SentryEventRecord.stacktrace(["instruction_addr_adjustment": "all", "frames": .array(frames)])
-        #expect(kept["frames"]?.arrayValue?.map { $0["instruction_addr"] } == frames.map { $0["instruction_addr"] })
+        let kept = SentryEventRecord.frames(["instruction_addr_adjustment": "all", "frames": .array(frames)])
+        #expect(kept.map { $0["instruction_addr"] } == frames.map { $0["instruction_addr"] })
     }
 }

@@ -69,22 +69,11 @@ import CohorlyCollector
     }
 
     /// A Sentry event's breadcrumbs are the stored model's, each with its `level`, `type`, `category` and `data`
-    /// as sent, nothing of them beside the model; read back as today (a numeric timestamp as RFC 3339). One the
-    /// model cannot say exactly (the fixture's: no `type` or `level`) stays a property as today.
+    /// as sent, nothing of them beside the model; read back as today (a numeric timestamp as RFC 3339). One
+    /// without `type` or `level` (the fixture's) is the model's too, those two marked absent.
     @Test func aSentryEventsBreadcrumbsAreTheStoredModels() throws {
         var event = E.crashEvent(eventId: Self.eventHex).objectValue ?? [:]
-        event["breadcrumbs"] = [
-            "values": [
-                [
-                    "timestamp": 1_796_119_200.5, "type": "http", "level": "warning", "category": "net",
-                    "message": "GET /pay", "data": ["status_code": 500],
-                ],
-                [
-                    "timestamp": "2026-12-01T10:00:00.750Z", "type": "error", "level": "error", "category": "app",
-                    "message": "retry", "data": [:],
-                ],
-            ]
-        ]
+        event["breadcrumbs"] = E.typedBreadcrumbs
         let record = SentryEventRecord.newEvent(
             event, eventId: Self.eventId, token: E.key, projectId: E.projectId, now: 0)
         let crash = try #require(record.crash)
@@ -110,8 +99,9 @@ import CohorlyCollector
         let fixture = SentryEventRecord.newEvent(
             E.crashEvent(eventId: Self.eventHex).objectValue ?? [:], eventId: Self.eventId, token: E.key,
             projectId: E.projectId, now: 0)
-        #expect(fixture.crash?.breadcrumbs.isEmpty == true)
-        #expect(fixture.crash?.properties[CapturedException.breadcrumbsProperty]?.arrayValue?.count == 1)
+        #expect(fixture.crash?.breadcrumbs.map(\.message) == ["Checkout"])
+        #expect(fixture.crash?.breadcrumbDifferences?.first?.absent == ["level", "type"])
+        #expect(fixture.crash?.properties[CapturedException.breadcrumbsProperty] == nil)
     }
 
     /// The event id is the crash's `$insert_id`: sent again, or over the Cohorly wire with the same token, it is

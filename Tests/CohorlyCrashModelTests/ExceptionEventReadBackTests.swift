@@ -137,9 +137,11 @@ import Testing
         #expect(withTasks.eventProperties[CapturedException.breadcrumbsProperty] == taskCrumbs)
     }
 
-    /// A list the model cannot say exactly (a member it has no field for, one missing, a timestamp in another
-    /// form, an empty list) stays a property, as it arrived.
-    @Test func breadcrumbsTheModelCannotSayStayAsSent() {
+    /// A list of breadcrumbs whose entries the model cannot say exactly (a member it has no field for, one
+    /// missing, a timestamp in another form) is read into it all the same, what differs kept beside each
+    /// breadcrumb (``CapturedException/breadcrumbDifferences``), and rendered back as it arrived, through the
+    /// model's JSON too; a list it cannot read (empty, a numeric timestamp) stays a property, as it arrived.
+    @Test func breadcrumbsTheModelCannotSayAreKeptWithWhatDiffers() throws {
         let lists: [CohorlyValue] = [
             [
                 [
@@ -159,9 +161,21 @@ import Testing
                     "message": "GET", "data": [:],
                 ]
             ],
-            [],
+            [["timestamp": "2026-12-01T10:00:00.250Z", "level": "error"]],
         ]
         for list in lists {
+            var event = Self.event.objectValue ?? [:]
+            event[CapturedException.breadcrumbsProperty] = list
+            let crash = CapturedException(exceptionEvent: .object(event))
+            #expect(crash.breadcrumbs.count == 1, "\(list)")
+            #expect(crash.breadcrumbDifferences?.count == 1, "\(list)")
+            #expect(crash.properties[CapturedException.breadcrumbsProperty] == nil)
+            #expect(crash.eventProperties[CapturedException.breadcrumbsProperty] == list)
+            let stored = try #require(CapturedException(jsonValue: crash.jsonValue))
+            #expect(stored.eventProperties[CapturedException.breadcrumbsProperty] == list)
+        }
+        let unread: [CohorlyValue] = [[], [["timestamp": 1_796_119_200.5, "category": "net"]], ["text"]]
+        for list in unread {
             var event = Self.event.objectValue ?? [:]
             event[CapturedException.breadcrumbsProperty] = list
             let crash = CapturedException(exceptionEvent: .object(event))
