@@ -86,6 +86,13 @@ public final class ModuleSymbolicator {
         sourceRoot = reader.sourceRoot
     }
 
+    deinit {
+        // The background thread may still be demangling names of the last batch, which point into `file` (and the
+        // code file `symbols` may have opened): it ends here, before any stored property is destroyed (`text` is
+        // destroyed after them, and `dwarf` holds it too).
+        text.abandonBackgroundWork()
+    }
+
     /// Whether the answers come from a symbol cache (``init(cache:codeFile:)``).
     public var usesSymbolCache: Bool { cache != nil }
 

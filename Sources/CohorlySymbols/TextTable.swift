@@ -89,7 +89,7 @@ package final class TextTable {
     private let group = DispatchGroup()
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
-    private static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
+    static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
     /// Whether names may be demangled on libdispatch's background thread (default true). The detached crash
     /// sender turns it off: it runs before `main`, where in a statically linked program libdispatch is not started
     /// yet and work handed to a queue never runs (the caller then makes every name itself, and waits for nothing).
@@ -104,12 +104,55 @@ package final class TextTable {
     /// Swift binary keeps 0.4 MB; the statically linked runtime's names average 140 bytes: 1 MiB holds 7,500).
     var readableNamesLimit = 1 << 20
 
+    /// The points at which ``testHook`` is called.
+    package enum TestPoint: Sendable {
+        /// On the background thread, before it takes its next stretch of names: returning false ends its task
+        /// (the stretches left are made by the caller's thread as they are read).
+        case takingStretch
+        /// On the caller's thread, before it waits for the background thread's task to end (the answer is not used).
+        case waitingForTask
+    }
+
+    /// For tests only, nil otherwise (then one check per stretch and per wait): lets a test hold the background
+    /// thread between stretches and see when the caller waits for it. Set before the batch: its background task
+    /// takes the hook it finds when started.
+    package var testHook: (@Sendable (TestPoint) -> Bool)?
+
     init() {}
 
     deinit {
         handover?.close()  // a batch left open (no `demanglePending`) must not keep its task waiting
-        group.wait()  // a chunk still running reads the symbolicator's names: never outlive it
+        waitForBackgroundTask()  // a chunk still running reads the symbolicator's names: never outlive it
         kept.removeAll()
+    }
+
+    /// Ends the demangling of deferred names and waits for the background thread's task to end: after it, no
+    /// thread reads the names in the owner's mapped files. The names no thread has taken yet are not made (nobody
+    /// will read them: they read as the mangled names they are made from); the one the background thread is making
+    /// is waited for. The owner calls it from its `deinit`, before its mapped files can go (its stored properties,
+    /// the files among them, are destroyed after `deinit`, and this table may be destroyed after them: its own
+    /// `deinit` comes too late).
+    package func abandonBackgroundWork() {
+        handover?.close()
+        handover = nil
+        let chunks = closed + submitted
+        for chunk in chunks { chunk.abandon() }
+        waitForBackgroundTask()
+        for chunk in chunks {
+            for (index, item) in chunk.items.enumerated() {
+                fill(item.number, item.mangled, chunk.isMade(index) ? chunk.results[index] : nil)
+            }
+        }
+        for item in pending { fill(item.number, item.mangled, nil) }
+        closed.removeAll()
+        submitted.removeAll()
+        pending.removeAll()
+    }
+
+    /// Waits until the background task of the last batch has ended.
+    private func waitForBackgroundTask() {
+        _ = testHook?(.waitingForTask)
+        group.wait()
     }
 
     /// The bytes of the readable names kept now.
@@ -175,7 +218,9 @@ package final class TextTable {
     func startBackgroundTask() {
         guard TextTable.hasSeveralCores, TextTable.demanglesInBackground.load(ordering: .relaxed), handover == nil
         else { return }
-        let started = DemanglingHandover()
+        var beforeEachStretch: (@Sendable () -> Bool)?
+        if let hook = testHook { beforeEachStretch = { hook(.takingStretch) } }
+        let started = DemanglingHandover(beforeEachStretch: beforeEachStretch)
         handover = started
         let names = workerNames
         worker.async(group: group) { started.run(into: names) }
@@ -206,7 +251,7 @@ package final class TextTable {
         }
         readableEntries.removeAll(keepingCapacity: true)
         callerNames.removeAll()
-        group.wait()  // the background task of the last batch has ended (it made every name it took already)
+        waitForBackgroundTask()  // (it made every name it took already)
         workerNames.removeAll()
     }
 
@@ -384,6 +429,12 @@ final class DemanglingChunk: @unchecked Sendable {
     /// Whether every item is made (their results may then be read).
     var isComplete: Bool { made.load(ordering: .acquiring) == all }
 
+    /// Whether item `index` is made (its result may then be read).
+    func isMade(_ index: Int) -> Bool { made.load(ordering: .acquiring) & (UInt64(1) << UInt64(index)) != 0 }
+
+    /// Takes every item no thread has taken yet, to leave it unmade: a thread then finds nothing more to make here.
+    func abandon() { taken.bitwiseOr(all, ordering: .acquiringAndReleasing) }
+
     deinit { results.deallocate() }
 }
 
@@ -403,8 +454,13 @@ private final class DemanglingHandover: Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     /// How long the task waits awake for the next stretch before it parks.
     private static let awakeNanoseconds = 100_000
+    /// ``TextTable/testHook`` at ``TextTable/TestPoint/takingStretch``, or nil (outside tests).
+    private let beforeEachStretch: (@Sendable () -> Bool)?
 
-    init() { chunks = Mutex([]) }
+    init(beforeEachStretch: (@Sendable () -> Bool)?) {
+        chunks = Mutex([])
+        self.beforeEachStretch = beforeEachStretch
+    }
 
     func append(_ chunk: DemanglingChunk) {
         chunks.withLock { $0.append(chunk) }
@@ -440,6 +496,7 @@ private final class DemanglingHandover: Sendable {
         while true {
             let wasOpen = isOpen.load(ordering: .sequentiallyConsistent)
             if taken < count.load(ordering: .sequentiallyConsistent) {
+                if let beforeEachStretch, !beforeEachStretch() { return }
                 let chunk = chunks.withLock { $0[taken] }
                 taken += 1
                 chunk.demangle(into: names)
