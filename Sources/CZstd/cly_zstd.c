@@ -5,25 +5,24 @@
 
 #include "cly_library_loader.h"
 
-enum {
-    COMPRESS_BOUND,
-    COMPRESS,
-    IS_ERROR,
-    GET_ERROR_NAME,
-    GET_FRAME_CONTENT_SIZE,
-    DECOMPRESS,
-    CREATE_CCTX,
-    FREE_CCTX,
-    COMPRESS_CCTX,
-    CREATE_DCTX,
-    FREE_DCTX,
-    DECOMPRESS_DCTX,
-    SYMBOL_COUNT
-};
-static const char *const names[SYMBOL_COUNT] = {
-    "ZSTD_compressBound", "ZSTD_compress", "ZSTD_isError", "ZSTD_getErrorName", "ZSTD_getFrameContentSize",
-    "ZSTD_decompress", "ZSTD_createCCtx", "ZSTD_freeCCtx", "ZSTD_compressCCtx", "ZSTD_createDCtx", "ZSTD_freeDCtx",
-    "ZSTD_decompressDCtx"};
+// The libzstd functions used, each listed once: its slot in `slots` and its name.
+#define ZSTD_FUNCTIONS(X)                                                                                             \
+    X(COMPRESS_BOUND, "ZSTD_compressBound")                                                                           \
+    X(COMPRESS, "ZSTD_compress")                                                                                      \
+    X(IS_ERROR, "ZSTD_isError")                                                                                       \
+    X(GET_ERROR_NAME, "ZSTD_getErrorName")                                                                            \
+    X(GET_FRAME_CONTENT_SIZE, "ZSTD_getFrameContentSize")                                                             \
+    X(DECOMPRESS, "ZSTD_decompress")                                                                                  \
+    X(CREATE_CCTX, "ZSTD_createCCtx")                                                                                 \
+    X(FREE_CCTX, "ZSTD_freeCCtx")                                                                                     \
+    X(COMPRESS_CCTX, "ZSTD_compressCCtx")                                                                             \
+    X(CREATE_DCTX, "ZSTD_createDCtx")                                                                                 \
+    X(FREE_DCTX, "ZSTD_freeDCtx")                                                                                     \
+    X(DECOMPRESS_DCTX, "ZSTD_decompressDCtx")
+#define ZSTD_SLOT(slot, name) slot,
+#define ZSTD_NAME(slot, name) name,
+enum { ZSTD_FUNCTIONS(ZSTD_SLOT) SYMBOL_COUNT };
+static const char *const names[SYMBOL_COUNT] = {ZSTD_FUNCTIONS(ZSTD_NAME)};
 static void *slots[SYMBOL_COUNT];
 static struct cly_library zstd = {"libzstd.so.1", names, slots, SYMBOL_COUNT, NULL};
 

@@ -65,16 +65,10 @@ package struct PostHogUpload: DebugFileUploadDestination {
             order.append(debugId)
         }
         let candidates = order.compactMap { byDebugId[$0] }
-        for start in stride(from: 0, to: candidates.count, by: batchSize) {
-            let batch = candidates[start..<min(start + batchSize, candidates.count)]
-            if let fatal = upload(batch, api, &run) {
-                run.fatal = fatal
-                for later in candidates[(start + batch.count)...] {
-                    run.files[later.file].status = .failed
-                    run.files[later.file].reason = "not uploaded (an earlier batch was refused)"
-                }
-                break
-            }
+        run.sendInBatches(
+            candidates, of: batchSize, file: \.file, notSent: "not uploaded (an earlier batch was refused)"
+        ) {
+            upload($0, api, &$1)
         }
         return run
     }

@@ -58,16 +58,10 @@ extension SentryUpload {
                 result.reason = error.description
             }
         }
-        for start in stride(from: 0, to: pending.count, by: assembleBatch) {
-            let batch = Array(pending[start..<min(start + assembleBatch, pending.count)])
-            if let fatal = upload(batch, api, options, maxWait: maxWait, pollDelay: pollDelay, &run) {
-                run.fatal = fatal
-                for later in pending[(start + batch.count)...] {
-                    run.files[later.file].status = .failed
-                    run.files[later.file].reason = "not uploaded (an earlier call was refused)"
-                }
-                break
-            }
+        run.sendInBatches(
+            pending, of: assembleBatch, file: \.file, notSent: "not uploaded (an earlier call was refused)"
+        ) {
+            upload(Array($0), api, options, maxWait: maxWait, pollDelay: pollDelay, &$1)
         }
         return run
     }

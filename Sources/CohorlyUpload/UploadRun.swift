@@ -68,6 +68,26 @@ package struct UploadRun: Sendable {
     /// No file failed and nothing stopped the run.
     package var succeeded: Bool { fatal == nil && count.failed == 0 }
 
+    /// Sends `items` in batches of at most `size` through `send`, which returns a reason to stop the whole run (nil:
+    /// go on). At the first such reason the run is ``fatal`` and each later item's file (`file(item)`, its index in
+    /// ``files``) has failed with `notSent`; no later batch is sent.
+    package mutating func sendInBatches<Item>(
+        _ items: [Item], of size: Int, file: (Item) -> Int, notSent: String,
+        _ send: (ArraySlice<Item>, inout UploadRun) -> String?
+    ) {
+        let size = max(1, size)
+        for start in stride(from: 0, to: items.count, by: size) {
+            let batch = items[start..<min(start + size, items.count)]
+            guard let fatal = send(batch, &self) else { continue }
+            self.fatal = fatal
+            for later in items[batch.endIndex...] {
+                files[file(later)].status = .failed
+                files[file(later)].reason = notSent
+            }
+            return
+        }
+    }
+
     /// The named PATHs (that exist) under which every file was skipped: nothing was, or would be, uploaded.
     package func emptyPaths(_ paths: [String]) -> [String] {
         paths.indices.filter { root in
