@@ -117,7 +117,7 @@ struct CrashTimeSenderTests {
         let crash = try await runCrashDemo(
             [
                 "crash", "null-write", "--storage", root.appendingPathComponent("storage").path,
-                "--sender-timeout-ms", "15000",
+                "--sender-timeout-ms", "50000",
             ], reportDirectory: root.appendingPathComponent("reports"), withClient: true,
             environment: [
                 "COHORLY_HOST": collector.baseURL.absoluteString, "COHORLY_TOKEN": "phc_demo",
