@@ -9,9 +9,10 @@ import Synchronization
 #endif
 
 /// The names part of a symbol cache: each name's flags, and the names (readable, raw, simplified) in compressed
-/// blocks (zstd; zlib when libzstd cannot be loaded: ``SymbolCacheFormat/NameCompression``). Demangling the simplified forms and compressing are much of the writer's work, so each block is made
-/// on libdispatch's global queue (a thread per core at most) as soon as its names are numbered, while the
-/// writer's thread goes on with the rows.
+/// blocks (zstd; zlib when libzstd cannot be loaded: ``SymbolCacheFormat/NameCompression``). Demangling the
+/// simplified forms and compressing are much of the writer's work, so each block is made on libdispatch's global
+/// queue (a thread per core at most) as soon as its names are numbered, while the writer's thread goes on with the
+/// rows.
 enum SymbolCacheNames {
     /// A name as the writer numbers it: its readable and raw (linkage) forms, either possibly empty.
     struct Name: Sendable {

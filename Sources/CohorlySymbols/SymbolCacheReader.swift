@@ -17,8 +17,8 @@ public enum SymbolCacheFile {
 /// Answers addresses from a symbol cache file (``SymbolCacheFormat``, versions 1 and 2), mapped and read in place:
 /// opening checks the header and that every table lies inside the file; a lookup binary-searches the block
 /// starts, decodes at most one block's rows and inflates the name blocks it names (each once, kept while the
-/// reader lives). Every
-/// read of the file is bounded, so a corrupt cache yields no answer, never a fault. Not thread-safe.
+/// reader lives). Every read of the file is bounded, so a corrupt cache yields no answer, never a fault. Not
+/// thread-safe.
 final class SymbolCacheReader {
     /// The file's path.
     let path: String

@@ -1,6 +1,6 @@
 // libzstd for Swift, loaded on first use (see cly_library_loader.h): the PostHog symbol-set payload, zstd debug
-// sections and a symbol cache's name blocks are zstd-compressed. <zstd.h> (Debian libzstd-dev) is included for its constants only; the library is not linked,
-// so a CLI run that never packs a symbol set never maps it.
+// sections and a symbol cache's name blocks are zstd-compressed. <zstd.h> (Debian libzstd-dev) is included for its
+// constants only; the library is not linked, so a run that never meets zstd data never maps it.
 #ifndef CLY_ZSTD_H
 #define CLY_ZSTD_H
 
