@@ -27,13 +27,21 @@ extension CapturedException {
     /// The crash in an `$exception` event's properties as ``init(exceptionEvent:)`` reads it, with the exception
     /// list and `$exception_threads` also held as they arrived, entry for entry and frame for frame
     /// (``ListedException/sent``, ``listedThreads``), so ``eventProperties`` renders them back as they arrived:
-    /// what a collector stores of an event it received.
+    /// what a collector stores of an event it received. Each is held only when the model's own rendering of it
+    /// differs from what arrived: an event a device made from the model renders back as it is, and holding its
+    /// stacks a second time would about triple the model's JSON.
     public init(receivedEvent properties: CohorlyValue) {
         self.init(exceptionEvent: properties)
-        if let list = properties[Self.exceptionListProperty]?.arrayValue {
-            exceptionList = .listed(list.map(ListedException.init(whole:)))
+        let list = properties[Self.exceptionListProperty]
+        let threads = properties[Self.threadsProperty]
+        guard list != nil || threads != nil else { return }
+        let rendered = eventProperties
+        if let entries = list?.arrayValue, rendered[Self.exceptionListProperty] != list {
+            exceptionList = .listed(entries.map(ListedException.init(whole:)))
         }
-        listedThreads = ListedThread.list(properties[Self.threadsProperty])
+        if threads != nil, rendered[Self.threadsProperty] != threads {
+            listedThreads = ListedThread.list(threads)
+        }
     }
 
     /// The crash a wire of another shape listed (Sentry's events, decoded at their edge): its exceptions, the one

@@ -2,9 +2,10 @@ import CohorlyCrashModel
 import Foundation
 import Testing
 
-/// An event's exception list and threads held by the model as they arrived (``CapturedException/init(receivedEvent:)``):
-/// each entry with its whole mechanism, module, thread id and its own stack of the model's frames, each frame's
-/// members the model has no field for beside it; rendered back member for member, through the model's JSON too.
+/// An event's exception list and threads held by the model as they arrived
+/// (``CapturedException/init(receivedEvent:)``): each entry with its whole mechanism, module, thread id and its
+/// own stack of the model's frames, each frame's members the model has no field for beside it; rendered back
+/// member for member, through the model's JSON too.
 /// The event: the chained Sentry crash the collector stored (fixtures/collector/sentry-answers/events.json).
 @Suite struct ListedExceptionTests {
     static let answers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -14,6 +15,27 @@ import Testing
         let text = try String(contentsOf: answers, encoding: .utf8)
         let events = try #require(CohorlyValue(json: text)?["events"]?.arrayValue)
         return try #require(events.last?["properties"])
+    }
+
+    /// An event a device made from the model (a real report's rendering, with other threads) renders back as it
+    /// arrived without the list or threads held a second time: its model's JSON is the one the plain reading gives.
+    @Test func aDevicesOwnEventHoldsNothingTwice() throws {
+        let report = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("fixtures/reports/null-write.json")
+        let made = CapturedException(report: try CrashReport.read([UInt8](Data(contentsOf: report))))
+        #expect(made.threads.count > 1)
+        let event = CohorlyValue.object(made.eventProperties)
+        let received = CapturedException(receivedEvent: event)
+        #expect(received.listedThreads == nil)
+        guard case .listed(let list) = received.exceptionList else {
+            Issue.record("not listed: \(received.exceptionList)")
+            return
+        }
+        #expect(list.count == 1 && list.allSatisfy { $0.sent == nil && $0.stack == nil })
+        #expect(received.jsonValue == CapturedException(exceptionEvent: event).jsonValue)
+        for key in [CapturedException.exceptionListProperty, CapturedException.threadsProperty] {
+            #expect(received.eventProperties[key] == event[key], "\(key)")
+        }
     }
 
     @Test func aChainedListIsTheModelsEntryForEntryFrameForFrame() throws {
