@@ -30,7 +30,7 @@ public func fuzzSymbolCache(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     for index in 0..<16 {
         if let strings = reader.strings(of: index) {
-            _ = (strlen(strings.readable), strlen(strings.raw), strlen(strings.simplified))
+            _ = (strlen(strings.readable), strlen(strings.raw))
         }
         _ = reader.flags(of: index)
     }

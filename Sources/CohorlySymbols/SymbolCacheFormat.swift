@@ -9,23 +9,56 @@
 ///   whole inline chain, outermost frame first, encoded against the row before (see ``FrameFlags``).
 /// - Files: `UInt32` offsets into NUL-terminated paths.
 /// - Names: per name one flags byte (``NameFlags``), and the names in compressed blocks of ``namesPerBlock``
-///   names, each `full\0raw\0simplified\0`: zstd frames in format version 2, zlib streams in version 1
-///   (``NameCompression``).
+///   names, each `full\0raw\0` (versions 3 and 4) or `full\0raw\0simplified\0` (versions 1 and 2), in zstd
+///   frames or zlib streams (``Version``).
 enum SymbolCacheFormat {
     /// The file's first 8 bytes.
     static let magic: [UInt8] = Array("CLYSYMC\0".utf8)
-    /// The format version this code writes when libzstd is there (see ``NameCompression``).
-    static let version: UInt32 = NameCompression.zstd.rawValue
 
-    /// How the name blocks are compressed; the raw value is the format version that says so. The versions
-    /// differ in nothing else, and a reader reads both.
-    enum NameCompression: UInt32, Sendable {
-        /// Version 1: each block a zlib stream (RFC 1950). Written when libzstd cannot be loaded.
-        case zlib = 1
-        /// Version 2: each block one zstd frame (RFC 8878): several times faster to make and to read than zlib's,
-        /// and as small.
-        case zstd = 2
+    /// How name blocks are compressed.
+    enum NameCompression: Sendable {
+        /// Each block one zlib stream (RFC 1950): the writer's choice only when libzstd cannot be loaded.
+        case zlib
+        /// Each block one zstd frame (RFC 8878): several times faster to make and to read than zlib's, and as
+        /// small.
+        case zstd
     }
+
+    /// The format versions (a reader reads all four): they differ only in how the name blocks are compressed and whether
+    /// each name carries its simplified form. The writer writes version 3, or 4 where libzstd cannot be loaded.
+    /// Versions 3 and 4 hold no simplified form: no reader ever printed the stored one (a simplified name is made
+    /// from the raw one when it is printed, as from DWARF), and making it was a fifth of the writer's work.
+    enum Version: UInt32, CaseIterable, Sendable {
+        /// Version 1: zlib, each name `full\0raw\0simplified\0`.
+        case zlibWithSimplifiedNames = 1
+        /// Version 2: zstd, each name `full\0raw\0simplified\0`.
+        case zstdWithSimplifiedNames = 2
+        /// Version 3: zstd, each name `full\0raw\0`.
+        case zstd = 3
+        /// Version 4: zlib, each name `full\0raw\0`.
+        case zlib = 4
+
+        /// The version the writer writes with `compression`.
+        init(writtenWith compression: NameCompression) {
+            self = compression == .zstd ? .zstd : .zlib
+        }
+
+        var compression: NameCompression {
+            switch self {
+            case .zlibWithSimplifiedNames, .zlib: .zlib
+            case .zstdWithSimplifiedNames, .zstd: .zstd
+            }
+        }
+
+        /// How many NUL-terminated strings each name has in its block.
+        var stringsPerName: Int {
+            switch self {
+            case .zlibWithSimplifiedNames, .zstdWithSimplifiedNames: 3
+            case .zstd, .zlib: 2
+            }
+        }
+    }
+
     /// Magic, version, header size: the bytes before the fields.
     static let prefixSize = 16
 

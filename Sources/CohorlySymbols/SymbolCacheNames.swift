@@ -8,15 +8,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// The names part of a symbol cache: each name's flags, and the names (readable, raw, simplified) in compressed
-/// blocks (zstd; zlib when libzstd cannot be loaded: ``SymbolCacheFormat/NameCompression``). Demangling the
-/// simplified forms and compressing are much of the writer's work, so each block is made on libdispatch's global
-/// queue (a thread per core at most) as soon as its names are numbered, while the writer's thread goes on with the
-/// rows.
+/// The names part of a symbol cache: each name's flags, and the names (readable and raw) in compressed blocks
+/// (zstd; zlib when libzstd cannot be loaded: ``SymbolCacheFormat/Version``). Demangling and compressing are much
+/// of the writer's work, so each block is made on libdispatch's global queue as soon as its names are numbered,
+/// while the writer's thread goes on with the rows: the writer hands over linkage names as they are, and the
+/// block's thread demangles them.
 enum SymbolCacheNames {
-    /// A name as the writer numbers it: its readable and raw (linkage) forms, either possibly empty.
+    /// A name as the writer numbers it: its raw (linkage) form, possibly empty, and its readable form, or nil
+    /// when that is the raw form demangled (``Demangler/readable(ofMangled:)``, made with the block).
     struct Name: Sendable {
-        var readable: [UInt8]
+        var readable: [UInt8]?
         var raw: [UInt8]
     }
 
@@ -46,9 +47,10 @@ enum SymbolCacheNames {
             work = NameWork(compression: compression)
         }
 
-        /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on).
-        mutating func add(readable: UnsafeBufferPointer<UInt8>, raw: UnsafeBufferPointer<UInt8>) {
-            pending.append(Name(readable: Array(readable), raw: Array(raw)))
+        /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on):
+        /// `readable`, or when nil `raw` demangled.
+        mutating func add(readable: UnsafeBufferPointer<UInt8>?, raw: UnsafeBufferPointer<UInt8>) {
+            pending.append(Name(readable: readable.map { Array($0) }, raw: Array(raw)))
             count += 1
             if pending.count == SymbolCacheFormat.namesPerBlock { submit() }
         }
@@ -140,28 +142,21 @@ enum SymbolCacheNames {
     /// to 4.37 MB, level 4 in 0.13 s to 3.86 MB; each decompresses in 0.03 s (zlib: 0.08 s).
     static let zstdLevel: Int32 = 3
 
-    /// The block of `names`: each one's flags, and `full\0raw\0simplified\0` of each, compressed.
+    /// The block of `names`: each one's flags, and `full\0raw\0` of each, compressed.
     static func block(_ names: [Name], compression: SymbolCacheFormat.NameCompression) -> Block {
         var flags: [UInt8] = []
         flags.reserveCapacity(names.count)
         var plain: [UInt8] = []
-        plain.reserveCapacity(names.reduce(0) { $0 + 2 * $1.readable.count + $1.raw.count + 3 })
+        plain.reserveCapacity(names.reduce(0) { $0 + 3 * $1.raw.count + ($1.readable?.count ?? 0) + 2 })
         for name in names {
-            let readable = String(decoding: name.readable, as: UTF8.self)
-            let simplified =
-                Demangler.name(
-                    function: name.readable.isEmpty ? nil : readable,
-                    rawFunction: name.raw.isEmpty ? nil : String(decoding: name.raw, as: UTF8.self),
-                    style: .simplified) ?? ""
+            let readable = name.readable ?? Demangler.readable(ofMangled: name.raw) ?? name.raw
             var kind: SymbolCacheFormat.NameFlags = []
-            if isCompilerMade(name.readable, readable) { kind.insert(.compilerMade) }
-            if readable.hasPrefix("Swift runtime failure: ") { kind.insert(.runtimeFailure) }
+            if isCompilerMade(readable) { kind.insert(.compilerMade) }
+            if readable.starts(with: runtimeFailurePrefix) { kind.insert(.runtimeFailure) }
             flags.append(kind.rawValue)
-            plain += name.readable
+            plain += readable
             plain.append(0)
             plain += name.raw
-            plain.append(0)
-            plain.append(contentsOf: simplified.utf8)
             plain.append(0)
         }
         let compressed: [UInt8]
@@ -206,28 +201,32 @@ enum SymbolCacheNames {
         }
     }
 
-    /// ``AppCode/isCompilerMade(_:)`` of `readable` (whose UTF-8 bytes are `bytes`), read off the bytes where
+    /// The start of a Swift runtime trap's artificial frame's name.
+    private static let runtimeFailurePrefix = Array("Swift runtime failure: ".utf8)
+
+    /// ``AppCode/isCompilerMade(_:)`` of the name whose UTF-8 bytes are `bytes`, read off the bytes where
     /// that parse is known to come to a plain prefix test: an ASCII name (bytes and characters one to one) that
     /// starts with neither an async piece's `(` nor `specialized ` and whose words before its first `<` are not a
     /// specialization's is its own core, so it is compiler-made exactly when a compiler-made prefix starts it.
     /// Other names are parsed by ``AppCode/isCompilerMade(_:)`` (the parse walks the string by characters: it
     /// was a tenth of the writer's work on swift-format, where a quarter of the names pass the pre-check).
-    static func isCompilerMade(_ bytes: [UInt8], _ readable: String) -> Bool {
+    static func isCompilerMade(_ bytes: [UInt8]) -> Bool {
         guard mayBeCompilerMade(bytes) else { return false }
+        let readable = { String(decoding: bytes, as: UTF8.self) }
         return bytes.withUnsafeBufferPointer { name in
             guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 }) else {
-                return AppCode.isCompilerMade(readable)
+                return AppCode.isCompilerMade(readable())
             }
             func starts(_ word: [UInt8], at start: Int = 0) -> Bool {
                 start + word.count <= name.count && memcmp(base + start, word, word.count) == 0
             }
-            if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable) }
+            if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable()) }
             if let found = memchr(base, 0x3c, name.count) {  // "<"
                 let open = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 let isSpecialization =
                     open >= specialization.count && starts(specialization, at: open - specialization.count)
                 if isSpecialization && memmemBytes(base, open, of: spacedOf) == nil {
-                    return AppCode.isCompilerMade(readable)
+                    return AppCode.isCompilerMade(readable())
                 }
             }
             return compilerMadePrefixes.contains { starts($0) }

@@ -14,7 +14,7 @@ public enum SymbolCacheFile {
     }
 }
 
-/// Answers addresses from a symbol cache file (``SymbolCacheFormat``, versions 1 and 2), mapped and read in place:
+/// Answers addresses from a symbol cache file (``SymbolCacheFormat``, versions 1 to 4), mapped and read in place:
 /// opening checks the header and that every table lies inside the file; a lookup binary-searches the block
 /// starts, decodes at most one block's rows and inflates the name blocks it names (each once, kept while the
 /// reader lives). Every read of the file is bounded, so a corrupt cache yields no answer, never a fault. Not
@@ -45,16 +45,18 @@ final class SymbolCacheReader {
     private let namesData: UnsafePointer<UInt8>
     private let namesDataLength: Int
     private let namesPerBlock: Int
-    /// How the name blocks are compressed (the file's format version).
-    let compression: SymbolCacheFormat.NameCompression
+    /// The file's format version (how its name blocks are compressed, and what each name holds).
+    let version: SymbolCacheFormat.Version
+    /// How the name blocks are compressed.
+    var compression: SymbolCacheFormat.NameCompression { version.compression }
 
     /// Per name: its raw and readable names' numbers in the text table (-2: not added yet, -1: none).
     @exclusivity(unchecked) private var nameTexts: [(raw: Int32, readable: Int32)]
     /// Per file: its number in the text table (-2: not added yet).
     @exclusivity(unchecked) private var fileTexts: [Int32]
-    /// Inflated name blocks (nil: not yet), and per name where its three strings start in its block.
+    /// Inflated name blocks (nil: not yet), and per name where its full and raw strings start in its block.
     @exclusivity(unchecked) private var inflated: [UnsafeMutablePointer<UInt8>?]
-    @exclusivity(unchecked) private var nameStrings: [(readable: Int32, raw: Int32, simplified: Int32)]
+    @exclusivity(unchecked) private var nameStrings: [(readable: Int32, raw: Int32)]
     /// The chain of the row being decoded, outermost frame first.
     @exclusivity(unchecked) private var chain: [Frame] = []
 
@@ -68,8 +70,8 @@ final class SymbolCacheReader {
     }
 
     /// Maps and checks the cache at `path`. `zstdLoadError` says why libzstd cannot be loaded (nil: it can); it
-    /// is asked only for a version 2 cache (zstd names), which is refused then. A version 1 cache (zlib) does
-    /// not load libzstd.
+    /// is asked only for a cache of zstd names (versions 2 and 3), which is refused then. A cache of zlib names
+    /// (versions 1 and 4) does not load libzstd.
     /// - Throws: ``SymbolsError/badSymbolCache(path:reason:)`` (or the opening's errors).
     init(path: String, zstdLoadError: () -> String? = { SymbolCacheReader.zstdLoadError }) throws(SymbolsError) {
         let file = try RegularFile(path: path)
@@ -109,7 +111,7 @@ final class SymbolCacheReader {
             namesData = (base + layout.namesData.offset).assumingMemoryBound(to: UInt8.self)
             namesDataLength = layout.namesData.length
             namesPerBlock = layout.namesPerBlock
-            compression = layout.compression
+            version = layout.version
         } catch {
             munmap(mapped, size)
             throw error
@@ -117,7 +119,7 @@ final class SymbolCacheReader {
         nameTexts = Array(repeating: (-2, -2), count: nameCount)
         fileTexts = Array(repeating: -2, count: fileCount)
         inflated = Array(repeating: nil, count: nameBlockCount)
-        nameStrings = Array(repeating: (-1, -1, -1), count: nameCount)
+        nameStrings = Array(repeating: (-1, -1), count: nameCount)
     }
 
     deinit {
@@ -142,7 +144,7 @@ final class SymbolCacheReader {
         var nameBlockTable: Int
         var namesData: (offset: Int, length: Int)
         var namesPerBlock: Int
-        var compression: SymbolCacheFormat.NameCompression
+        var version: SymbolCacheFormat.Version
 
         init(base: UnsafeRawPointer, size: Int, path: String, zstdLoadError: () -> String?) throws(SymbolsError) {
             typealias Field = SymbolCacheFormat.Field
@@ -152,16 +154,17 @@ final class SymbolCacheReader {
                     SymbolCacheFormat.magic)
             else { throw bad("not a symbol cache: no CLYSYMC magic") }
             let version = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            guard let compression = SymbolCacheFormat.NameCompression(rawValue: version) else {
-                throw bad("format version \(version), this reader reads 1 and \(SymbolCacheFormat.version)")
-            }
-            if compression == .zstd, let zstdLoadError = zstdLoadError() {
+            guard let known = SymbolCacheFormat.Version(rawValue: version) else {
                 throw bad(
-                    "format version 2, its names zstd-compressed, and \(zstdLoadError); install libzstd (Debian,"
-                        + " Ubuntu: libzstd1), or make the cache on this machine: without libzstd it is written"
-                        + " with zlib (version 1)")
+                    "format version \(version), this reader reads 1 to \(SymbolCacheFormat.Version.allCases.count)")
             }
-            self.compression = compression
+            if known.compression == .zstd, let zstdLoadError = zstdLoadError() {
+                throw bad(
+                    "format version \(version), its names zstd-compressed, and \(zstdLoadError); install libzstd"
+                        + " (Debian, Ubuntu: libzstd1), or make the cache on this machine: without libzstd it is"
+                        + " written with zlib (version \(SymbolCacheFormat.Version.zlib.rawValue))")
+            }
+            self.version = known
             let headerSize = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
             guard headerSize == UInt32(SymbolCacheFormat.headerSize) else { throw bad("header size \(headerSize)") }
             func field(_ field: Field) -> UInt64 {
@@ -338,17 +341,15 @@ final class SymbolCacheReader {
         return number
     }
 
-    /// Name `index`'s readable, raw and simplified forms, NUL-terminated in its inflated block (nil when the
-    /// block cannot be inflated).
-    func strings(of index: Int) -> (
-        readable: UnsafePointer<CChar>, raw: UnsafePointer<CChar>, simplified: UnsafePointer<CChar>
-    )? {
+    /// Name `index`'s readable and raw forms, NUL-terminated in its inflated block (nil when the block cannot be
+    /// inflated).
+    func strings(of index: Int) -> (readable: UnsafePointer<CChar>, raw: UnsafePointer<CChar>)? {
         guard index >= 0, index < nameCount else { return nil }
         let block = index / namesPerBlock
         guard let bytes = inflate(block) else { return nil }
         let found = nameStrings[index]
         let chars = UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
-        return (chars + Int(found.readable), chars + Int(found.raw), chars + Int(found.simplified))
+        return (chars + Int(found.readable), chars + Int(found.raw))
     }
 
     /// Name `index`'s kind (see ``SymbolCacheFormat/NameFlags``).
@@ -384,7 +385,8 @@ final class SymbolCacheReader {
             return nil
         }
         buffer[plain] = 0
-        // Each name: three NUL-terminated strings; missing ones (a short block) point at the final NUL.
+        // Each name: two or three NUL-terminated strings (a simplified form, in versions 1 and 2, is skipped);
+        // missing ones (a short block) point at the final NUL.
         var position = 0
         let names = block * namesPerBlock..<min(nameCount, (block + 1) * namesPerBlock)
         func next() -> Int32 {
@@ -393,10 +395,11 @@ final class SymbolCacheReader {
             if position < plain { position += 1 }
             return Int32(truncatingIfNeeded: start)
         }
+        let skipped = version.stringsPerName - 2
         for index in names {
             let readable = next()
-            let raw = next()
-            nameStrings[index] = (readable, raw, next())
+            nameStrings[index] = (readable, next())
+            for _ in 0..<skipped { _ = next() }
         }
         inflated[block] = buffer
         return buffer

@@ -5,27 +5,31 @@ public enum SymbolCacheWriter {
     /// The cache of `symbolicator`'s module, keyed by `buildId` (the code file's GNU build id).
     /// - Throws: ``SymbolsError/badSymbolCache(path:reason:)`` when the module has no build id to key it by.
     public static func make(_ symbolicator: ModuleSymbolicator, buildId: [UInt8]?) throws(SymbolsError) -> [UInt8] {
+        try make(symbolicator, buildId: buildId, compression: SymbolCacheNames.availableCompression)
+    }
+
+    /// The cache of `symbolicator`'s module with its names compressed by `compression` (format version 3 for
+    /// zstd, 4 for zlib).
+    static func make(
+        _ symbolicator: ModuleSymbolicator, buildId: [UInt8]?, compression: SymbolCacheFormat.NameCompression
+    ) throws(SymbolsError) -> [UInt8] {
         guard let buildId, !buildId.isEmpty else {
             throw .badSymbolCache(
                 path: symbolicator.debugFile.path, reason: "the file has no GNU build id to key a symbol cache by")
         }
-        var builder = Builder()
+        var builder = Builder(names: SymbolCacheNames.Maker(compression: compression))
         let bounds = symbolicator.answerBoundaries()
-        let batchSize = 4096
-        var start = 0
-        while start < bounds.count {
-            let end = min(start + batchSize, bounds.count)
-            let batch = symbolicator.records(for: Array(bounds[start..<end]))
-            symbolicator.text.withView { text in
-                for (offset, group) in batch.groups.enumerated() {
-                    let position = start + offset
-                    let next = position + 1 < bounds.count ? bounds[position + 1] : group.address &+ 1
-                    builder.add(
-                        group.address, length: next &- group.address,
-                        frames: batch.records[group.frames], text: text)
-                }
-            }
-            start = end
+        // The names stay linkage names while the rows are made: the name blocks' threads demangle them, and this
+        // thread never waits for a name.
+        let text = symbolicator.text
+        text.keepsNamesMangled = true
+        defer { text.keepsNamesMangled = false }
+        var records: [FrameRecord] = []
+        for (position, address) in bounds.enumerated() {
+            records.removeAll(keepingCapacity: true)
+            _ = symbolicator.records(for: address, isReturnAddress: false, into: &records)
+            let next = position + 1 < bounds.count ? bounds[position + 1] : address &+ 1
+            builder.add(address, length: next &- address, frames: records[...], text: text)
         }
         builder.closeBlock()
         return builder.bytes(buildId: buildId, sourceRoot: symbolicator.sourceRoot)
@@ -68,16 +72,19 @@ public enum SymbolCacheWriter {
         var block: [Row] = []
         var blockFrames: [Frame] = []
         var chain: [Frame] = []
-        /// Names by their numbers in the symbolicator's text (raw << 32 | readable).
-        var nameNumbers: [Int64: Int32] = [:]
+        /// Names by the number of their raw form in the symbolicator's text (-1: not numbered yet), and those
+        /// with a readable form only by its number.
+        var nameNumbers: [Int32] = []
+        var readableOnlyNumbers: [Int32: Int32] = [:]
         /// Makes the name blocks on other threads while the rows are built.
-        var names = SymbolCacheNames.Maker()
-        var fileNumbers: [Int32: Int32] = [:]
+        var names: SymbolCacheNames.Maker
+        /// Files by their number in the symbolicator's text (-1: not numbered yet).
+        var fileNumbers: [Int32] = []
         var files: [[UInt8]] = []
 
-        mutating func add(
-            _ address: UInt64, length: UInt64, frames: ArraySlice<FrameRecord>, text: TextTable.View
-        ) {
+        init(names: SymbolCacheNames.Maker) { self.names = names }
+
+        mutating func add(_ address: UInt64, length: UInt64, frames: ArraySlice<FrameRecord>, text: TextTable) {
             guard !frames.isEmpty else {
                 closeBlock()
                 return
@@ -111,25 +118,42 @@ public enum SymbolCacheWriter {
             return true
         }
 
-        mutating func name(_ record: FrameRecord, _ text: TextTable.View) -> Int32 {
-            guard record.function >= 0 || record.rawFunction >= 0 else { return -1 }
-            let key = Int64(record.rawFunction) << 32 | Int64(UInt32(bitPattern: record.function))
-            if let known = nameNumbers[key] { return known }
+        /// The cache's number of a frame's name, numbering it when it is new. A name with a raw (linkage) form
+        /// is handed over as that, to be demangled with its block (the symbolicator keeps names mangled while the
+        /// cache is made: its readable form is the raw one demangled, as the symbolicator makes it otherwise).
+        mutating func name(_ record: FrameRecord, _ text: TextTable) -> Int32 {
             let number = Int32(truncatingIfNeeded: names.count)
-            names.add(
-                readable: record.function >= 0 ? text[record.function] : UnsafeBufferPointer(start: nil, count: 0),
-                raw: record.rawFunction >= 0 ? text[record.rawFunction] : UnsafeBufferPointer(start: nil, count: 0))
-            nameNumbers[key] = number
+            guard record.rawFunction >= 0 else {
+                guard record.function >= 0 else { return -1 }
+                if let known = readableOnlyNumbers[record.function] { return known }
+                text.withView {
+                    names.add(readable: $0[record.function], raw: UnsafeBufferPointer(start: nil, count: 0))
+                }
+                readableOnlyNumbers[record.function] = number
+                return number
+            }
+            let raw = Int(record.rawFunction)
+            if raw < nameNumbers.count, nameNumbers[raw] >= 0 { return nameNumbers[raw] }
+            text.withView { names.add(readable: nil, raw: $0[record.rawFunction]) }
+            Self.set(&nameNumbers, raw, number)
             return number
         }
 
-        mutating func file(_ number: Int32, _ text: TextTable.View) -> Int32 {
+        mutating func file(_ number: Int32, _ text: TextTable) -> Int32 {
             guard number >= 0 else { return -1 }
-            if let known = fileNumbers[number] { return known }
+            if Int(number) < fileNumbers.count, fileNumbers[Int(number)] >= 0 { return fileNumbers[Int(number)] }
             let made = Int32(files.count)
-            files.append(Array(text[number]))
-            fileNumbers[number] = made
+            text.withView { files.append(Array($0[number])) }
+            Self.set(&fileNumbers, Int(number), made)
             return made
+        }
+
+        /// Sets `table[index]`, growing the table (with -1) when it is shorter.
+        private static func set(_ table: inout [Int32], _ index: Int, _ value: Int32) {
+            if index >= table.count {
+                table.append(contentsOf: repeatElement(-1, count: max(index + 1, 2 * table.count) - table.count))
+            }
+            table[index] = value
         }
 
         /// Encodes the rows of the block in the making (see ``SymbolCacheFormat``) and starts the next.
@@ -234,7 +258,7 @@ public enum SymbolCacheWriter {
             place(names.data, .namesDataOffset, .namesDataLength)
 
             var header = SymbolCacheFormat.magic
-            header.appendLittleEndian(self.names.compression.rawValue)  // the version says how names are compressed
+            header.appendLittleEndian(SymbolCacheFormat.Version(writtenWith: self.names.compression).rawValue)
             header.appendLittleEndian(UInt32(SymbolCacheFormat.headerSize))
             for field in fields { header.appendLittleEndian(field) }
             file.replaceSubrange(0..<header.count, with: header)

@@ -98,6 +98,22 @@ package final class TextTable {
     /// Whether ``add(demangling:)`` only reserves an entry, to be filled by ``demanglePending()``.
     var defersDemangling = false
 
+    /// Whether ``add(demangling:)`` keeps names as they are, mangled, for a caller that demangles them itself (the
+    /// symbol cache's writer): nothing is demangled, now or in the background. Once it is turned off, the names so
+    /// kept read as not made yet, and are made when a frame refers to them again (as names dropped past
+    /// ``readableNamesLimit`` are).
+    var keepsNamesMangled = false {
+        didSet {
+            guard !keepsNamesMangled else { return }
+            for number in keptMangled {
+                spans[Int(number)] = Span(start: spans.starts[Int(number)], count: Span.dropped)
+            }
+            keptMangled.removeAll()
+        }
+    }
+    /// The entries whose names were kept mangled (``keepsNamesMangled``).
+    @exclusivity(unchecked) private var keptMangled: [Int32] = []
+
     /// How many bytes of readable names ``dropReadableNamesOverLimit()`` lets the table keep. Past it, a long
     /// run (a batch tool over a binary with 100,000 functions) drops them, and makes again only those asked
     /// for again, rather than holding every name it ever printed (a 50,000-address run over a 3,000-function
@@ -190,6 +206,11 @@ package final class TextTable {
     /// Makes the readable name of entry `number` from `mangled`: now, or while ``defersDemangling`` by the
     /// next ``demanglePending()`` (handing stretches of names to the background thread meanwhile).
     private func demangle(_ number: Int32, _ mangled: UnsafePointer<CChar>) {
+        if keepsNamesMangled {
+            fill(number, mangled, nil)
+            keptMangled.append(number)
+            return
+        }
         guard defersDemangling else {
             fill(number, mangled, callerNames.demangle(mangled))
             return

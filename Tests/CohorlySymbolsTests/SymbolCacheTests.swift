@@ -66,13 +66,13 @@ import Testing
         }
     }
 
-    /// Every name is stored readable, raw and simplified (as `Demangler` makes them), and flagged when it is
+    /// Every name is stored readable and raw (the readable one as `Demangler` makes it), and flagged when it is
     /// compiler-made code (`AppCode.isCompilerMade`) or a Swift runtime failure's frame.
     @Test(arguments: ["shop_release", "shop_debug"])
     func namesAreStoredDemangledAndFlagged(_ name: String) throws {
         let fixtures = try Fixtures.get()
         let reader = try SymbolCacheReader(path: try Self.makeCache(fixtures.path(name), name: "names-" + name))
-        #expect(reader.compression == .zstd)
+        #expect(reader.version == .zstd)
         var compilerMade = 0
         var failures = 0
         var swiftNames = 0
@@ -80,10 +80,8 @@ import Testing
             let strings = try #require(reader.strings(of: index))
             let readable = String(cString: strings.readable)
             let raw = String(cString: strings.raw)
-            let simplified = String(cString: strings.simplified)
             let flags = reader.flags(of: index)
             #expect(readable == Demangler.demangle(raw))
-            #expect(simplified == Demangler.name(function: readable, rawFunction: raw, style: .simplified) ?? "")
             #expect(flags.contains(.compilerMade) == AppCode.isCompilerMade(readable), "\(readable)")
             #expect(flags.contains(.runtimeFailure) == readable.hasPrefix("Swift runtime failure: "))
             if flags.contains(.compilerMade) { compilerMade += 1 }
@@ -95,23 +93,38 @@ import Testing
         if name == "shop_release" { #expect(failures > 0) }
     }
 
-    /// The committed tiny ELF seed `seed-exe-dwarf5` and its caches: version 1 (zlib names, made by the writer of
-    /// before version 2) and version 2 (zstd names).
+    /// The committed tiny ELF seed `seed-exe-dwarf5` and its caches made by the writers of before: version 1 (zlib
+    /// names, simplified forms too) and version 2 (zstd names, simplified forms too).
     static let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("fixtures/fuzz").path
     static let seedFile = seeds + "/objectinfo/seed-exe-dwarf5"
     static let versionOneCache = seeds + "/symcache/seed-v1-exe-dwarf5.symcache"
+    static let versionTwoCache = seeds + "/symcache/seed-v2-exe-dwarf5.symcache"
 
-    /// A version 1 cache (zlib names: the collector keeps the caches it made before version 2) answers every
-    /// address as the file's DWARF does, as a version 2 cache made of it now does.
-    @Test func readsVersionOneCaches() throws {
-        let old = try SymbolCacheReader(path: Self.versionOneCache)
-        #expect(old.compression == .zlib)
-        #expect((0..<old.nameCount).contains { old.strings(of: $0).map { strlen($0.readable) > 0 } ?? false })
-        let current = try Self.makeCache(Self.seedFile, name: "seed-v2")
-        #expect(try SymbolCacheReader(path: current).compression == .zstd)
-        let versionOne = try ModuleSymbolicator(cache: Self.versionOneCache, codeFile: Self.seedFile)
-        let versionTwo = try ModuleSymbolicator(cache: current, codeFile: Self.seedFile)
+    /// The cache of the seed with names compressed by `compression`, as the writer makes it now.
+    static func makeSeedCache(_ compression: SymbolCacheFormat.NameCompression, name: String) throws -> String {
+        let bytes = try SymbolCacheWriter.make(
+            try ModuleSymbolicator(debugFile: seedFile), buildId: try ObjectInfo(path: seedFile).buildId,
+            compression: compression)
+        let path = Scratch.path(name + ".symcache")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Caches of every format version answer every address as the file's DWARF does: versions 1 and 2 (the
+    /// collector keeps the caches it made before: their simplified forms are skipped) and those made now,
+    /// version 3 (zstd names) and version 4 (zlib names, where libzstd cannot be loaded).
+    @Test func readsEveryVersion() throws {
+        let caches = [
+            Self.versionOneCache, Self.versionTwoCache, try Self.makeSeedCache(.zstd, name: "seed-v3"),
+            try Self.makeSeedCache(.zlib, name: "seed-v4"),
+        ]
+        let readers = try caches.map { try SymbolCacheReader(path: $0) }
+        #expect(readers.map(\.version) == [.zlibWithSimplifiedNames, .zstdWithSimplifiedNames, .zstd, .zlib])
+        for reader in readers {
+            #expect((0..<reader.nameCount).contains { reader.strings(of: $0).map { strlen($0.readable) > 0 } ?? false })
+        }
+        let symbolicators = try caches.map { try ModuleSymbolicator(cache: $0, codeFile: Self.seedFile) }
         let dwarf = try ModuleSymbolicator(debugFile: Self.seedFile)
         let functions = try Reference.functions(Self.seedFile).filter { $0.size > 0 }
         let low = try #require(functions.map(\.start).min())
@@ -119,15 +132,35 @@ import Testing
         var named = 0
         for address in low - 4..<high + 4 {
             let expected = dwarf.symbolicate(address)
-            #expect(versionOne.symbolicate(address) == expected, "0x\(String(address, radix: 16))")
-            #expect(versionTwo.symbolicate(address) == expected, "0x\(String(address, radix: 16))")
+            for (cache, symbolicator) in zip(caches, symbolicators) {
+                #expect(symbolicator.symbolicate(address) == expected, "\(cache) 0x\(String(address, radix: 16))")
+            }
             if expected.frames.first?.function != nil { named += 1 }
         }
         #expect(named > 16)
     }
 
-    /// Where libzstd cannot be loaded, a version 2 cache (zstd names) is refused at open, saying so and how to
-    /// fix it; a version 1 cache (zlib) opens.
+    /// A symbolicator that made a cache (keeping its names mangled meanwhile) gives readable names afterwards, as
+    /// one that made none.
+    @Test func aSymbolicatorGivesReadableNamesAfterMakingACache() throws {
+        let fixtures = try Fixtures.get()
+        let file = fixtures.path("shop_release")
+        let used = try ModuleSymbolicator(debugFile: file)
+        _ = try SymbolCacheWriter.make(used, buildId: try ObjectInfo(path: file).buildId)
+        let fresh = try ModuleSymbolicator(debugFile: file)
+        let functions = try Reference.functions(file).filter { $0.size > 0 }
+        var swiftNames = 0
+        for function in functions {
+            let address = function.start + function.size / 2
+            let expected = fresh.symbolicate(address)
+            #expect(used.symbolicate(address) == expected, "0x\(String(address, radix: 16))")
+            if let raw = expected.frames.first?.rawFunction, Demangler.isSwiftMangled(raw) { swiftNames += 1 }
+        }
+        #expect(swiftNames > 10)
+    }
+
+    /// Where libzstd cannot be loaded, a cache of zstd names (versions 2 and 3) is refused at open, saying so and
+    /// how to fix it; one of zlib names (versions 1 and 4) opens.
     @Test func refusesZstdNamesWithoutLibzstd() throws {
         let missing = "libzstd.so.1 could not be loaded: no such file"
         let current = try Self.makeCache(Self.seedFile, name: "seed-no-zstd")
@@ -135,10 +168,15 @@ import Testing
             _ = try SymbolCacheReader(path: current, zstdLoadError: { missing })
         } throws: { error in
             guard case .badSymbolCache(let path, let reason) = error as? SymbolsError else { return false }
-            return path == current && reason.contains("format version 2") && reason.contains(missing)
-                && reason.contains("install libzstd")
+            return path == current && reason.contains("format version 3") && reason.contains(missing)
+                && reason.contains("install libzstd") && reason.contains("written with zlib (version 4)")
+        }
+        #expect(throws: SymbolsError.self) {
+            _ = try SymbolCacheReader(path: Self.versionTwoCache, zstdLoadError: { missing })
         }
         #expect(try SymbolCacheReader(path: Self.versionOneCache, zstdLoadError: { missing }).compression == .zlib)
+        let versionFour = try Self.makeSeedCache(.zlib, name: "seed-no-zstd-v4")
+        #expect(try SymbolCacheReader(path: versionFour, zstdLoadError: { missing }).version == .zlib)
     }
 
     /// A cache made for another build is refused, naming both files, both build ids and the command that makes
@@ -199,8 +237,7 @@ import Testing
             "Foo.specialization <A> of thunk for x", "outlined specialization <A> thunk for x",
         ]
         for name in compilerMade + plain + tricky {
-            #expect(
-                SymbolCacheNames.isCompilerMade(Array(name.utf8), name) == AppCode.isCompilerMade(name), "\(name)")
+            #expect(SymbolCacheNames.isCompilerMade(Array(name.utf8)) == AppCode.isCompilerMade(name), "\(name)")
         }
     }
 
@@ -228,7 +265,7 @@ import Testing
         // blockStartsOffset (field 3) far past the end.
         table.replaceSubrange(16 + 3 * 8..<16 + 4 * 8, with: [0, 0, 0, 0, 0, 0, 0, 0x7f])
         for (bytes, reason) in [
-            (magic, "magic"), (version, "format version 9, this reader reads 1 and 2"),
+            (magic, "magic"), (version, "format version 9, this reader reads 1 to 4"),
             (Array(good[0..<20]), "shorter than its header"),
             (table, "block starts outside the file"),
         ] {

@@ -30,8 +30,8 @@ import Testing
     }
 
     /// Where libzstd cannot be loaded (a preloaded `dlopen` refuses it), `debug-files cache` writes the names with
-    /// zlib (format version 1), which `symbolicate --cache` reads as it reads a zstd one (version 2, made where
-    /// libzstd is), with the same output, and without loading libzstd; a version 2 cache is refused there with the
+    /// zlib (format version 4), which `symbolicate --cache` reads as it reads a zstd one (version 3, made where
+    /// libzstd is), with the same output, and without loading libzstd; a version 3 cache is refused there with the
     /// file, the problem and the fix, exit 1.
     @Test func withoutLibzstdCachesAreMadeWithZlibAndZstdOnesRefused() throws {
         let fixtures = try CLIFixtures.get()
@@ -60,8 +60,8 @@ import Testing
         #expect(madeZlib.status == 0, "\(madeZlib.stderr)")
         #expect(try CLI.run(["debug-files", "cache", shop, "-o", zstd]).status == 0)
         func version(_ path: String) throws -> UInt8 { try Data(contentsOf: URL(fileURLWithPath: path))[8] }
-        #expect(try version(zlib) == 1)
-        #expect(try version(zstd) == 2)
+        #expect(try version(zlib) == 4)
+        #expect(try version(zstd) == 3)
         let main = try #require(try fixtures.symbol("main"))
         let input = (0..<32).map { "0x" + String(main + UInt64($0 * 5), radix: 16) }.joined(separator: "\n") + "\n"
         let dwarf = try CLI.run(["symbolicate", "--exe", shop], input: input)
@@ -71,7 +71,7 @@ import Testing
                 ["symbolicate", "--exe", shop, "--cache", cache], input: input, environment: environment)
             #expect(cached.stdout == dwarf.stdout, "\(cache) \(environment == nil ? "with" : "without") libzstd")
         }
-        // A version 1 cache does not need libzstd, and is read without loading it.
+        // A version 4 cache does not need libzstd, and is read without loading it.
         let (libraries, readZlib) = try LazyLibraryTests.loadedLibraries([
             "symbolicate", "--exe", shop, "--cache", zlib, "0x" + String(main, radix: 16),
         ])
@@ -81,7 +81,7 @@ import Testing
             ["symbolicate", "--exe", shop, "--cache", zstd, "0x10"], environment: environment)
         #expect(refused.status == 1)
         #expect(refused.stdout.isEmpty)
-        #expect(refused.stderr.contains("cohorly: \(zstd): not a usable symbol cache (format version 2"))
+        #expect(refused.stderr.contains("cohorly: \(zstd): not a usable symbol cache (format version 3"))
         #expect(refused.stderr.contains("libzstd.so.1 could not be loaded"))
         #expect(refused.stderr.contains("install libzstd"))
     }
