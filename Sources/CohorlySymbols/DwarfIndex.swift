@@ -556,26 +556,136 @@ final class DwarfIndex {
 }
 
 extension DwarfIndex {
-    /// Appends every address where ``lookup(_:into:)``'s answer may change: the units' range bounds, and per unit
-    /// its line rows and its scopes' range bounds (so between two neighbours the same unit, row and inline chain
-    /// answer). Indexes every unit. For the symbol cache's writer (``SymbolCacheWriter``), which asks once per
-    /// stretch between them.
-    func appendAnswerBoundaries(to bounds: inout [UInt64]) {
-        for range in unitRanges.ranges + readRangelessUnits().ranges {
-            bounds.append(range.low)
-            bounds.append(range.high)
+    /// Every address where ``lookup(_:into:)``'s answer may change, ascending and each once, merged with other
+    /// ascending addresses (where the caller's answer changes too: the symbol table's bounds). Those are the units'
+    /// range bounds and, inside each unit's ranges, its line rows and its scopes' range bounds: between two
+    /// neighbours the same unit, row and inline chain answer. A unit's rows and scopes outside its own ranges are
+    /// left out (another unit answers there, or none). For the symbol cache's writer (``SymbolCacheWriter``),
+    /// which looks each stretch between two bounds up as it comes: the walk goes through the file a window at a
+    /// time (between two neighbouring unit range bounds) and indexes a unit when it first reaches one of its
+    /// ranges, so indexing and lookups take turns rather than every unit being indexed first.
+    struct AnswerBoundWalk {
+        private let index: DwarfIndex?
+        private let extra: [UInt64]
+        /// The ranges that choose a unit (units' own and, where none has the address, rangeless units'
+        /// functions), by start, and their bounds ascending, each once.
+        private let spans: [UnitIndex.Range]
+        private let edges: [UInt64]
+        /// Per unit: its bounds in order, made when the walk first reaches it, and the first not taken yet.
+        private var unitBounds: [[UInt64]?]
+        private var unitCursors: [Int]
+        /// The spans covering the window.
+        private var active: [Int] = []
+        private var nextSpan = 0
+        private var nextExtra = 0
+        /// The next window's start in `edges` (-1: the addresses before the first).
+        private var nextEdge = -1
+        /// The window's bounds, sorted, and the next to give.
+        private var window: [UInt64] = []
+        private var windowPosition = 0
+        private var last: UInt64?
+
+        /// The walk over `index`'s bounds (none when nil) merged with `extra` (ascending).
+        init(_ index: DwarfIndex?, merging extra: [UInt64]) {
+            self.index = index
+            self.extra = extra
+            spans =
+                index.map { ($0.unitRanges.ranges + $0.readRangelessUnits().ranges).sorted { $0.low < $1.low } } ?? []
+            var edges = spans.flatMap { [$0.low, $0.high] }
+            AnswerBoundWalk.sortSmallOrLarge(&edges)
+            var unique = 0
+            for position in edges.indices where unique == 0 || edges[unique - 1] != edges[position] {
+                edges[unique] = edges[position]
+                unique += 1
+            }
+            edges.removeSubrange(unique...)
+            self.edges = edges
+            let unitCount = index?.units.count ?? 0
+            unitBounds = Array(repeating: nil, count: unitCount)
+            unitCursors = Array(repeating: 0, count: unitCount)
         }
-        for unit in units {
-            if unit.lines == nil { loadLines(unit) }
-            if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
-            if let lines = unit.lines { lines.appendAddresses(to: &bounds) }
-            if let index = unit.index {
-                index.readAllTrees()
-                for span in index.ranges {
-                    bounds.append(span.low)
-                    bounds.append(span.high)
+
+        /// The next bound, or nil after the last.
+        mutating func next() -> UInt64? {
+            while true {
+                while windowPosition < window.count {
+                    let bound = window[windowPosition]
+                    windowPosition += 1
+                    if let last, bound <= last { continue }
+                    last = bound
+                    return bound
                 }
+                guard fillWindow() else { return nil }
             }
         }
+
+        /// Gathers the next window's bounds (the addresses before the first edge, then each window from an edge
+        /// to the next); false after the last.
+        private mutating func fillWindow() -> Bool {
+            window.removeAll(keepingCapacity: true)
+            windowPosition = 0
+            guard nextEdge < edges.count else { return false }
+            if nextEdge < 0 {
+                nextEdge = 0
+                takeExtra(below: edges.first)
+                AnswerBoundWalk.sortSmallOrLarge(&window)
+                return true
+            }
+            let low = edges[nextEdge]
+            nextEdge += 1
+            let high = nextEdge < edges.count ? edges[nextEdge] : nil
+            window.append(low)
+            while nextSpan < spans.count && spans[nextSpan].low <= low {
+                active.append(nextSpan)
+                nextSpan += 1
+            }
+            active.removeAll { spans[$0].high <= low }
+            if let index {
+                for span in active {
+                    let number = Int(spans[span].scope)
+                    if unitBounds[number] == nil { unitBounds[number] = index.answerBounds(of: index.units[number]) }
+                    guard let bounds = unitBounds[number] else { continue }
+                    var cursor = unitCursors[number]
+                    while cursor < bounds.count, high.map({ bounds[cursor] < $0 }) ?? true {
+                        if bounds[cursor] >= low { window.append(bounds[cursor]) }
+                        cursor += 1
+                    }
+                    unitCursors[number] = cursor
+                }
+            }
+            takeExtra(below: high)
+            AnswerBoundWalk.sortSmallOrLarge(&window)
+            return true
+        }
+
+        /// Moves the extra addresses below `high` (all when nil) into the window.
+        private mutating func takeExtra(below high: UInt64?) {
+            while nextExtra < extra.count, high.map({ extra[nextExtra] < $0 }) ?? true {
+                window.append(extra[nextExtra])
+                nextExtra += 1
+            }
+        }
+
+        /// Sorts `values`: a comparison sort for a few, a radix sort for many.
+        static func sortSmallOrLarge(_ values: inout [UInt64]) {
+            if values.count < 512 { values.sort() } else { RadixOrder.sort(&values) }
+        }
+    }
+
+    /// A unit's line rows and scope range bounds, ascending (indexing the unit whole).
+    private func answerBounds(of unit: Unit) -> [UInt64] {
+        if unit.lines == nil { loadLines(unit) }
+        if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
+        var bounds: [UInt64] = []
+        if let lines = unit.lines { lines.appendAddresses(to: &bounds) }
+        if let index = unit.index {
+            index.readAllTrees()
+            for span in index.ranges {
+                bounds.append(span.low)
+                bounds.append(span.high)
+            }
+        }
+        AnswerBoundWalk.sortSmallOrLarge(&bounds)
+        return bounds
     }
 }

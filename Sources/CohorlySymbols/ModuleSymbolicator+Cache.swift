@@ -1,24 +1,17 @@
 extension ModuleSymbolicator {
-    /// Every address where this symbolicator's answer may change, ascending, each once: DWARF's (units, line
-    /// rows, scopes; see ``DwarfIndex/appendAnswerBoundaries(to:)``) and the symbol table's (each symbol's
-    /// start and end). Between two neighbours every address gets the same frames (a symbol's offset aside).
-    /// Indexes every unit. For ``SymbolCacheWriter``.
-    func answerBoundaries() -> [UInt64] {
-        var bounds: [UInt64] = []
-        dwarfIndex?.appendAnswerBoundaries(to: &bounds)
+    /// Every address where this symbolicator's answer may change, ascending and each once: DWARF's (units, line
+    /// rows, scopes; see ``DwarfIndex/AnswerBoundWalk``, which indexes the units as it goes) and the symbol
+    /// table's (each symbol's start and end). Between two neighbours every address gets the same frames (a
+    /// symbol's offset aside). For ``SymbolCacheWriter``.
+    func answerBoundWalk() -> DwarfIndex.AnswerBoundWalk {
         let table = symbols
-        bounds.reserveCapacity(bounds.count + 2 * table.count)
+        var symbolBounds: [UInt64] = []
+        symbolBounds.reserveCapacity(2 * table.count)
         for position in 0..<table.count {
-            bounds.append(table.addresses[position])
-            bounds.append(table.end(at: position))
+            symbolBounds.append(table.addresses[position])
+            symbolBounds.append(table.end(at: position))
         }
-        bounds.sort()
-        var unique = 0
-        for index in bounds.indices where unique == 0 || bounds[unique - 1] != bounds[index] {
-            bounds[unique] = bounds[index]
-            unique += 1
-        }
-        bounds.removeSubrange(unique...)
-        return bounds
+        DwarfIndex.AnswerBoundWalk.sortSmallOrLarge(&symbolBounds)
+        return DwarfIndex.AnswerBoundWalk(dwarfIndex, merging: symbolBounds)
     }
 }

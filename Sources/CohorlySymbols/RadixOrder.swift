@@ -24,6 +24,36 @@ enum RadixOrder {
         }
     }
 
+    /// Sorts `values` ascending (the same passes, the values their own keys: for the symbol cache's writer, whose
+    /// millions of answer bounds a comparison sort took several times as long to order).
+    static func sort(_ values: inout [UInt64]) {
+        var used: UInt64 = 0
+        for value in values { used |= value }
+        let significant = 64 - used.leadingZeroBitCount
+        guard significant > 0, values.count > 1 else { return }
+        var spare = values
+        var counts = [Int](repeating: 0, count: 257)
+        counts.withUnsafeMutableBufferPointer { counts in
+            for shift in stride(from: 0, to: significant, by: 8) {
+                values.withUnsafeBufferPointer { from in
+                    spare.withUnsafeMutableBufferPointer { to in
+                        counts.update(repeating: 0)
+                        for value in from {
+                            counts[Int(truncatingIfNeeded: (value >> UInt64(shift)) & 0xff) &+ 1] &+= 1
+                        }
+                        for digit in 1..<257 { counts[digit] &+= counts[digit &- 1] }
+                        for value in from {
+                            let digit = Int(truncatingIfNeeded: (value >> UInt64(shift)) & 0xff)
+                            to[counts[digit]] = value
+                            counts[digit] &+= 1
+                        }
+                    }
+                }
+                swap(&values, &spare)
+            }
+        }
+    }
+
     /// One pass: `from` ordered by the byte of the key at `shift`, into `to`.
     @inline(__always) private static func pass(
         _ from: UnsafeBufferPointer<Int32>, _ to: UnsafeMutableBufferPointer<Int32>,

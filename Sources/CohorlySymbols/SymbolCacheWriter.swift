@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Makes a symbol cache (``SymbolCacheFormat``) of a module: the answers of its ``ModuleSymbolicator``, asked
 /// once per stretch of addresses where they cannot change (between two neighbouring line rows, scope bounds,
 /// unit bounds or symbol bounds), so that the cache answers every address exactly as the symbolicator does.
@@ -10,6 +12,11 @@ public enum SymbolCacheWriter {
 
     /// The cache of `symbolicator`'s module with its names compressed by `compression` (format version 3 for
     /// zstd, 4 for zlib).
+    ///
+    /// Three kinds of work overlap: this thread looks each stretch up, a thread of its own turns the answers
+    /// into rows (``RowMaker``), and libdispatch's threads make the name blocks. The names stay linkage names
+    /// while the rows are made (``TextTable/keepsNamesMangled``): the name blocks' threads demangle them, and no
+    /// thread waits for a name.
     static func make(
         _ symbolicator: ModuleSymbolicator, buildId: [UInt8]?, compression: SymbolCacheFormat.NameCompression
     ) throws(SymbolsError) -> [UInt8] {
@@ -17,22 +24,60 @@ public enum SymbolCacheWriter {
             throw .badSymbolCache(
                 path: symbolicator.debugFile.path, reason: "the file has no GNU build id to key a symbol cache by")
         }
-        var builder = Builder(names: SymbolCacheNames.Maker(compression: compression))
-        let bounds = symbolicator.answerBoundaries()
-        // The names stay linkage names while the rows are made: the name blocks' threads demangle them, and this
-        // thread never waits for a name.
+        let rows = RowMaker(builder: Builder(names: SymbolCacheNames.Maker(compression: compression)))
         let text = symbolicator.text
         text.keepsNamesMangled = true
         defer { text.keepsNamesMangled = false }
-        var records: [FrameRecord] = []
-        for (position, address) in bounds.enumerated() {
-            records.removeAll(keepingCapacity: true)
-            _ = symbolicator.records(for: address, isReturnAddress: false, into: &records)
-            let next = position + 1 < bounds.count ? bounds[position + 1] : address &+ 1
-            builder.add(address, length: next &- address, frames: records[...], text: text)
+        var lookups = Lookups()
+        var walk = symbolicator.answerBoundWalk()
+        // Each stretch runs to the next bound; the last one is a single byte.
+        var bound = walk.next()
+        while let start = bound {
+            bound = walk.next()
+            lookups.lookUp(start, length: bound.map { $0 &- start } ?? 1, in: symbolicator, rows: rows)
         }
+        rows.take(lookups.stretches)
+        var builder = rows.finish()
         builder.closeBlock()
         return builder.bytes(buildId: buildId, sourceRoot: symbolicator.sourceRoot)
+    }
+
+    /// The looking-up thread's side: stretches looked up and not handed over yet, and which texts were.
+    private struct Lookups {
+        var stretches = Stretches()
+        /// Per text number: whether its bytes went to the row maker with an earlier stretch.
+        var handedOver: [Bool] = []
+
+        /// Looks the stretch of `length` bytes at `address` up, handing the stretches to `rows` when they are
+        /// enough.
+        mutating func lookUp(_ address: UInt64, length: UInt64, in symbolicator: ModuleSymbolicator, rows: RowMaker) {
+            let first = stretches.frames.count
+            _ = symbolicator.records(for: address, isReturnAddress: false, into: &stretches.frames)
+            for index in first..<stretches.frames.count {
+                let frame = stretches.frames[index]
+                handOver(frame.rawFunction >= 0 ? frame.rawFunction : frame.function, symbolicator.text)
+                handOver(frame.file, symbolicator.text)
+            }
+            stretches.ends.append((address, length, stretches.frames.count))
+            if stretches.ends.count == Stretches.capacity {
+                rows.take(stretches)
+                stretches = Stretches()
+            }
+        }
+
+        /// Adds text `number`'s bytes to the stretches when they are the first to name it.
+        private mutating func handOver(_ number: Int32, _ text: TextTable) {
+            guard number >= 0 else { return }
+            if Int(number) >= handedOver.count {
+                handedOver.append(
+                    contentsOf: repeatElement(
+                        false, count: max(Int(number) + 1, 2 * handedOver.count) - handedOver.count))
+            }
+            if !handedOver[Int(number)] {
+                handedOver[Int(number)] = true
+                stretches.texts.append((number, text.stableBytes(number)))
+            }
+        }
     }
 
     /// The cache of the module `codeFile`, from its own DWARF or the debug file `locator` finds for its build id
@@ -41,6 +86,73 @@ public enum SymbolCacheWriter {
         let buildId = try ObjectInfo(path: codeFile).buildId
         let symbolicator = try ModuleSymbolicator.open(codeFile: codeFile, buildId: buildId, locator: locator)
         return try make(symbolicator, buildId: buildId)
+    }
+
+    /// Consecutive stretches looked up, handed to the row maker together: each one's start, length and where its
+    /// frames end in `frames`, and the bytes of the texts its frames name for the first time. The bytes stay
+    /// where they are while the symbolicator lives (names in its mapped files, paths in its text table's kept
+    /// blocks: ``TextTable/stableBytes(_:)``), and the writer waits for the row maker before it returns, hence
+    /// `@unchecked Sendable`.
+    private struct Stretches: @unchecked Sendable {
+        /// Stretches per hand-over (about 0.5 MB of frames).
+        static let capacity = 4096
+        var ends: [(start: UInt64, length: UInt64, framesEnd: Int)] = []
+        var frames: [FrameRecord] = []
+        var texts: [(number: Int32, bytes: UnsafeBufferPointer<UInt8>)] = []
+
+        init() {
+            ends.reserveCapacity(Self.capacity)
+            frames.reserveCapacity(3 * Self.capacity)
+        }
+    }
+
+    /// Turns stretches into rows on a thread of its own (a serial queue), in the order they are taken; at most
+    /// ``inFlight`` hand-overs wait at once (the looking-up thread waits past that), so memory stays bounded
+    /// when the rows fall behind. The builder is touched only on the queue until ``finish()`` has waited for it,
+    /// hence `@unchecked Sendable`.
+    private final class RowMaker: @unchecked Sendable {
+        private var builder: Builder
+        /// The bytes of the texts the frames name, by text number.
+        private var texts: [UnsafeBufferPointer<UInt8>] = []
+        private let queue = DispatchQueue(label: "cohorly.symbols.cache-rows")
+        private let room = DispatchSemaphore(value: RowMaker.inFlight)
+        static let inFlight = 8
+
+        init(builder: Builder) { self.builder = builder }
+
+        func take(_ stretches: Stretches) {
+            room.wait()
+            queue.async { [self] in
+                add(stretches)
+                room.signal()
+            }
+        }
+
+        private func add(_ stretches: Stretches) {
+            for (number, bytes) in stretches.texts {
+                if Int(number) >= texts.count {
+                    texts.append(
+                        contentsOf: repeatElement(
+                            UnsafeBufferPointer(start: nil, count: 0), count: Int(number) + 1 - texts.count))
+                }
+                texts[Int(number)] = bytes
+            }
+            stretches.frames.withUnsafeBufferPointer { frames in
+                var start = 0
+                for end in stretches.ends {
+                    builder.add(
+                        end.start, length: end.length,
+                        frames: UnsafeBufferPointer(rebasing: frames[start..<end.framesEnd]), texts: texts)
+                    start = end.framesEnd
+                }
+            }
+        }
+
+        /// The builder, once every stretch taken is in its rows.
+        func finish() -> Builder {
+            queue.sync {}
+            return builder
+        }
     }
 
     /// One frame of a row, as the cache numbers it.
@@ -84,7 +196,12 @@ public enum SymbolCacheWriter {
 
         init(names: SymbolCacheNames.Maker) { self.names = names }
 
-        mutating func add(_ address: UInt64, length: UInt64, frames: ArraySlice<FrameRecord>, text: TextTable) {
+        /// Adds the stretch of `length` bytes at `address` whose frames (innermost first) are `frames`, their texts'
+        /// bytes in `texts` by number.
+        mutating func add(
+            _ address: UInt64, length: UInt64, frames: UnsafeBufferPointer<FrameRecord>,
+            texts: [UnsafeBufferPointer<UInt8>]
+        ) {
             guard !frames.isEmpty else {
                 closeBlock()
                 return
@@ -93,7 +210,7 @@ public enum SymbolCacheWriter {
             for record in frames.reversed() {
                 chain.append(
                     Frame(
-                        name: name(record, text), file: file(record.file, text), line: record.line,
+                        name: name(record, texts), file: file(record.file, texts), line: record.line,
                         column: record.column, isInlined: record.isInlined, symbolOffset: record.symbolOffset))
             }
             if let last = block.last, last.start &+ last.length == address, continues(last) {
@@ -110,10 +227,12 @@ public enum SymbolCacheWriter {
         /// Whether `chain` is `row`'s answer carried on (a symbol's offset grown by the row's length).
         func continues(_ row: Row) -> Bool {
             guard row.frames.count == chain.count else { return false }
-            for (before, now) in zip(blockFrames[row.frames], chain) {
-                var expected = before
-                if let offset = before.symbolOffset { expected.symbolOffset = offset &+ row.length }
-                if expected != now { return false }
+            var depth = 0
+            for index in row.frames {
+                var expected = blockFrames[index]
+                if let offset = expected.symbolOffset { expected.symbolOffset = offset &+ row.length }
+                if expected != chain[depth] { return false }
+                depth += 1
             }
             return true
         }
@@ -121,29 +240,27 @@ public enum SymbolCacheWriter {
         /// The cache's number of a frame's name, numbering it when it is new. A name with a raw (linkage) form
         /// is handed over as that, to be demangled with its block (the symbolicator keeps names mangled while the
         /// cache is made: its readable form is the raw one demangled, as the symbolicator makes it otherwise).
-        mutating func name(_ record: FrameRecord, _ text: TextTable) -> Int32 {
+        mutating func name(_ record: FrameRecord, _ texts: [UnsafeBufferPointer<UInt8>]) -> Int32 {
             let number = Int32(truncatingIfNeeded: names.count)
             guard record.rawFunction >= 0 else {
                 guard record.function >= 0 else { return -1 }
                 if let known = readableOnlyNumbers[record.function] { return known }
-                text.withView {
-                    names.add(readable: $0[record.function], raw: UnsafeBufferPointer(start: nil, count: 0))
-                }
+                names.add(readable: texts[Int(record.function)], raw: UnsafeBufferPointer(start: nil, count: 0))
                 readableOnlyNumbers[record.function] = number
                 return number
             }
             let raw = Int(record.rawFunction)
             if raw < nameNumbers.count, nameNumbers[raw] >= 0 { return nameNumbers[raw] }
-            text.withView { names.add(readable: nil, raw: $0[record.rawFunction]) }
+            names.add(readable: nil, raw: texts[raw])
             Self.set(&nameNumbers, raw, number)
             return number
         }
 
-        mutating func file(_ number: Int32, _ text: TextTable) -> Int32 {
+        mutating func file(_ number: Int32, _ texts: [UnsafeBufferPointer<UInt8>]) -> Int32 {
             guard number >= 0 else { return -1 }
             if Int(number) < fileNumbers.count, fileNumbers[Int(number)] >= 0 { return fileNumbers[Int(number)] }
             let made = Int32(files.count)
-            text.withView { files.append(Array($0[number])) }
+            files.append(Array(texts[Int(number)]))
             Self.set(&fileNumbers, Int(number), made)
             return made
         }

@@ -321,6 +321,13 @@ package final class TextTable {
         return number
     }
 
+    /// The bytes of text `number`, which stay where they are while the table lives: a path, or a name kept as
+    /// it is in a mapped file (while ``keepsNamesMangled``, every name added). Not for a name being demangled
+    /// or one that can be dropped (its bytes may go).
+    func stableBytes(_ number: Int32) -> UnsafeBufferPointer<UInt8> {
+        spans[Int(number)].bytes
+    }
+
     /// The text numbered `number`, or nil for -1.
     package func string(_ number: Int32) -> String? {
         guard number >= 0 else { return nil }
