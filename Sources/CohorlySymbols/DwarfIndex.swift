@@ -564,7 +564,14 @@ extension DwarfIndex {
     /// which looks each stretch between two bounds up as it comes: the walk goes through the file a window at a
     /// time (between two neighbouring unit range bounds) and indexes a unit when it first reaches one of its
     /// ranges, so indexing and lookups take turns rather than every unit being indexed first.
+    ///
+    /// Should more than ``mostActiveSpans`` unit ranges cover one window (ranges nested or overlapping, as a
+    /// hostile file can make them), the walk indexes every unit at once and gives the rest of the file's bounds
+    /// from one sorted list instead: a window costs the ranges covering it, and this keeps the whole walk
+    /// O(n log n) in the bounds.
     struct AnswerBoundWalk {
+        /// The most unit ranges covering one window before the walk goes over to one list for the rest.
+        let mostActiveSpans: Int
         private let index: DwarfIndex?
         private let extra: [UInt64]
         /// The ranges that choose a unit (units' own and, where none has the address, rangeless units'
@@ -586,7 +593,8 @@ extension DwarfIndex {
         private var last: UInt64?
 
         /// The walk over `index`'s bounds (none when nil) merged with `extra` (ascending).
-        init(_ index: DwarfIndex?, merging extra: [UInt64]) {
+        init(_ index: DwarfIndex?, merging extra: [UInt64], mostActiveSpans: Int = 64) {
+            self.mostActiveSpans = mostActiveSpans
             self.index = index
             self.extra = extra
             spans =
@@ -640,6 +648,10 @@ extension DwarfIndex {
                 nextSpan += 1
             }
             active.removeAll { spans[$0].high <= low }
+            if active.count > mostActiveSpans {
+                takeTheRest(from: low)
+                return true
+            }
             if let index {
                 for span in active {
                     let number = Int(spans[span].scope)
@@ -656,6 +668,24 @@ extension DwarfIndex {
             takeExtra(below: high)
             AnswerBoundWalk.sortSmallOrLarge(&window)
             return true
+        }
+
+        /// Makes the window every bound from `low` on: every unit's (indexing those not indexed yet), the edges
+        /// and the extra addresses, sorted; the walk ends with it. A unit's bounds outside its ranges are in it
+        /// too: they change no answer, and the stretches on both sides of one are the same row.
+        private mutating func takeTheRest(from low: UInt64) {
+            window.append(contentsOf: edges[(nextEdge - 1)...])
+            nextEdge = edges.count
+            if let index {
+                for number in unitBounds.indices {
+                    if unitBounds[number] == nil { unitBounds[number] = index.answerBounds(of: index.units[number]) }
+                    guard let bounds = unitBounds[number] else { continue }
+                    window.append(contentsOf: bounds[unitCursors[number]...].lazy.filter { $0 >= low })
+                    unitCursors[number] = bounds.count
+                }
+            }
+            takeExtra(below: nil)
+            AnswerBoundWalk.sortSmallOrLarge(&window)
         }
 
         /// Moves the extra addresses below `high` (all when nil) into the window.

@@ -3,7 +3,8 @@ extension ModuleSymbolicator {
     /// rows, scopes; see ``DwarfIndex/AnswerBoundWalk``, which indexes the units as it goes) and the symbol
     /// table's (each symbol's start and end). Between two neighbours every address gets the same frames (a
     /// symbol's offset aside). For ``SymbolCacheWriter``.
-    func answerBoundWalk() -> DwarfIndex.AnswerBoundWalk {
+    /// `mostActiveSpans`: see ``DwarfIndex/AnswerBoundWalk/mostActiveSpans`` (tests lower it).
+    func answerBoundWalk(mostActiveSpans: Int = 64) -> DwarfIndex.AnswerBoundWalk {
         let table = symbols
         var symbolBounds: [UInt64] = []
         symbolBounds.reserveCapacity(2 * table.count)
@@ -12,6 +13,6 @@ extension ModuleSymbolicator {
             symbolBounds.append(table.end(at: position))
         }
         DwarfIndex.AnswerBoundWalk.sortSmallOrLarge(&symbolBounds)
-        return DwarfIndex.AnswerBoundWalk(dwarfIndex, merging: symbolBounds)
+        return DwarfIndex.AnswerBoundWalk(dwarfIndex, merging: symbolBounds, mostActiveSpans: mostActiveSpans)
     }
 }

@@ -11,14 +11,15 @@ public enum SymbolCacheWriter {
     }
 
     /// The cache of `symbolicator`'s module with its names compressed by `compression` (format version 3 for
-    /// zstd, 4 for zlib).
+    /// zstd, 4 for zlib); `mostActiveSpans` as ``DwarfIndex/AnswerBoundWalk/mostActiveSpans`` (tests lower it).
     ///
     /// Three kinds of work overlap: this thread looks each stretch up, a thread of its own turns the answers
     /// into rows (``RowMaker``), and libdispatch's threads make the name blocks. The names stay linkage names
     /// while the rows are made (``TextTable/keepsNamesMangled``): the name blocks' threads demangle them, and no
     /// thread waits for a name.
     static func make(
-        _ symbolicator: ModuleSymbolicator, buildId: [UInt8]?, compression: SymbolCacheFormat.NameCompression
+        _ symbolicator: ModuleSymbolicator, buildId: [UInt8]?, compression: SymbolCacheFormat.NameCompression,
+        mostActiveSpans: Int = 64
     ) throws(SymbolsError) -> [UInt8] {
         guard let buildId, !buildId.isEmpty else {
             throw .badSymbolCache(
@@ -29,7 +30,7 @@ public enum SymbolCacheWriter {
         text.keepsNamesMangled = true
         defer { text.keepsNamesMangled = false }
         var lookups = Lookups()
-        var walk = symbolicator.answerBoundWalk()
+        var walk = symbolicator.answerBoundWalk(mostActiveSpans: mostActiveSpans)
         // Each stretch runs to the next bound; the last one is a single byte.
         var bound = walk.next()
         while let start = bound {

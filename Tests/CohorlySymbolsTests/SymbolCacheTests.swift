@@ -241,6 +241,23 @@ import Testing
         }
     }
 
+    /// The walk over the answer bounds, when it gives up windows for one sorted list of every unit's bounds (as
+    /// it does for files whose unit ranges overlap too deep), makes the same cache as the windowed walk: forced
+    /// from the first window on.
+    @Test(arguments: ["inline_c", "templates", "shop_release", "shop_debug"])
+    func theWalkWithoutWindowsMakesTheSameCache(_ name: String) throws {
+        let file = try Fixtures.get().path(name)
+        let buildId = try ObjectInfo(path: file).buildId
+        let windowed = try SymbolCacheWriter.make(
+            try ModuleSymbolicator(debugFile: file), buildId: buildId, compression: .zstd)
+        for mostActiveSpans in [-1, 0] {
+            let whole = try SymbolCacheWriter.make(
+                try ModuleSymbolicator(debugFile: file), buildId: buildId, compression: .zstd,
+                mostActiveSpans: mostActiveSpans)
+            #expect(whole == windowed, "\(name), at most \(mostActiveSpans) ranges a window")
+        }
+    }
+
     @Test func noCacheWithoutBuildId() throws {
         let fixtures = try Fixtures.get()
         #expect(throws: SymbolsError.self) { try Self.makeCache(fixtures.path("inline_noid"), name: "noid") }
