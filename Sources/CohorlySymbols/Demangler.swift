@@ -77,20 +77,6 @@ public enum Demangler {
         return body(demangled)
     }
 
-    /// The readable form of the linkage name whose bytes (no NUL) are `mangled`, as ``readableCopy(_:)`` makes
-    /// it; nil when it is not mangled or cannot be demangled.
-    static func readable(ofMangled mangled: [UInt8]) -> [UInt8]? {
-        var terminated = mangled
-        terminated.append(0)
-        return terminated.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { name -> [UInt8]? in
-                guard let start = name.baseAddress, let made = readableCopy(start) else { return nil }
-                defer { free(made) }
-                return Array(UnsafeRawBufferPointer(start: made, count: strlen(made)))
-            }
-        }
-    }
-
     /// The readable form of a NUL-terminated name in memory from `malloc` (the caller frees it), or nil when the
     /// name is not mangled or cannot be demangled. Safe on any thread.
     static func readableCopy(_ name: UnsafePointer<CChar>) -> UnsafeMutablePointer<CChar>? {

@@ -558,7 +558,7 @@ final class DwarfIndex {
 extension DwarfIndex {
     /// Every address where ``lookup(_:into:)``'s answer may change, ascending and each once, merged with other
     /// ascending addresses (where the caller's answer changes too: the symbol table's bounds). Those are the units'
-    /// range bounds and, inside each unit's ranges, its line rows and its scopes' range bounds: between two
+    /// range bounds and, inside each unit's ranges, the line rows where the place changes and its scopes' range bounds: between two
     /// neighbours the same unit, row and inline chain answer. A unit's rows and scopes outside its own ranges are
     /// left out (another unit answers there, or none). For the symbol cache's writer (``SymbolCacheWriter``),
     /// which looks each stretch between two bounds up as it comes: the walk goes through the file a window at a
@@ -702,12 +702,12 @@ extension DwarfIndex {
         }
     }
 
-    /// A unit's line rows and scope range bounds, ascending (indexing the unit whole).
+    /// A unit's line rows where the place changes and its scope range bounds, ascending (indexing the unit whole).
     private func answerBounds(of unit: Unit) -> [UInt64] {
         if unit.lines == nil { loadLines(unit) }
         if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
         var bounds: [UInt64] = []
-        if let lines = unit.lines { lines.appendAddresses(to: &bounds) }
+        if let lines = unit.lines { lines.appendPlaceChanges(to: &bounds) }
         if let index = unit.index {
             index.readAllTrees()
             for span in index.ranges {

@@ -109,13 +109,19 @@ final class LineTable {
         }
     }
 
-    /// Appends every row's address, in order (the symbol cache's writer: where a lookup's row changes).
-    func appendAddresses(to bounds: inout [UInt64]) {
-        if addresses.isEmpty {
-            bounds.reserveCapacity(bounds.count + offsets.count)
-            for offset in offsets { bounds.append(base + UInt64(offset)) }
-        } else {
-            bounds.append(contentsOf: addresses)
+    /// Appends, in order, the address of every row whose place (line, column, file, or the end of a sequence)
+    /// is not the place of the row before it: where ``row(at:)``'s answer may change (the symbol cache's writer).
+    /// Where all the rows at an address have the places of the rows before them, the row covering the address
+    /// before it has the place of the last of them, which answers from there on: nothing changes at it. In Swift
+    /// code about half the rows repeat the place before them (a statement's flags change, not its place).
+    func appendPlaceChanges(to bounds: inout [UInt64]) {
+        for index in places.indices {
+            if index > 0 {
+                let place = places[index]
+                let before = places[index - 1]
+                if place.line == before.line && place.column == before.column && place.file == before.file { continue }
+            }
+            bounds.append(addresses.isEmpty ? base + UInt64(offsets[index]) : addresses[index])
         }
     }
 

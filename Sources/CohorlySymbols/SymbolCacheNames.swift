@@ -1,3 +1,4 @@
+import CDwarf
 import CZlib
 import CZstd
 import CohorlyCrashModel
@@ -14,11 +15,12 @@ import Synchronization
 /// while the writer's thread goes on with the rows: the writer hands over linkage names as they are, and the
 /// block's thread demangles them.
 enum SymbolCacheNames {
-    /// A name as the writer numbers it: its raw (linkage) form, possibly empty, and its readable form, or nil
-    /// when that is the raw form demangled (``Demangler/readable(ofMangled:)``, made with the block).
+    /// A name as the writer numbers it: its raw (linkage) form, possibly empty, NUL-terminated (as the block
+    /// stores it), and its readable form, or nil when that is the raw form demangled (as
+    /// ``Demangler/readableCopy(_:)`` makes it, with the block).
     struct Name: Sendable {
         var readable: [UInt8]?
-        var raw: [UInt8]
+        var rawWithNUL: [UInt8]
     }
 
     /// A block of names made: their flags, the block compressed, and its size inflated.
@@ -50,7 +52,11 @@ enum SymbolCacheNames {
         /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on):
         /// `readable`, or when nil `raw` demangled.
         mutating func add(readable: UnsafeBufferPointer<UInt8>?, raw: UnsafeBufferPointer<UInt8>) {
-            pending.append(Name(readable: readable.map { Array($0) }, raw: Array(raw)))
+            var rawWithNUL = [UInt8]()
+            rawWithNUL.reserveCapacity(raw.count + 1)
+            rawWithNUL += raw
+            rawWithNUL.append(0)
+            pending.append(Name(readable: readable.map { Array($0) }, rawWithNUL: rawWithNUL))
             count += 1
             if pending.count == SymbolCacheFormat.namesPerBlock { submit() }
         }
@@ -147,17 +153,25 @@ enum SymbolCacheNames {
         var flags: [UInt8] = []
         flags.reserveCapacity(names.count)
         var plain: [UInt8] = []
-        plain.reserveCapacity(names.reduce(0) { $0 + 3 * $1.raw.count + ($1.readable?.count ?? 0) + 2 })
+        plain.reserveCapacity(names.reduce(0) { $0 + 3 * $1.rawWithNUL.count + ($1.readable?.count ?? 0) + 1 })
+        var scratch = [CChar](repeating: 0, count: 4096)
         for name in names {
-            let readable = name.readable ?? Demangler.readable(ofMangled: name.raw) ?? name.raw
-            var kind: SymbolCacheFormat.NameFlags = []
-            if isCompilerMade(readable) { kind.insert(.compilerMade) }
-            if readable.starts(with: runtimeFailurePrefix) { kind.insert(.runtimeFailure) }
+            let start = plain.count
+            if let readable = name.readable {
+                plain += readable
+            } else {
+                appendReadable(of: name.rawWithNUL, to: &plain, scratch: &scratch)
+            }
+            let kind = plain.withUnsafeBufferPointer { bytes in
+                let readable = UnsafeBufferPointer(rebasing: bytes[start...])
+                var kind: SymbolCacheFormat.NameFlags = []
+                if isCompilerMade(readable) { kind.insert(.compilerMade) }
+                if readable.starts(with: runtimeFailurePrefix) { kind.insert(.runtimeFailure) }
+                return kind
+            }
             flags.append(kind.rawValue)
-            plain += readable
             plain.append(0)
-            plain += name.raw
-            plain.append(0)
+            plain += name.rawWithNUL
         }
         let compressed: [UInt8]
         switch compression {
@@ -201,6 +215,42 @@ enum SymbolCacheNames {
         }
     }
 
+    /// Appends the readable form of the NUL-terminated linkage name `raw` (as ``Demangler/readableCopy(_:)``
+    /// makes it) to `plain`, or the name itself when it is not mangled or cannot be demangled. A Swift name is
+    /// demangled into `scratch` (grown when too small), so no name allocates a copy of its own.
+    static func appendReadable(of raw: [UInt8], to plain: inout [UInt8], scratch: inout [CChar]) {
+        let length = max(raw.count - 1, 0)
+        let appended = raw.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { name -> Bool in
+                guard let mangled = name.baseAddress, raw.last == 0 else { return false }
+                guard Demangler.hasSwiftPrefix(mangled, length) else {
+                    guard let made = Demangler.readableCopy(mangled) else { return false }
+                    defer { free(made) }
+                    plain += UnsafeRawBufferPointer(start: made, count: strlen(made))
+                    return true
+                }
+                for _ in 0..<2 {
+                    var capacity = scratch.count
+                    let made = scratch.withUnsafeMutableBufferPointer {
+                        swift_demangle(mangled, length, $0.baseAddress, &capacity, 0) != nil
+                    }
+                    guard made else { return false }
+                    if capacity > scratch.count {  // cut short: `capacity` is the size needed
+                        scratch = [CChar](repeating: 0, count: capacity)
+                        continue
+                    }
+                    scratch.withUnsafeBufferPointer {
+                        guard let start = $0.baseAddress else { return }
+                        plain += UnsafeRawBufferPointer(start: start, count: strlen(start))
+                    }
+                    return true
+                }
+                return false
+            }
+        }
+        if !appended { plain += raw.prefix(length) }
+    }
+
     /// The start of a Swift runtime trap's artificial frame's name.
     private static let runtimeFailurePrefix = Array("Swift runtime failure: ".utf8)
 
@@ -211,26 +261,29 @@ enum SymbolCacheNames {
     /// Other names are parsed by ``AppCode/isCompilerMade(_:)`` (the parse walks the string by characters: it
     /// was a tenth of the writer's work on swift-format, where a quarter of the names pass the pre-check).
     static func isCompilerMade(_ bytes: [UInt8]) -> Bool {
-        guard mayBeCompilerMade(bytes) else { return false }
-        let readable = { String(decoding: bytes, as: UTF8.self) }
-        return bytes.withUnsafeBufferPointer { name in
-            guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 }) else {
+        bytes.withUnsafeBufferPointer { isCompilerMade($0) }
+    }
+
+    /// ``isCompilerMade(_:)-([UInt8])`` of the bytes of a name in place.
+    static func isCompilerMade(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard mayBeCompilerMade(name) else { return false }
+        let readable = { String(decoding: name, as: UTF8.self) }
+        guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 }) else {
+            return AppCode.isCompilerMade(readable())
+        }
+        func starts(_ word: [UInt8], at start: Int = 0) -> Bool {
+            start + word.count <= name.count && memcmp(base + start, word, word.count) == 0
+        }
+        if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable()) }
+        if let found = memchr(base, 0x3c, name.count) {  // "<"
+            let open = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            let isSpecialization =
+                open >= specialization.count && starts(specialization, at: open - specialization.count)
+            if isSpecialization && memmemBytes(base, open, of: spacedOf) == nil {
                 return AppCode.isCompilerMade(readable())
             }
-            func starts(_ word: [UInt8], at start: Int = 0) -> Bool {
-                start + word.count <= name.count && memcmp(base + start, word, word.count) == 0
-            }
-            if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable()) }
-            if let found = memchr(base, 0x3c, name.count) {  // "<"
-                let open = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                let isSpecialization =
-                    open >= specialization.count && starts(specialization, at: open - specialization.count)
-                if isSpecialization && memmemBytes(base, open, of: spacedOf) == nil {
-                    return AppCode.isCompilerMade(readable())
-                }
-            }
-            return compilerMadePrefixes.contains { starts($0) }
         }
+        return compilerMadePrefixes.contains { starts($0) }
     }
 
     /// Where `word` first occurs in the `count` bytes at `base`, or nil.
@@ -256,27 +309,30 @@ enum SymbolCacheNames {
     /// ``AppCode/isCompilerMade(_:)`` (a parse of the string, much slower than these byte searches) is asked
     /// only then; it holds for about a quarter of swift-format's names.
     static func mayBeCompilerMade(_ name: [UInt8]) -> Bool {
-        name.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-            func hasPrefix(at start: Int) -> Bool {
-                compilerMadePrefixes.contains {
-                    start + $0.count <= bytes.count && memcmp(base + start, $0, $0.count) == 0
-                }
+        name.withUnsafeBufferPointer { mayBeCompilerMade($0) }
+    }
+
+    /// ``mayBeCompilerMade(_:)-([UInt8])`` of the bytes of a name in place.
+    static func mayBeCompilerMade(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        func hasPrefix(at start: Int) -> Bool {
+            compilerMadePrefixes.contains {
+                start + $0.count <= bytes.count && memcmp(base + start, $0, $0.count) == 0
             }
-            if hasPrefix(at: 0) { return true }
-            // The words end with a space: only after a space can a prefix count (one scan, not one per prefix).
-            var at = 0
-            while at < bytes.count, let found = memchr(base + at, 0x20, bytes.count - at) {
-                let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
-                if coreStarts.contains(where: { end >= $0.count && memcmp(base + end - $0.count, $0, $0.count) == 0 })
-                    && hasPrefix(at: end)
-                {
-                    return true
-                }
-                at = end
-            }
-            return false
         }
+        if hasPrefix(at: 0) { return true }
+        // The words end with a space: only after a space can a prefix count (one scan, not one per prefix).
+        var at = 0
+        while at < bytes.count, let found = memchr(base + at, 0x20, bytes.count - at) {
+            let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+            if coreStarts.contains(where: { end >= $0.count && memcmp(base + end - $0.count, $0, $0.count) == 0 })
+                && hasPrefix(at: end)
+            {
+                return true
+            }
+            at = end
+        }
+        return false
     }
 
     /// ``AppCode``'s compiler-made prefixes, as bytes.

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Makes a symbol cache (``SymbolCacheFormat``) of a module: the answers of its ``ModuleSymbolicator``, asked
 /// once per stretch of addresses where they cannot change (between two neighbouring line rows, scope bounds,
@@ -38,7 +39,9 @@ public enum SymbolCacheWriter {
             lookups.lookUp(start, length: bound.map { $0 &- start } ?? 1, in: symbolicator, rows: rows)
         }
         rows.take(lookups.stretches)
-        var builder = rows.finish()
+        guard var builder = rows.finish() else {
+            throw .badSymbolCache(path: symbolicator.debugFile.path, reason: "the rows were not made")  // never: only `add` takes the builder, and gives it back
+        }
         builder.closeBlock()
         return builder.bytes(buildId: buildId, sourceRoot: symbolicator.sourceRoot)
     }
@@ -62,7 +65,7 @@ public enum SymbolCacheWriter {
             stretches.ends.append((address, length, stretches.frames.count))
             if stretches.ends.count == Stretches.capacity {
                 rows.take(stretches)
-                stretches = Stretches()
+                stretches = rows.emptyStretches()
             }
         }
 
@@ -105,18 +108,26 @@ public enum SymbolCacheWriter {
             ends.reserveCapacity(Self.capacity)
             frames.reserveCapacity(3 * Self.capacity)
         }
+
+        /// Empties the stretches, keeping their arrays' room.
+        mutating func removeAll() {
+            ends.removeAll(keepingCapacity: true)
+            frames.removeAll(keepingCapacity: true)
+            texts.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Turns stretches into rows on a thread of its own (a serial queue), in the order they are taken; at most
     /// ``inFlight`` hand-overs wait at once (the looking-up thread waits past that), so memory stays bounded
-    /// when the rows fall behind. The builder is touched only on the queue until ``finish()`` has waited for it,
-    /// hence `@unchecked Sendable`.
+    /// when the rows fall behind, and their arrays come back for the next ones (``emptyStretches()``: no fresh
+    /// memory to fault in per hand-over). The builder is touched only on the queue until ``finish()`` has
+    /// waited for it, hence `@unchecked Sendable`.
     private final class RowMaker: @unchecked Sendable {
-        private var builder: Builder
-        /// The bytes of the texts the frames name, by text number.
-        private var texts: [UnsafeBufferPointer<UInt8>] = []
+        /// The builder, out of this property while a hand-over is added (no access check per stretch).
+        private var builder: Builder?
         private let queue = DispatchQueue(label: "cohorly.symbols.cache-rows")
         private let room = DispatchSemaphore(value: RowMaker.inFlight)
+        private let spent = Mutex<[Stretches]>([])
         static let inFlight = 8
 
         init(builder: Builder) { self.builder = builder }
@@ -129,28 +140,32 @@ public enum SymbolCacheWriter {
             }
         }
 
+        /// Stretches to fill: the arrays of ones added, or new ones.
+        func emptyStretches() -> Stretches {
+            spent.withLock { $0.popLast() } ?? Stretches()
+        }
+
         private func add(_ stretches: Stretches) {
-            for (number, bytes) in stretches.texts {
-                if Int(number) >= texts.count {
-                    texts.append(
-                        contentsOf: repeatElement(
-                            UnsafeBufferPointer(start: nil, count: 0), count: Int(number) + 1 - texts.count))
-                }
-                texts[Int(number)] = bytes
-            }
+            guard var building = builder else { return }
+            builder = nil
+            building.addTexts(stretches.texts)
             stretches.frames.withUnsafeBufferPointer { frames in
                 var start = 0
                 for end in stretches.ends {
-                    builder.add(
+                    building.add(
                         end.start, length: end.length,
-                        frames: UnsafeBufferPointer(rebasing: frames[start..<end.framesEnd]), texts: texts)
+                        frames: UnsafeBufferPointer(rebasing: frames[start..<end.framesEnd]))
                     start = end.framesEnd
                 }
             }
+            builder = building
+            var emptied = stretches
+            emptied.removeAll()
+            spent.withLock { $0.append(emptied) }
         }
 
         /// The builder, once every stretch taken is in its rows.
-        func finish() -> Builder {
+        func finish() -> Builder? {
             queue.sync {}
             return builder
         }
@@ -194,15 +209,27 @@ public enum SymbolCacheWriter {
         /// Files by their number in the symbolicator's text (-1: not numbered yet).
         var fileNumbers: [Int32] = []
         var files: [[UInt8]] = []
+        /// The bytes of the texts the frames name, by text number.
+        var texts: [UnsafeBufferPointer<UInt8>] = []
 
         init(names: SymbolCacheNames.Maker) { self.names = names }
 
+        /// Keeps the bytes of texts named from now on.
+        mutating func addTexts(_ named: [(number: Int32, bytes: UnsafeBufferPointer<UInt8>)]) {
+            for (number, bytes) in named {
+                if Int(number) >= texts.count {
+                    texts.append(
+                        contentsOf: repeatElement(
+                            UnsafeBufferPointer(start: nil, count: 0),
+                            count: max(Int(number) + 1, 2 * texts.count) - texts.count))
+                }
+                texts[Int(number)] = bytes
+            }
+        }
+
         /// Adds the stretch of `length` bytes at `address` whose frames (innermost first) are `frames`, their texts'
-        /// bytes in `texts` by number.
-        mutating func add(
-            _ address: UInt64, length: UInt64, frames: UnsafeBufferPointer<FrameRecord>,
-            texts: [UnsafeBufferPointer<UInt8>]
-        ) {
+        /// bytes kept (``addTexts(_:)``).
+        mutating func add(_ address: UInt64, length: UInt64, frames: UnsafeBufferPointer<FrameRecord>) {
             guard !frames.isEmpty else {
                 closeBlock()
                 return
@@ -211,7 +238,7 @@ public enum SymbolCacheWriter {
             for record in frames.reversed() {
                 chain.append(
                     Frame(
-                        name: name(record, texts), file: file(record.file, texts), line: record.line,
+                        name: name(record), file: file(record.file), line: record.line,
                         column: record.column, isInlined: record.isInlined, symbolOffset: record.symbolOffset))
             }
             if let last = block.last, last.start &+ last.length == address, continues(last) {
@@ -241,7 +268,7 @@ public enum SymbolCacheWriter {
         /// The cache's number of a frame's name, numbering it when it is new. A name with a raw (linkage) form
         /// is handed over as that, to be demangled with its block (the symbolicator keeps names mangled while the
         /// cache is made: its readable form is the raw one demangled, as the symbolicator makes it otherwise).
-        mutating func name(_ record: FrameRecord, _ texts: [UnsafeBufferPointer<UInt8>]) -> Int32 {
+        mutating func name(_ record: FrameRecord) -> Int32 {
             let number = Int32(truncatingIfNeeded: names.count)
             guard record.rawFunction >= 0 else {
                 guard record.function >= 0 else { return -1 }
@@ -257,7 +284,7 @@ public enum SymbolCacheWriter {
             return number
         }
 
-        mutating func file(_ number: Int32, _ texts: [UnsafeBufferPointer<UInt8>]) -> Int32 {
+        mutating func file(_ number: Int32) -> Int32 {
             guard number >= 0 else { return -1 }
             if Int(number) < fileNumbers.count, fileNumbers[Int(number)] >= 0 { return fileNumbers[Int(number)] }
             let made = Int32(files.count)
