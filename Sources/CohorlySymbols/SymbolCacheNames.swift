@@ -254,12 +254,11 @@ enum SymbolCacheNames {
     /// The start of a Swift runtime trap's artificial frame's name.
     private static let runtimeFailurePrefix = Array("Swift runtime failure: ".utf8)
 
-    /// ``AppCode/isCompilerMade(_:)`` of the name whose UTF-8 bytes are `bytes`, read off the bytes where
-    /// that parse is known to come to a plain prefix test: an ASCII name (bytes and characters one to one) that
-    /// starts with neither an async piece's `(` nor `specialized ` and whose words before its first `<` are not a
-    /// specialization's is its own core, so it is compiler-made exactly when a compiler-made prefix starts it.
-    /// Other names are parsed by ``AppCode/isCompilerMade(_:)`` (the parse walks the string by characters: it
-    /// was a tenth of the writer's work on swift-format, where a quarter of the names pass the pre-check).
+    /// ``AppCode/isCompilerMade(_:)`` of the name whose UTF-8 bytes are `bytes`. An ASCII name without a carriage
+    /// return (bytes and characters one to one) goes through the same parse on its bytes
+    /// (``strippingPieceAndSpecialization(_:)``); any other is parsed as a string by ``AppCode`` (which walks it
+    /// by characters: it was a tenth of the writer's work on swift-format, where a quarter of the names pass the
+    /// pre-check and most of those start with `specialized `).
     static func isCompilerMade(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBufferPointer { isCompilerMade($0) }
     }
@@ -267,24 +266,63 @@ enum SymbolCacheNames {
     /// ``isCompilerMade(_:)-([UInt8])`` of the bytes of a name in place.
     static func isCompilerMade(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard mayBeCompilerMade(name) else { return false }
-        let readable = { String(decoding: name, as: UTF8.self) }
-        guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 }) else {
-            return AppCode.isCompilerMade(readable())
+        guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 && $0 != 0x0d }) else {
+            return AppCode.isCompilerMade(String(decoding: name, as: UTF8.self))
         }
-        func starts(_ word: [UInt8], at start: Int = 0) -> Bool {
-            start + word.count <= name.count && memcmp(base + start, word, word.count) == 0
-        }
-        if starts(openParenthesis) || starts(specialized) { return AppCode.isCompilerMade(readable()) }
-        if let found = memchr(base, 0x3c, name.count) {  // "<"
-            let open = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-            let isSpecialization =
-                open >= specialization.count && starts(specialization, at: open - specialization.count)
-            if isSpecialization && memmemBytes(base, open, of: spacedOf) == nil {
-                return AppCode.isCompilerMade(readable())
+        let core = strippingPieceAndSpecialization(UnsafeBufferPointer(start: base, count: name.count))
+        return compilerMadePrefixes.contains { core.starts(with: $0) }
+    }
+
+    /// ``AppCode/strippingPieceAndSpecialization(_:)`` on the bytes of an ASCII name: the same steps, each
+    /// character a byte.
+    static func strippingPieceAndSpecialization(_ name: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>
+    {
+        var rest = name[...]
+        while true {
+            if rest.first == 0x28, let close = rest.firstIndex(of: 0x29),  // "(", ")"
+                rest[(rest.startIndex + 1)..<close].allSatisfy({ (0x30...0x39).contains($0) })
+            {
+                let after = rest[(close + 1)...]
+                guard let piece = pieceWords.first(where: { after.starts(with: $0) }) else { return rest }
+                rest = after.dropFirst(piece.count)
+            } else if rest.starts(with: specialized) {
+                rest = rest.dropFirst(specialized.count)
+            } else if let open = rest.firstIndex(of: 0x3c),  // "<"
+                rest[..<open].reversed().starts(with: specialization.reversed()),
+                memmemBytes(rest[..<open], of: spacedOf) == nil
+            {
+                // Up to the matching `>` (a `->` inside is a function type, not a bracket), then ` of `.
+                var depth = 0
+                var previous: UInt8 = 0x20
+                var end: Int?
+                for index in open..<rest.endIndex {
+                    let byte = rest[index]
+                    if byte == 0x3c { depth += 1 }
+                    if byte == 0x3e && previous != 0x2d {  // ">", "-"
+                        depth -= 1
+                        if depth == 0 {
+                            end = index
+                            break
+                        }
+                    }
+                    previous = byte
+                }
+                guard let end, rest[(end + 1)...].starts(with: spacedOf) else { return rest }
+                rest = rest[(end + 1)...].dropFirst(spacedOf.count)
+            } else {
+                return rest
             }
         }
-        return compilerMadePrefixes.contains { starts($0) }
     }
+
+    /// Where `word` first occurs in `bytes` (its offset from their start), or nil.
+    private static func memmemBytes(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, of word: [UInt8]) -> Int? {
+        guard let base = bytes.base.baseAddress else { return nil }
+        return memmemBytes(base + bytes.startIndex, bytes.count, of: word)
+    }
+
+    private static let pieceWords = [" suspend resume partial function for ", " await resume partial function for "]
+        .map { Array($0.utf8) }
 
     /// Where `word` first occurs in the `count` bytes at `base`, or nil.
     private static func memmemBytes(_ base: UnsafePointer<UInt8>, _ count: Int, of word: [UInt8]) -> Int? {
@@ -298,7 +336,6 @@ enum SymbolCacheNames {
         return nil
     }
 
-    private static let openParenthesis = Array("(".utf8)
     private static let specialized = Array("specialized ".utf8)
     private static let specialization = Array("specialization ".utf8)
     private static let spacedOf = Array(" of ".utf8)
