@@ -557,13 +557,13 @@ final class DwarfIndex {
 
 extension DwarfIndex {
     /// Every address where ``lookup(_:into:)``'s answer may change, ascending and each once, merged with other
-    /// ascending addresses (where the caller's answer changes too: the symbol table's bounds). Those are the units'
-    /// range bounds and, inside each unit's ranges, the line rows where the place changes and its scopes' range bounds: between two
-    /// neighbours the same unit, row and inline chain answer. A unit's rows and scopes outside its own ranges are
-    /// left out (another unit answers there, or none). For the symbol cache's writer (``SymbolCacheWriter``),
-    /// which looks each stretch between two bounds up as it comes: the walk goes through the file a window at a
-    /// time (between two neighbouring unit range bounds) and indexes a unit when it first reaches one of its
-    /// ranges, so indexing and lookups take turns rather than every unit being indexed first.
+    /// ascending addresses (where the caller's answer changes too: the symbol table's bounds). Those are the
+    /// units' range bounds and, inside each unit's ranges, its line rows where the place changes and its scopes'
+    /// range bounds: between two neighbours the same unit, row and inline chain answer. A unit's rows and scopes
+    /// outside its own ranges are left out (another unit answers there, or none). For the symbol cache's writer
+    /// (``SymbolCacheWriter``), which looks each stretch between two bounds up as it comes: the walk goes through
+    /// the file a window at a time (between two neighbouring unit range bounds) and indexes a unit when it first
+    /// reaches one of its ranges, so indexing and lookups take turns rather than every unit being indexed first.
     ///
     /// Should more than ``mostActiveSpans`` unit ranges cover one window (ranges nested or overlapping, as a
     /// hostile file can make them), the walk indexes every unit at once and gives the rest of the file's bounds

@@ -24,8 +24,8 @@ enum SymbolCacheFormat {
         case zstd
     }
 
-    /// The format versions (a reader reads all four): they differ only in how the name blocks are compressed and whether
-    /// each name carries its simplified form. The writer writes version 3, or 4 where libzstd cannot be loaded.
+    /// The format versions (a reader reads all four): they differ only in how the name blocks are compressed and
+    /// whether each name carries its simplified form. The writer writes version 3, or 4 where libzstd cannot be loaded.
     /// Versions 3 and 4 hold no simplified form: no reader ever printed the stored one (a simplified name is made
     /// from the raw one when it is printed, as from DWARF), and making it was a fifth of the writer's work.
     enum Version: UInt32, CaseIterable, Sendable {

@@ -31,9 +31,13 @@ enum SymbolCacheNames {
     }
 
     /// Takes the names in order of their numbers and makes each block once it is full (the last one at
-    /// ``finish()``). A full block waits in a list and a task on the global queue takes one waiting block; at
-    /// ``finish()`` the caller makes the blocks still waiting itself and then waits only for those being made, so
-    /// the cache is made even when no other thread is free (the collector makes caches on its request threads).
+    /// ``finish()``). A full block waits in a list and a task on one of the maker's lanes takes one waiting block;
+    /// at ``finish()`` the caller makes the blocks still waiting itself and then waits only for those being made,
+    /// so the cache is made even when no other thread is free (the collector makes caches on its request threads).
+    ///
+    /// The lanes are serial queues, one per core beyond two (at least one): the writer's looking-up thread and its
+    /// row maker keep theirs. On 2 cores one lane made swift-format's cache in 0.95× the wall time of libdispatch's
+    /// global queue (the median of 25 pairs taking turns), which ran 3 threads of blocks beside the other two.
     struct Maker {
         /// How many names were added.
         private(set) var count = 0
@@ -42,11 +46,14 @@ enum SymbolCacheNames {
         private var pending: [Name] = []
         private var submitted = 0
         private let work: NameWork
+        private let lanes: [DispatchQueue]
 
         /// A maker compressing with `compression` (by default zstd when libzstd can be loaded, else zlib).
         init(compression: SymbolCacheFormat.NameCompression = SymbolCacheNames.availableCompression) {
             self.compression = compression
             work = NameWork(compression: compression)
+            let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            lanes = (0..<max(1, cores - 2)).map { DispatchQueue(label: "cohorly.symbols.cache-names.\($0)") }
         }
 
         /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on):
@@ -67,7 +74,7 @@ enum SymbolCacheNames {
             pending = []
             pending.reserveCapacity(SymbolCacheFormat.namesPerBlock)
             let work = self.work
-            DispatchQueue.global().async { work.makeOne() }
+            lanes[submitted % lanes.count].async { work.makeOne() }
         }
 
         /// Every name's flags, the block table and the blocks' data, once every block is made.

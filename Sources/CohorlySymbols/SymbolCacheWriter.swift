@@ -39,8 +39,9 @@ public enum SymbolCacheWriter {
             lookups.lookUp(start, length: bound.map { $0 &- start } ?? 1, in: symbolicator, rows: rows)
         }
         rows.take(lookups.stretches)
+        // Never nil: only the row maker's `add` takes the builder out, and it puts it back.
         guard var builder = rows.finish() else {
-            throw .badSymbolCache(path: symbolicator.debugFile.path, reason: "the rows were not made")  // never: only `add` takes the builder, and gives it back
+            throw .badSymbolCache(path: symbolicator.debugFile.path, reason: "the rows were not made")
         }
         builder.closeBlock()
         return builder.bytes(buildId: buildId, sourceRoot: symbolicator.sourceRoot)
