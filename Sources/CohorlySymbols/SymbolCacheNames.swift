@@ -11,8 +11,8 @@ import Synchronization
 
 /// The names part of a symbol cache: each name's flags, and the names (readable and raw) in compressed blocks
 /// (zstd; zlib when libzstd cannot be loaded: ``SymbolCacheFormat/Version``). Demangling and compressing are much
-/// of the writer's work, so each block is made on libdispatch's global queue as soon as its names are numbered,
-/// while the writer's thread goes on with the rows: the writer hands over linkage names as they are, and the
+/// of the writer's work, so each block is made on a thread of its own (``Maker``'s lanes) as soon as its names are
+/// numbered, while the writer goes on with the rows: the writer hands over linkage names as they are, and the
 /// block's thread demangles them.
 enum SymbolCacheNames {
     /// A name as the writer numbers it: its raw (linkage) form, possibly empty, NUL-terminated (as the block
@@ -52,8 +52,9 @@ enum SymbolCacheNames {
         init(compression: SymbolCacheFormat.NameCompression = SymbolCacheNames.availableCompression) {
             self.compression = compression
             work = NameWork(compression: compression)
-            let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-            lanes = (0..<max(1, cores - 2)).map { DispatchQueue(label: "cohorly.symbols.cache-names.\($0)") }
+            lanes = (0..<max(1, Processors.online - 2)).map {
+                DispatchQueue(label: "cohorly.symbols.cache-names.\($0)")
+            }
         }
 
         /// Adds the next name (copying its bytes: the symbolicator's text may change once the writer goes on):
@@ -273,10 +274,10 @@ enum SymbolCacheNames {
     /// ``isCompilerMade(_:)-([UInt8])`` of the bytes of a name in place.
     static func isCompilerMade(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard mayBeCompilerMade(name) else { return false }
-        guard let base = name.baseAddress, name.allSatisfy({ $0 < 0x80 && $0 != 0x0d }) else {
+        guard name.allSatisfy({ $0 < 0x80 && $0 != 0x0d }) else {
             return AppCode.isCompilerMade(String(decoding: name, as: UTF8.self))
         }
-        let core = strippingPieceAndSpecialization(UnsafeBufferPointer(start: base, count: name.count))
+        let core = strippingPieceAndSpecialization(name)
         return compilerMadePrefixes.contains { core.starts(with: $0) }
     }
 

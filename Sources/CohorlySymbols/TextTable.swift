@@ -1,5 +1,4 @@
 import CDwarf
-import CZlib  // since CohorlySymbols uses zlib (the symbol cache), `sysconf`'s names come through its <unistd.h>
 import Dispatch
 import Synchronization
 
@@ -89,7 +88,7 @@ package final class TextTable {
     private let group = DispatchGroup()
     /// One background thread: the caller's thread keeps looking addresses up on the other core.
     private lazy var worker = DispatchQueue(label: "cohorly.symbols.demangle")
-    static let hasSeveralCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
+    static let hasSeveralCores = Processors.online > 1
     /// Whether names may be demangled on libdispatch's background thread (default true). The detached crash
     /// sender turns it off: it runs before `main`, where in a statically linked program libdispatch is not started
     /// yet and work handed to a queue never runs (the caller then makes every name itself, and waits for nothing).
