@@ -172,7 +172,9 @@ final class DwarfIndex {
         for number in rangelessUnits {
             let unit = units[Int(number)]
             let index = UnitIndex(unitDie: unit.die, scanner: scanner(unit.die, version: unit.version))
-            unit.index = index
+            // Kept only with functions: no address leads to a unit without (swift-format has 927 units without
+            // ranges, most of them without code).
+            if !index.functionRanges.isEmpty { unit.index = index }
             for range in index.functionRanges { all.append(.init(low: range.low, high: range.high, scope: number)) }
         }
         let made = SortedRanges(all)
@@ -581,6 +583,12 @@ extension DwarfIndex {
         /// Per unit: its bounds in order, made when the walk first reaches it, and the first not taken yet.
         private var unitBounds: [[UInt64]?]
         private var unitCursors: [Int]
+        /// Per unit: how many of its spans the walk has not passed yet. A unit whose spans are all passed is let
+        /// go (its index, line rows and bounds) one window later, once the stretch before the window is looked
+        /// up: the walk never comes back to it, and its memory serves the units after it.
+        private var spansLeft: [Int32]
+        private var passedUnits: [Int] = []
+        private var unitsToLetGo: [Int] = []
         /// The spans covering the window.
         private var active: [Int] = []
         private var nextSpan = 0
@@ -611,6 +619,8 @@ extension DwarfIndex {
             let unitCount = index?.units.count ?? 0
             unitBounds = Array(repeating: nil, count: unitCount)
             unitCursors = Array(repeating: 0, count: unitCount)
+            spansLeft = Array(repeating: 0, count: unitCount)
+            for span in spans where Int(span.scope) < unitCount { spansLeft[Int(span.scope)] &+= 1 }
         }
 
         /// The next bound, or nil after the last.
@@ -632,6 +642,7 @@ extension DwarfIndex {
         private mutating func fillWindow() -> Bool {
             window.removeAll(keepingCapacity: true)
             windowPosition = 0
+            letGoOfPassedUnits()
             guard nextEdge < edges.count else { return false }
             if nextEdge < 0 {
                 nextEdge = 0
@@ -647,7 +658,15 @@ extension DwarfIndex {
                 active.append(nextSpan)
                 nextSpan += 1
             }
-            active.removeAll { spans[$0].high <= low }
+            active.removeAll { span in
+                guard spans[span].high <= low else { return false }
+                let number = Int(spans[span].scope)
+                if number < spansLeft.count {
+                    spansLeft[number] &-= 1
+                    if spansLeft[number] == 0 { passedUnits.append(number) }
+                }
+                return true
+            }
             if active.count > mostActiveSpans {
                 takeTheRest(from: low)
                 return true
@@ -666,7 +685,7 @@ extension DwarfIndex {
                 }
             }
             takeExtra(below: high)
-            AnswerBoundWalk.sortSmallOrLarge(&window)
+            AnswerBoundWalk.sortRuns(&window)
             return true
         }
 
@@ -688,6 +707,18 @@ extension DwarfIndex {
             AnswerBoundWalk.sortSmallOrLarge(&window)
         }
 
+        /// Lets go of the units passed when the window before this one was made (see ``spansLeft``).
+        private mutating func letGoOfPassedUnits() {
+            if let index {
+                for number in unitsToLetGo {
+                    index.letGo(of: index.units[number])
+                    unitBounds[number] = []
+                }
+            }
+            unitsToLetGo.removeAll(keepingCapacity: true)
+            swap(&unitsToLetGo, &passedUnits)
+        }
+
         /// Moves the extra addresses below `high` (all when nil) into the window.
         private mutating func takeExtra(below high: UInt64?) {
             while nextExtra < extra.count, high.map({ extra[nextExtra] < $0 }) ?? true {
@@ -696,26 +727,102 @@ extension DwarfIndex {
             }
         }
 
+        /// Sorts `values`, made of ascending runs: one or two are merged (a window's bounds are its start and one
+        /// unit's bounds, then the extra addresses), more are sorted.
+        static func sortRuns(_ values: inout [UInt64]) {
+            var firstEnd = 1
+            while firstEnd < values.count && values[firstEnd - 1] <= values[firstEnd] { firstEnd += 1 }
+            guard firstEnd < values.count else { return }
+            var secondEnd = firstEnd + 1
+            while secondEnd < values.count && values[secondEnd - 1] <= values[secondEnd] { secondEnd += 1 }
+            guard secondEnd == values.count else {
+                sortSmallOrLarge(&values)
+                return
+            }
+            values = DwarfIndex.merged(Array(values[..<firstEnd]), Array(values[firstEnd...]))
+        }
+
         /// Sorts `values`: a comparison sort for a few, a radix sort for many.
         static func sortSmallOrLarge(_ values: inout [UInt64]) {
             if values.count < 512 { values.sort() } else { RadixOrder.sort(&values) }
         }
     }
 
+    /// How many units are indexed now (for tests: the symbol cache's writer lets go of those it passed).
+    var indexedUnitCount: Int { units.reduce(0) { $0 + ($1.index == nil ? 0 : 1) } }
+    /// How many units the file has.
+    var unitCount: Int { units.count }
+
+    /// Drops what `unit` was indexed into (made again should a lookup reach it).
+    private func letGo(of unit: Unit) {
+        unit.index = nil
+        unit.lines = nil
+        unit.scopeNames = []
+        unit.callFiles = []
+    }
+
     /// A unit's line rows where the place changes and its scope range bounds, ascending (indexing the unit whole).
     private func answerBounds(of unit: Unit) -> [UInt64] {
         if unit.lines == nil { loadLines(unit) }
         if unit.index == nil { unit.index = UnitIndex(unitDie: unit.die, scanner: namesScanner(of: unit)) }
-        var bounds: [UInt64] = []
-        if let lines = unit.lines { lines.appendPlaceChanges(to: &bounds) }
+        var rows: [UInt64] = []
+        if let lines = unit.lines { lines.appendPlaceChanges(to: &rows) }
+        var scopes: [UInt64] = []
         if let index = unit.index {
             index.readAllTrees()
+            scopes.reserveCapacity(2 * index.ranges.count)
             for span in index.ranges {
-                bounds.append(span.low)
-                bounds.append(span.high)
+                scopes.append(span.low)
+                scopes.append(span.high)
             }
         }
-        AnswerBoundWalk.sortSmallOrLarge(&bounds)
-        return bounds
+        // The rows come in address order (both line readers keep them sorted): only the scopes' bounds need
+        // sorting, and one merge joins the two (a third of the time of sorting them all, on swift-format).
+        AnswerBoundWalk.sortSmallOrLarge(&scopes)
+        return Self.merged(rows, scopes)
+    }
+
+    /// The values of `ascending` and of `sorted` (ascending), ascending. Should `ascending` not be, the two are
+    /// sorted together.
+    static func merged(_ ascending: [UInt64], _ sorted: [UInt64]) -> [UInt64] {
+        let total = ascending.count + sorted.count
+        let isAscending = ascending.withUnsafeBufferPointer { values in
+            values.indices.dropFirst().allSatisfy { values[$0 &- 1] <= values[$0] }
+        }
+        guard isAscending else {
+            var together = ascending + sorted
+            AnswerBoundWalk.sortSmallOrLarge(&together)
+            return together
+        }
+        return [UInt64](unsafeUninitializedCapacity: total) { all, count in
+            ascending.withUnsafeBufferPointer { first in
+                sorted.withUnsafeBufferPointer { second in
+                    var one = 0
+                    var two = 0
+                    var out = 0
+                    while one < first.count && two < second.count {
+                        if second[two] < first[one] {
+                            all[out] = second[two]
+                            two &+= 1
+                        } else {
+                            all[out] = first[one]
+                            one &+= 1
+                        }
+                        out &+= 1
+                    }
+                    while one < first.count {
+                        all[out] = first[one]
+                        one &+= 1
+                        out &+= 1
+                    }
+                    while two < second.count {
+                        all[out] = second[two]
+                        two &+= 1
+                        out &+= 1
+                    }
+                }
+            }
+            count = total
+        }
     }
 }

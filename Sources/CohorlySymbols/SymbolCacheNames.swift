@@ -78,9 +78,14 @@ enum SymbolCacheNames {
             lanes[submitted % lanes.count].async { work.makeOne() }
         }
 
+        /// Hands the names of the last block, not full yet, to a lane (no name may be added after).
+        mutating func submitPending() {
+            if !pending.isEmpty { submit() }
+        }
+
         /// Every name's flags, the block table and the blocks' data, once every block is made.
         mutating func finish() -> (flags: [UInt8], blockTable: [UInt8], data: [UInt8]) {
-            if !pending.isEmpty { submit() }
+            submitPending()
             while work.makeOne() {}
             for _ in 0..<submitted { work.made.wait() }
             return work.assemble()

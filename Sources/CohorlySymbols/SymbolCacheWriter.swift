@@ -212,6 +212,8 @@ public enum SymbolCacheWriter {
         var files: [[UInt8]] = []
         /// The bytes of the texts the frames name, by text number.
         var texts: [UnsafeBufferPointer<UInt8>] = []
+        /// Where ``closeBlock()`` encodes a block.
+        var encoded: [UInt8] = []
 
         init(names: SymbolCacheNames.Maker) { self.names = names }
 
@@ -302,28 +304,53 @@ public enum SymbolCacheWriter {
             table[index] = value
         }
 
-        /// Encodes the rows of the block in the making (see ``SymbolCacheFormat``) and starts the next.
+        /// Encodes the rows of the block in the making (see ``SymbolCacheFormat``) and starts the next: into
+        /// `encoded` (kept from block to block, with room for the block's longest encoding), then appended to
+        /// `rows` at once.
         mutating func closeBlock() {
             guard let first = block.first else { return }
             blockStarts.append(first.start)
             blockRowOffsets.append(UInt32(truncatingIfNeeded: rows.count))
-            rows.appendULEB(UInt64(block.count))
+            let room = RowBytes.longestBlock(rows: block.count, frames: blockFrames.count)
+            var encoded = self.encoded
+            self.encoded = []
+            if encoded.count < room { encoded = [UInt8](repeating: 0, count: max(room, 2 * encoded.count)) }
+            let length = encoded.withUnsafeMutableBufferPointer { buffer in
+                block.withUnsafeBufferPointer { block in
+                    blockFrames.withUnsafeBufferPointer { frames in Self.encode(block, frames, into: buffer) }
+                }
+            }
+            rows += encoded[..<length]
+            self.encoded = encoded
+            block.removeAll(keepingCapacity: true)
+            blockFrames.removeAll(keepingCapacity: true)
+        }
+
+        /// Encodes `block`, its frames in `frames`, into `buffer` (room for ``RowBytes/longestBlock(rows:frames:)``
+        /// bytes); returns the length.
+        private static func encode(
+            _ block: UnsafeBufferPointer<Row>, _ frames: UnsafeBufferPointer<Frame>,
+            into buffer: UnsafeMutableBufferPointer<UInt8>
+        ) -> Int {
+            guard let base = buffer.baseAddress else { return 0 }
+            var out = RowBytes(base: base)
+            out.uleb(UInt64(block.count))
             var previous = 0..<0
             for row in block {
-                rows.appendULEB(row.length)
+                out.uleb(row.length)
                 let count = row.frames.count
                 var kept = 0
                 while kept < previous.count && kept < count
-                    && blockFrames[previous.lowerBound + kept] == blockFrames[row.frames.lowerBound + kept]
-                    && blockFrames[row.frames.lowerBound + kept].symbolOffset == nil
+                    && frames[previous.lowerBound &+ kept] == frames[row.frames.lowerBound &+ kept]
+                    && frames[row.frames.lowerBound &+ kept].symbolOffset == nil
                 {
-                    kept += 1
+                    kept &+= 1
                 }
-                rows.appendULEB(UInt64(kept))
-                rows.appendULEB(UInt64(count - kept))
+                out.uleb(UInt64(kept))
+                out.uleb(UInt64(count &- kept))
                 for depth in kept..<count {
-                    let frame = blockFrames[row.frames.lowerBound + depth]
-                    let reference = depth < previous.count ? blockFrames[previous.lowerBound + depth] : .none
+                    let frame = frames[row.frames.lowerBound &+ depth]
+                    let reference = depth < previous.count ? frames[previous.lowerBound &+ depth] : .none
                     var flags: SymbolCacheFormat.FrameFlags = []
                     if frame.name >= 0 {
                         flags.insert(frame.name == reference.name ? [.hasName, .sameName] : .hasName)
@@ -333,30 +360,31 @@ public enum SymbolCacheWriter {
                     }
                     if frame.isInlined { flags.insert(.inlined) }
                     if frame.symbolOffset != nil { flags.insert(.symbolOffset) }
-                    rows.append(flags.rawValue)
-                    if flags.contains(.hasName) && !flags.contains(.sameName) { rows.appendULEB(UInt64(frame.name)) }
-                    if flags.contains(.hasFile) && !flags.contains(.sameFile) { rows.appendULEB(UInt64(frame.file)) }
-                    rows.appendSLEB(Int64(frame.line) - Int64(reference.line))
-                    rows.appendULEB(UInt64(frame.column))
-                    if let offset = frame.symbolOffset { rows.appendULEB(offset) }
+                    out.byte(flags.rawValue)
+                    if flags.contains(.hasName) && !flags.contains(.sameName) { out.uleb(UInt64(frame.name)) }
+                    if flags.contains(.hasFile) && !flags.contains(.sameFile) { out.uleb(UInt64(frame.file)) }
+                    out.sleb(Int64(frame.line) - Int64(reference.line))
+                    out.uleb(UInt64(frame.column))
+                    if let offset = frame.symbolOffset { out.uleb(offset) }
                 }
                 previous = row.frames
             }
-            block.removeAll(keepingCapacity: true)
-            blockFrames.removeAll(keepingCapacity: true)
+            return out.count
         }
 
         /// The whole file.
         mutating func bytes(buildId: [UInt8], sourceRoot: String?) -> [UInt8] {
             typealias Field = SymbolCacheFormat.Field
-            let names = self.names.finish()
+            // The last names go to the lanes first: their blocks are made while the rows are copied.
+            self.names.submitPending()
             var fields = [UInt64](repeating: 0, count: Field.allCases.count)
-            // One buffer, the header's room first: each table is copied once, into place.
+            // One buffer, the header's room first: each table is copied once, into place (the names' room
+            // guessed: 32 bytes a name is more than swift-format's 29, and too little only costs a copy).
             var file = [UInt8](repeating: 0, count: SymbolCacheFormat.headerSize)
             file.reserveCapacity(
                 SymbolCacheFormat.headerSize + buildId.count + 12 * blockStarts.count + rows.count
-                    + names.blockTable.count + names.data.count + names.flags.count + 4 * files.count
-                    + files.reduce(0) { $0 + $1.count + 1 } + (sourceRoot?.utf8.count ?? 0) + 8 * 12)
+                    + 32 * self.names.count + 4 * files.count + files.reduce(0) { $0 + $1.count + 1 }
+                    + (sourceRoot?.utf8.count ?? 0) + 8 * 12)
             func align() {
                 while file.count % 8 != 0 { file.append(0) }
             }
@@ -395,6 +423,7 @@ public enum SymbolCacheWriter {
                 file.append(0)
             }
 
+            let names = self.names.finish()
             fields[Field.nameCount.rawValue] = UInt64(names.flags.count)
             place(names.flags, .nameFlagsOffset)
             fields[Field.nameBlockCount.rawValue] = UInt64(
@@ -409,6 +438,47 @@ public enum SymbolCacheWriter {
             for field in fields { header.appendLittleEndian(field) }
             file.replaceSubrange(0..<header.count, with: header)
             return file
+        }
+    }
+
+    /// Bytes written at a pointer with no check per byte: the room was made for ``longestBlock(rows:frames:)``.
+    /// The same encodings as `Array<UInt8>`'s `appendULEB` and `appendSLEB`.
+    private struct RowBytes {
+        let base: UnsafeMutablePointer<UInt8>
+        var count = 0
+
+        /// The most bytes a block of `rows` rows with `frames` frames in all encodes to: per value its longest
+        /// LEB128 (10 bytes for 64 bits, 5 for 32).
+        static func longestBlock(rows: Int, frames: Int) -> Int {
+            10 + rows * (10 + 10 + 10) + frames * (1 + 5 + 5 + 10 + 5 + 10)
+        }
+
+        init(base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+        mutating func byte(_ value: UInt8) {
+            base[count] = value
+            count &+= 1
+        }
+
+        mutating func uleb(_ value: UInt64) {
+            var rest = value
+            repeat {
+                var byte = UInt8(truncatingIfNeeded: rest & 0x7f)
+                rest >>= 7
+                if rest != 0 { byte |= 0x80 }
+                self.byte(byte)
+            } while rest != 0
+        }
+
+        mutating func sleb(_ value: Int64) {
+            var rest = value
+            while true {
+                let byte = UInt8(truncatingIfNeeded: rest & 0x7f)
+                rest >>= 7
+                let done = (rest == 0 && byte & 0x40 == 0) || (rest == -1 && byte & 0x40 != 0)
+                self.byte(done ? byte : byte | 0x80)
+                if done { return }
+            }
         }
     }
 }

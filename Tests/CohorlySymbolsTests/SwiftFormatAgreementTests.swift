@@ -1,6 +1,7 @@
-import CohorlySymbols
 import Foundation
 import Testing
+
+@testable import CohorlySymbols
 
 /// Our answers against `llvm-symbolizer --inlines` on the toolchain's own `swift-format` (issue 42's benchmark
 /// binary: ~57 MB, DWARF 5 with `.debug_names` and `.debug_rnglists`, ~1,300 compile units, Swift and C) and on
@@ -10,17 +11,39 @@ import Testing
 @Suite struct SwiftFormatAgreementTests {
     static let swiftFormat = "/opt/swift/usr/bin/swift-format"
 
-    /// swift-format's symbol cache, made once per test process (the writer indexes every unit).
-    static let swiftFormatCache: Result<String, FixtureError> = {
+    /// swift-format's symbol cache, made once per test process, and how many of its units the writer left
+    /// indexed.
+    struct MadeCache: Sendable {
+        let path: String
+        let unitCount: Int
+        let unitsIndexedAfter: Int
+    }
+
+    static let swiftFormatCache: Result<MadeCache, FixtureError> = {
         do {
-            return .success(try SymbolCacheTests.makeCache(swiftFormat, name: "swift-format"))
+            let symbolicator = try ModuleSymbolicator(debugFile: swiftFormat)
+            let bytes = try SymbolCacheWriter.make(symbolicator, buildId: try ObjectInfo(path: swiftFormat).buildId)
+            let path = Scratch.path("swift-format.symcache")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let index = symbolicator.dwarfIndex
+            return .success(
+                MadeCache(
+                    path: path, unitCount: index?.unitCount ?? 0, unitsIndexedAfter: index?.indexedUnitCount ?? 0))
         } catch {
             return .failure(.failed("\(error)"))
         }
     }()
 
+    /// The writer lets go of each unit once its walk has passed the unit's ranges, so its memory serves the units
+    /// after it: of swift-format's units only the last few stay indexed.
+    @Test func theCacheWriterLetsGoOfTheUnitsItPassed() throws {
+        let made = try Self.swiftFormatCache.get()
+        #expect(made.unitCount > 1000)
+        #expect(made.unitsIndexedAfter < 10)
+    }
+
     @Test(arguments: [false, true]) func matchesLLVMSymbolizerOnSwiftFormat(cache: Bool) throws {
-        let cachePath = cache ? try Self.swiftFormatCache.get() : nil
+        let cachePath = cache ? try Self.swiftFormatCache.get().path : nil
         try Self.expectAgreement(Self.swiftFormat, cache: cachePath, samples: 300, seed: 0x5F0_0042)
     }
 
