@@ -777,7 +777,8 @@ extension DwarfIndex {
             }
         }
         // The rows come in address order (both line readers keep them sorted): only the scopes' bounds need
-        // sorting, and one merge joins the two (a third of the time of sorting them all, on swift-format).
+        // sorting, and one merge joins the two (with the windows' merges, 111 M instructions on swift-format
+        // against 130 M sorting everything: callgrind).
         AnswerBoundWalk.sortSmallOrLarge(&scopes)
         return Self.merged(rows, scopes)
     }
