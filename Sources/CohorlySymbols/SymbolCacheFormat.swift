@@ -128,23 +128,30 @@ extension Array where Element == UInt8 {
         Swift.withUnsafeBytes(of: &value) { append(contentsOf: $0) }
     }
 
-    mutating func appendULEB(_ value: UInt64) {
+    mutating func appendULEB(_ value: UInt64) { LEB128.encode(value) { append($0) } }
+
+    mutating func appendSLEB(_ value: Int64) { LEB128.encode(value) { append($0) } }
+}
+
+/// LEB128 encoding, each byte handed to `emit` (to an array, or to the writer's rows through a pointer).
+enum LEB128 {
+    @inline(__always) static func encode(_ value: UInt64, _ emit: (UInt8) -> Void) {
         var rest = value
         repeat {
             var byte = UInt8(truncatingIfNeeded: rest & 0x7f)
             rest >>= 7
             if rest != 0 { byte |= 0x80 }
-            append(byte)
+            emit(byte)
         } while rest != 0
     }
 
-    mutating func appendSLEB(_ value: Int64) {
+    @inline(__always) static func encode(_ value: Int64, _ emit: (UInt8) -> Void) {
         var rest = value
         while true {
             let byte = UInt8(truncatingIfNeeded: rest & 0x7f)
             rest >>= 7
             let done = (rest == 0 && byte & 0x40 == 0) || (rest == -1 && byte & 0x40 != 0)
-            append(done ? byte : byte | 0x80)
+            emit(done ? byte : byte | 0x80)
             if done { return }
         }
     }

@@ -442,7 +442,6 @@ public enum SymbolCacheWriter {
     }
 
     /// Bytes written at a pointer with no check per byte: the room was made for ``longestBlock(rows:frames:)``.
-    /// The same encodings as `Array<UInt8>`'s `appendULEB` and `appendSLEB`.
     private struct RowBytes {
         let base: UnsafeMutablePointer<UInt8>
         var count = 0
@@ -460,25 +459,8 @@ public enum SymbolCacheWriter {
             count &+= 1
         }
 
-        mutating func uleb(_ value: UInt64) {
-            var rest = value
-            repeat {
-                var byte = UInt8(truncatingIfNeeded: rest & 0x7f)
-                rest >>= 7
-                if rest != 0 { byte |= 0x80 }
-                self.byte(byte)
-            } while rest != 0
-        }
+        mutating func uleb(_ value: UInt64) { LEB128.encode(value) { byte($0) } }
 
-        mutating func sleb(_ value: Int64) {
-            var rest = value
-            while true {
-                let byte = UInt8(truncatingIfNeeded: rest & 0x7f)
-                rest >>= 7
-                let done = (rest == 0 && byte & 0x40 == 0) || (rest == -1 && byte & 0x40 != 0)
-                self.byte(done ? byte : byte | 0x80)
-                if done { return }
-            }
-        }
+        mutating func sleb(_ value: Int64) { LEB128.encode(value) { byte($0) } }
     }
 }
