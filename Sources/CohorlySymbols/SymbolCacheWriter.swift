@@ -379,7 +379,8 @@ public enum SymbolCacheWriter {
             self.names.submitPending()
             var fields = [UInt64](repeating: 0, count: Field.allCases.count)
             // One buffer, the header's room first: each table is copied once, into place (the names' room
-            // guessed: 32 bytes a name is more than swift-format's 29, and too little only costs a copy).
+            // guessed: 32 bytes a name, where swift-format's take 31 with their flags and block table; too
+            // little only costs a copy).
             var file = [UInt8](repeating: 0, count: SymbolCacheFormat.headerSize)
             file.reserveCapacity(
                 SymbolCacheFormat.headerSize + buildId.count + 12 * blockStarts.count + rows.count
