@@ -712,7 +712,10 @@ extension DwarfIndex {
             if let index {
                 for number in unitsToLetGo {
                     index.letGo(of: index.units[number])
+                    // No bounds left, and a cursor at their start: the one-list fallback reads each unit's
+                    // bounds from its cursor on.
                     unitBounds[number] = []
+                    unitCursors[number] = 0
                 }
             }
             unitsToLetGo.removeAll(keepingCapacity: true)

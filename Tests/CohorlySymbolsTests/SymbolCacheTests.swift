@@ -51,6 +51,35 @@ import Testing
         #expect(cached.sourceRoot == dwarf.sourceRoot)
     }
 
+    /// The toolchain's `docc` (71 MB of Swift) keeps the DWARF of functions the linker dropped, at small
+    /// addresses from 0: about 70 unit ranges overlap there, so the walk goes over to one sorted list after it
+    /// has let go of the units it passed (a unit let go must give no bounds then: it once trapped on its old
+    /// cursor). The cache is made, and answers seeded addresses as DWARF does.
+    @Test func aCacheOfDoccWhoseDroppedFunctionsOverlapAnswersAsDWARFDoes() throws {
+        let file = "/opt/swift/usr/bin/docc"
+        let cache = try Self.makeCache(file, name: "docc")
+        let dwarf = try ModuleSymbolicator(debugFile: file)
+        let cached = try ModuleSymbolicator(cache: cache, codeFile: file)
+        #expect(cached.usesSymbolCache)
+        let functions = try Reference.functions(file).filter { $0.size > 0 }
+        try #require(functions.count > 1000)
+        var generator = SeededGenerator(state: 0xD0CC_0042)
+        var differences: [String] = []
+        var named = 0
+        for _ in 0..<2_000 {
+            guard let function = functions.randomElement(using: &generator) else { continue }
+            let address = function.start + UInt64.random(in: 0..<function.size, using: &generator)
+            let expected = dwarf.symbolicate(address)
+            let found = cached.symbolicate(address)
+            if expected.frames.first?.rawFunction != nil { named += 1 }
+            if found != expected && differences.count < 4 {
+                differences.append("0x\(String(address, radix: 16)): cache \(found.frames) dwarf \(expected.frames)")
+            }
+        }
+        #expect(differences.isEmpty, "\(differences.joined(separator: "; "))")
+        #expect(named > 1_000)
+    }
+
     /// Batches (what `symbolicate --exe` asks) give the cache's answers in the order asked.
     @Test func batchesFromTheCache() throws {
         let fixtures = try Fixtures.get()
