@@ -17,6 +17,35 @@ import Testing
         }
     }
 
+    /// Values close together far from 0 (one unit's addresses: the keys count from the least) sort as `sorted()`.
+    @Test func sortsValuesFarFromZero() {
+        var generator = SeededGenerator(state: 0x5EED_0042)
+        var values = (0..<3000).map { _ in 0x7f12_3400_0000 + UInt64.random(in: 0..<0x40000, using: &generator) }
+        values += [0x7f12_3400_0000, 0x7f12_3403_ffff]
+        let expected = values.sorted()
+        RadixOrder.sort(&values)
+        #expect(values == expected)
+    }
+
+    /// The symbol cache writer's merges give what one sort gives: a unit's ascending line bounds with its sorted
+    /// scope bounds (and, should the first not ascend, both sorted together), and a window's two ascending runs
+    /// (more runs are sorted).
+    @Test func mergesGiveWhatASortGives() {
+        var generator = SeededGenerator(state: 0x3E26_0042)
+        for count in [0, 1, 7, 600] {
+            let rows = (0..<count).map { _ in UInt64.random(in: 0..<5000, using: &generator) }.sorted()
+            let scopes = (0..<count / 2 + 1).map { _ in UInt64.random(in: 0..<5000, using: &generator) }.sorted()
+            #expect(DwarfIndex.merged(rows, scopes) == (rows + scopes).sorted(), "\(count)")
+            let shuffled = rows.shuffled(using: &generator)
+            #expect(DwarfIndex.merged(shuffled, scopes) == (rows + scopes).sorted(), "\(count), rows unordered")
+            for runs in [[rows], [rows, scopes], [rows, scopes, rows]] {
+                var window = runs.flatMap { $0 }
+                DwarfIndex.AnswerBoundWalk.sortRuns(&window)
+                #expect(window == runs.flatMap { $0 }.sorted(), "\(count), \(runs.count) runs")
+            }
+        }
+    }
+
     /// Positions ordered by a key are stable: equal keys keep the order they had.
     @Test func ordersPositionsStablyByKey() {
         let keys: [UInt64] = [5, 1, 5, 0, 1, 1 << 40, 5]
